@@ -1,0 +1,59 @@
+# rdtlab: every target sets up what it needs on a fresh machine.
+#   make demo   set up, then run the main job
+#   make test   set up, then run every test (Rust and Python)
+#   make bench  set up, then run the long measurements (figures go in BENCHMARKS.md)
+#   make build  build the link engine (harness/linkemu/target/release/linkemu)
+
+PYTHON  ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+CRATE   := harness/linkemu
+LINKEMU := $(CRATE)/target/release/linkemu
+CARGO   ?= cargo
+# Debian packages the kit uses at run time (iperf3 for the TCP baseline).
+DEBS    := iperf3
+PYTEST_ARGS ?=
+
+.PHONY: all setup build demo test test-rust test-python bench debs clean
+
+all: build
+
+setup: $(VENV)/.installed debs build
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+# Install missing Debian packages; as root directly, otherwise with sudo if it exists.
+debs:
+	@missing=""; for p in $(DEBS); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+build: $(LINKEMU)
+
+$(LINKEMU): $(CRATE)/Cargo.toml $(shell find $(CRATE)/src -name '*.rs' 2>/dev/null)
+	$(CARGO) build --release --quiet --manifest-path $(CRATE)/Cargo.toml
+	@touch $@
+
+demo: setup
+	$(VENV)/bin/rdtlab demo
+
+test: setup test-rust test-python
+
+test-rust:
+	$(CARGO) test --release --quiet --manifest-path $(CRATE)/Cargo.toml
+
+test-python: setup
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: setup
+	$(PY) -m harness.bench all
+
+clean:
+	rm -rf $(VENV) $(CRATE)/target out

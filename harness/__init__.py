@@ -1,0 +1,1 @@
+"""rdtlab harness: the lab bench (link engine, hosts, transfers, experiments)."""

@@ -1,0 +1,1 @@
+"""rdtlab reference solutions: sans-IO protocol cores, runtimes and COMN programs."""
