@@ -1,0 +1,1 @@
+"""Sans-IO protocol cores: no sockets and no clock inside (see api.py)."""
