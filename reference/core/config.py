@@ -1,0 +1,80 @@
+"""What a protocol core is told: one dataclass shared by every protocol.
+
+Not every field matters to every protocol (stop-and-wait ignores the window, only the
+multi-homed core reads ``paths``); each core's docstring says which it uses.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+PROTOCOLS = ("sw", "gbn", "sr", "tcp", "mh")
+
+
+@dataclass(frozen=True)
+class CoreConfig:
+    payload_size: int = 1024          # bytes of file data per packet
+    # Retransmission timeout: a fixed ``timeout`` (seconds), or ``adaptive`` (RFC 6298:
+    # SRTT/RTTVAR with alpha 1/8, beta 1/4) starting at ``initial_rto``.
+    timeout: float = 0.1
+    adaptive: bool = False
+    initial_rto: float = 1.0
+    # RFC 6298 says at least 1 s on the Internet; a lab link of a few ms needs less.
+    min_rto: float = 0.01
+    max_rto: float = 60.0
+    # Exponential back-off: each resend of a packet doubles its timeout (up to max_rto).
+    # None = on when adaptive (RFC 6298 5.5), off with a fixed timeout (COMN).
+    backoff: bool | None = None
+    window: int = 1                   # packets in flight (GBN, SR, TCP-like, MH)
+    window_bytes: int | None = None   # if set, a window in bytes in flight instead (seed 003)
+    # Duplicate-ACK threshold k: TCP-like fast retransmit after k duplicate ACKs; SR and
+    # MH resend a packet once k packets sent after it are acked. 0 = off.
+    dup_ack_threshold: int = 3
+    paths: int = 1                    # multi-homed: number of paths
+    dead_path_timeouts: int = 5       # multi-homed: consecutive timeouts that kill a path
+    sack: bool = False                # the wire format carries selective-ACK ranges
+    max_sack_ranges: int = 4          # at most this many ranges in one ACK
+    seq_modulus: int | None = None    # e.g. 2**16 when the wire's sequence number wraps
+    max_retries: int | None = None    # resends of one packet before giving up; None = never
+
+    @property
+    def use_backoff(self) -> bool:
+        return self.adaptive if self.backoff is None else self.backoff
+
+    def window_packets(self) -> int:
+        """The most packets that can be in flight (a byte window holds at least one)."""
+        if self.window_bytes is None:
+            return self.window
+        return max(1, math.ceil(self.window_bytes / self.payload_size))
+
+    def validate(self, protocol: str) -> None:
+        """Raise ValueError with one line naming the bad field."""
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+        _positive("payload_size", self.payload_size)
+        for name in ("timeout", "initial_rto", "min_rto", "max_rto"):
+            _positive(name, getattr(self, name))
+        if self.min_rto > self.max_rto:
+            raise ValueError(f"min_rto {self.min_rto} is above max_rto {self.max_rto}")
+        _positive("window", self.window)
+        if self.window_bytes is not None:
+            _positive("window_bytes", self.window_bytes)
+        if self.dup_ack_threshold < 0:
+            raise ValueError(f"dup_ack_threshold must be 0 (off) or more, got {self.dup_ack_threshold}")
+        _positive("paths", self.paths)
+        _positive("dead_path_timeouts", self.dead_path_timeouts)
+        _positive("max_sack_ranges", self.max_sack_ranges)
+        if self.max_retries is not None and self.max_retries < 0:
+            raise ValueError(f"max_retries must be None (never give up) or 0 or more, got {self.max_retries}")
+        if self.seq_modulus is not None:
+            window = 1 if protocol == "sw" else self.window_packets()
+            if window > self.seq_modulus // 2:
+                raise ValueError(
+                    f"window of {window} packets is too large for sequence numbers modulo "
+                    f"{self.seq_modulus}: it must be at most half the sequence space "
+                    f"({self.seq_modulus // 2})")
+
+
+def _positive(name: str, value: float) -> None:
+    if not (isinstance(value, (int, float)) and value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
