@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""COMN part 4 -- Selective Repeat sender.
+
+    python3 Sender4.py <RemoteHost> <Port> <Filename> <RetryTimeout> <WindowSize>
+
+Keeps up to <WindowSize> packets in flight, each with its own timer: a packet is
+resent alone when <RetryTimeout> milliseconds pass without its own ACK. Prints the
+throughput in KB/s.
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+
+from reference.comn import common
+from reference.runtime import main_guard
+
+
+def main(argv: list[str]) -> int:
+    host, port, filename, timeout, window = common.parse(
+        argv, ["RemoteHost", "Port", "Filename", "RetryTimeout", "WindowSize"])
+    settings = common.config(timeout=common.timeout_ms(timeout), window=common.window(window))
+    result = common.send("sr", host, common.port(port), filename, settings)
+    print(f"{result.throughput_kBps:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_guard("Sender4.py", lambda: main(sys.argv[1:])))

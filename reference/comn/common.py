@@ -1,0 +1,75 @@
+"""What the COMN programs share: their argument checks, the COMN settings, and the
+calls into the socket runtime (reference/runtime.py).
+
+The programs take exactly the COMN assignment's arguments. Two things the assignment
+leaves open are settled here (see reference/PROTOCOL.md):
+  - byte order: big-endian, or little-endian when RDT_BYTE_ORDER=little;
+  - ending: a sender gives up (exit status 1) after GIVE_UP_AFTER seconds without any
+    ACK; a receiver writes the file once complete, then lingers LINGER seconds after
+    the last datagram, re-acknowledging, in case its last ACK was lost.
+"""
+from __future__ import annotations
+
+import os
+
+from reference.core import CoreConfig, make_receiver, make_sender
+from reference.runtime import UsageError, receive_file, send_file
+from reference.wire import get_format
+
+PAYLOAD = 1024          # bytes of the file in each data message
+GIVE_UP_AFTER = 10.0    # seconds without any ACK before the sender stops
+LINGER = 2.0            # seconds of quiet after completion before the receiver exits
+MAX_WINDOW = 1 << 14    # 16-bit sequence numbers; see PROTOCOL.md "Sequence numbers"
+
+
+def parse(argv: list[str], names: list[str]) -> list[str]:
+    """The positional arguments, exactly as many as ``names``."""
+    if len(argv) != len(names):
+        raise UsageError(f"expected {len(names)} arguments <{'> <'.join(names)}>, got {len(argv)}")
+    return argv
+
+
+def port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise UsageError(f"Port must be a number from 1 to 65535, got {text!r}")
+    return int(text)
+
+
+def timeout_ms(text: str) -> float:
+    """RetryTimeout in milliseconds -> seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"RetryTimeout must be a positive number of milliseconds, got {text!r}")
+    return value / 1000
+
+
+def window(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= MAX_WINDOW:
+        raise UsageError(f"WindowSize must be a whole number from 1 to {MAX_WINDOW}, got {text!r}")
+    return int(text)
+
+
+def wire_format():
+    order = os.environ.get("RDT_BYTE_ORDER", "big")
+    if order not in ("big", "little"):
+        raise UsageError(f"RDT_BYTE_ORDER must be 'big' or 'little', got {order!r}")
+    return get_format("comn" if order == "big" else "comn-le")
+
+
+def config(timeout: float = 0.1, window: int = 1) -> CoreConfig:
+    return CoreConfig(payload_size=PAYLOAD, timeout=timeout, window=window, seq_modulus=1 << 16)
+
+
+def send(protocol: str, host: str, port: int, filename: str, settings: CoreConfig):
+    """Send ``filename`` with ``protocol``; returns the runtime's SenderResult."""
+    return send_file(lambda data: make_sender(protocol, data, settings), filename,
+                     wire_format(), [(host, port)], give_up_after=GIVE_UP_AFTER)
+
+
+def receive(protocol: str, port: int, filename: str, settings: CoreConfig):
+    """Receive into ``filename`` with ``protocol``; returns the ReceiverResult."""
+    return receive_file(make_receiver(protocol, settings), wire_format(), port, filename,
+                        linger=LINGER)

@@ -1,0 +1,363 @@
+"""Runs a sans-IO protocol core on real UDP sockets.
+
+One piece serves the COMN programs (reference/comn/) and the general command line
+(reference/cli.py): they parse arguments, build a core, and call ``send_file`` or
+``receive_file`` here. This module owns everything a core must not know about:
+sockets, the clock, the wire format, files, and when to give up.
+
+Timers are precise without a polling loop: the loop sleeps in select() exactly until
+the core's next timer (or a datagram) and never spins. select() rather than epoll
+because epoll rounds its timeout up to whole milliseconds.
+"""
+from __future__ import annotations
+
+import os
+import selectors
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reference.core.api import Ack, Data, ReceiverCore, ReceiverStats, SenderCore, SenderStats
+
+RECV_BUFFER = 4 * 1024 * 1024   # room for a full window arriving at once on loopback
+MAX_DATAGRAM = 65535
+BATCH = 256                     # datagrams read per wake-up before timers are looked at again
+
+
+class UsageError(Exception):
+    """Bad arguments or inputs: one line to stderr, exit status 2."""
+
+
+class TransferFailed(Exception):
+    """The transfer could not finish (peer gone or silent): one line, exit status 1."""
+
+
+# ---------------------------------------------------------------- inputs and outputs
+
+def read_input(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"input file {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise UsageError(f"input file {path!r} is a directory") from None
+    except OSError as e:
+        raise UsageError(f"cannot read input file {path!r}: {e.strerror}") from None
+
+
+def check_output(path: str) -> Path:
+    """Fail early (before any traffic) if the output cannot be written there."""
+    out = Path(path)
+    folder = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise UsageError(f"output {path!r} is a directory")
+    if not folder.is_dir():
+        raise UsageError(f"output folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"output folder {str(folder)!r} is not writable")
+    return out
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside ``path`` and rename it: never a half-written file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# ---------------------------------------------------------------- sockets
+
+def resolve(host: str, port: int) -> tuple[int, tuple]:
+    """(address family, socket address) for a host name or literal, IPv4 or IPv6."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)
+    except socket.gaierror as e:
+        raise UsageError(f"cannot resolve host {host!r}: {e.strerror}") from None
+    family, _, _, _, sockaddr = infos[0]
+    return family, sockaddr
+
+
+def connected_socket(host: str, port: int) -> socket.socket:
+    """A UDP socket connected to (host, port): the kernel then delivers datagrams from
+    that address only, so the sender never sees strangers."""
+    family, sockaddr = resolve(host, port)
+    sock = socket.socket(family, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECV_BUFFER)
+    try:
+        sock.connect(sockaddr)
+    except OSError as e:
+        sock.close()
+        raise UsageError(f"cannot send to {host}:{port}: {e.strerror}") from None
+    return sock
+
+
+def listening_socket(port: int, bind: str | None = None) -> socket.socket:
+    """A UDP socket bound to ``port``: on ``bind`` if given, else on every IPv4 and IPv6
+    address (dual-stack), falling back to IPv4 where IPv6 is off."""
+    if not 0 <= port <= 65535:
+        raise UsageError(f"port {port} is out of range 0-65535")
+    if bind is not None:
+        family, sockaddr = resolve(bind, port)
+        candidates = [(family, sockaddr)]
+    else:
+        candidates = [(socket.AF_INET6, ("::", port)), (socket.AF_INET, ("0.0.0.0", port))]
+    error = None
+    for family, sockaddr in candidates:
+        try:
+            sock = socket.socket(family, socket.SOCK_DGRAM)
+        except OSError as e:      # no IPv6 in this namespace
+            error = e
+            continue
+        try:
+            if family == socket.AF_INET6 and bind is None:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECV_BUFFER)
+            sock.bind(sockaddr)
+            return sock
+        except OSError as e:
+            sock.close()
+            error = e
+            if e.errno == 98:     # EADDRINUSE: no point trying another family
+                break
+    if error is not None and error.errno == 98:
+        raise UsageError(f"port {port} is already in use")
+    raise UsageError(f"cannot listen on port {port}: {getattr(error, 'strerror', error)}")
+
+
+def _drain(sock: socket.socket):
+    """Yield (datagram, source address) until the socket has nothing more (or BATCH)."""
+    for _ in range(BATCH):
+        try:
+            datagram, source = sock.recvfrom(MAX_DATAGRAM, socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            return
+        except ConnectionRefusedError:   # ICMP port unreachable: the peer is not up (yet)
+            continue
+        yield datagram, source
+
+
+# ---------------------------------------------------------------- sender
+
+@dataclass
+class SenderResult:
+    size: int
+    stats: SenderStats
+    first_send: float | None = None      # time.monotonic() of the first data message
+    last_ack: float | None = None        # ... of the ACK that completed the transfer
+    bad_datagrams: int = 0               # malformed / corrupt / unexpected ACKs dropped
+    send_errors: int = 0                 # sends refused by the OS (peer not up, path down)
+
+    @property
+    def elapsed(self) -> float:
+        if self.first_send is None or self.last_ack is None:
+            return 0.0
+        return self.last_ack - self.first_send
+
+    @property
+    def throughput_kBps(self) -> float:
+        """COMN throughput: file size in KB (1024 bytes) / first send to last ACK."""
+        return self.size / 1024 / self.elapsed if self.elapsed > 0 else 0.0
+
+    def to_dict(self) -> dict:
+        s = self.stats
+        rtts = s.rtt_samples
+        return {
+            "role": "sender", "bytes": self.size, "elapsed_s": round(self.elapsed, 6),
+            "throughput_kBps": round(self.throughput_kBps, 3),
+            "packets_sent": s.packets_sent, "retransmissions": s.retransmissions,
+            "timeouts": s.timeouts, "fast_retransmits": s.fast_retransmits,
+            "acks_received": s.acks_received, "rtt_samples": len(rtts),
+            "rtt_mean_ms": round(1000 * sum(rtts) / len(rtts), 3) if rtts else None,
+            "bad_datagrams": self.bad_datagrams, "send_errors": self.send_errors,
+        }
+
+
+def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, int]],
+               give_up_after: float = 30.0, clock=time.monotonic) -> SenderResult:
+    """Drive ``core`` until it is done; path k of the core goes to ``destinations[k]``.
+
+    Gives up (TransferFailed) when no valid ACK has arrived for ``give_up_after``
+    seconds, or when the core itself reports that it gave up (``core.failed``).
+    """
+    sockets = [connected_socket(host, port) for host, port in destinations]
+    result = SenderResult(size, core.stats)
+    highest_sent = 0        # reference for unwrapping ACK numbers
+    try:
+        with selectors.SelectSelector() as selector:
+            for path, sock in enumerate(sockets):
+                selector.register(sock, selectors.EVENT_READ, path)
+            last_heard = clock()
+            while True:
+                now = clock()
+                deadline = core.next_timer()
+                if deadline is not None and deadline <= now:
+                    core.handle_timer(now)
+                for msg in core.datagrams_to_send(now):
+                    if result.first_send is None:
+                        result.first_send = last_heard = now
+                    highest_sent = max(highest_sent, msg.seq)
+                    try:
+                        sockets[msg.path % len(sockets)].send(fmt.encode_data(msg))
+                    except OSError:          # refused, unreachable, path down: a lost packet
+                        result.send_errors += 1
+                if getattr(core, "failed", False):   # the core's own retry limit
+                    raise TransferFailed("gave up: a packet was resent the maximum number of times unanswered")
+                if core.done:
+                    return result
+                if now - last_heard >= give_up_after:
+                    raise TransferFailed(f"no acknowledgement for {give_up_after:g} s; receiver gone?")
+                deadline = core.next_timer()
+                wake = last_heard + give_up_after
+                if deadline is not None:
+                    wake = min(wake, deadline)
+                for key, _ in selector.select(max(0.0, wake - clock())):
+                    for datagram, _source in _drain(key.fileobj):
+                        now = clock()
+                        try:
+                            ack = fmt.decode_ack(datagram, highest_sent)
+                        except ValueError:
+                            result.bad_datagrams += 1
+                            continue
+                        if ack.seq > highest_sent:   # acknowledges what was never sent
+                            result.bad_datagrams += 1
+                            continue
+                        if len(sockets) > 1:         # the socket it came in on is the path
+                            ack = Ack(ack.seq, ack.sack, key.data)
+                        last_heard = now
+                        core.receive(ack, now)
+                        if core.done and result.last_ack is None:
+                            result.last_ack = now
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+# ---------------------------------------------------------------- receiver
+
+@dataclass
+class ReceiverResult:
+    stats: ReceiverStats
+    size: int = 0
+    bad_datagrams: int = 0      # malformed / corrupt datagrams dropped
+    strangers: int = 0          # datagrams from an address that is not the sender's
+    first_data: float | None = None
+    complete_at: float | None = None
+    peers: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        s = self.stats
+        return {
+            "role": "receiver", "bytes": self.size,
+            "packets_received": s.packets_received, "duplicates": s.duplicates,
+            "out_of_window": s.out_of_window, "acks_sent": s.acks_sent,
+            "bad_datagrams": self.bad_datagrams, "strangers": self.strangers,
+        }
+
+
+def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
+                 max_peers: int = 1, linger: float = 2.0, max_linger: float = 60.0,
+                 idle_timeout: float = 60.0, clock=time.monotonic) -> ReceiverResult:
+    """Feed ``core`` the datagrams arriving on ``sock`` until the file is complete.
+
+    The first ``max_peers`` source addresses that send a valid data message are the
+    sender (one per path); anything else is a stranger and ignored. Once complete the
+    file is written atomically, then the receiver lingers, re-acknowledging
+    duplicates (its last ACK may have been lost), until ``linger`` seconds pass with
+    nothing from the sender (or ``max_linger`` in all). Before completion, silence of
+    ``idle_timeout`` seconds after the first datagram is a failure: no file is written.
+    """
+    result = ReceiverResult(core.stats)
+    peers: list = result.peers      # accepted source addresses, first come first served
+    path_address: dict = {}         # path id -> the address its data came from
+    highest = 0             # reference for unwrapping sequence numbers
+    last_heard = None
+    try:
+        with selectors.SelectSelector() as selector:
+            selector.register(sock, selectors.EVENT_READ)
+            while True:
+                now = clock()
+                if result.complete_at is not None:
+                    if now - last_heard >= linger or now - result.complete_at >= max_linger:
+                        return result
+                    wake = min(last_heard + linger, result.complete_at + max_linger)
+                elif last_heard is not None:
+                    if now - last_heard >= idle_timeout:
+                        raise TransferFailed(
+                            f"sender silent for {idle_timeout:g} s before the file was complete")
+                    wake = last_heard + idle_timeout
+                else:
+                    wake = None     # a server: wait for the first datagram as long as it takes
+                if not selector.select(None if wake is None else max(0.0, wake - clock())):
+                    continue
+                for datagram, source in _drain(sock):
+                    now = clock()
+                    if source not in peers and len(peers) >= max_peers:
+                        result.strangers += 1
+                        continue
+                    try:
+                        msg = fmt.decode_data(datagram, highest)
+                    except ValueError:
+                        result.bad_datagrams += 1
+                        continue
+                    if source not in peers:
+                        peers.append(source)
+                    if not fmt.has_path:     # no path id on the wire: the peer tells it
+                        msg = Data(msg.seq, msg.payload, msg.eof, peers.index(source))
+                    path_address.setdefault(msg.path, source)
+                    highest = max(highest, msg.seq)
+                    last_heard = now
+                    if result.first_data is None:
+                        result.first_data = now
+                    for ack in core.receive(msg, now):
+                        to = path_address.get(ack.path, source)
+                        try:
+                            sock.sendto(fmt.encode_ack(ack), to)
+                        except OSError:
+                            pass    # an ACK that cannot go out is a lost ACK
+                    if core.complete and result.complete_at is None:
+                        data = core.output()
+                        write_atomically(output, data)
+                        result.size, result.complete_at = len(data), now
+    finally:
+        sock.close()
+
+
+# ---------------------------------------------------------------- the programs' entry
+
+def main_guard(prog: str, body) -> int:
+    """Run ``body()`` (returns an exit status); turn the expected failures into one line
+    on stderr and the conventional exit status, never a traceback."""
+    try:
+        return body()
+    except UsageError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
+    except TransferFailed as e:
+        print(f"{prog}: failed: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def send_file(make_core, filename: str, fmt, destinations: list[tuple[str, int]],
+              give_up_after: float = 30.0) -> SenderResult:
+    """Read ``filename``, build the core with ``make_core(data)`` and send it."""
+    data = read_input(filename)
+    core = make_core(data)
+    return run_sender(core, len(data), fmt, destinations, give_up_after)
+
+
+def receive_file(core: ReceiverCore, fmt, port: int, filename: str, bind: str | None = None,
+                 **options) -> ReceiverResult:
+    """Listen on ``port`` and receive into ``filename`` (options: see run_receiver)."""
+    output = check_output(filename)
+    sock = listening_socket(port, bind)
+    return run_receiver(core, fmt, sock, output, **options)
