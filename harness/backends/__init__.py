@@ -1,0 +1,105 @@
+"""Backends: where the hosts live and how packets get from one to the other.
+
+- `local`:  programs on loopback, the engine as a UDP relay between them (no privileges).
+- `netns`:  a network namespace per host, joined by TUN devices the engine serves.
+- `kernel`: a network namespace per host, joined by veth pairs with tc netem on them
+            (only where the kernel has sch_netem).
+- `auto`:   netns when root and /dev/net/tun are there, else local.
+
+A backend's `open()` sets up one run and returns a `Session`: the two hosts, the port
+the receiver binds, where the sender sends on each path, and the engine (if any).
+`Session.close()` undoes everything `open()` did, however the run ended.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from dataclasses import dataclass, field
+
+from harness.procs import UsageError
+
+BACKENDS = ("auto", "local", "netns", "kernel")
+
+
+class BackendUnavailable(UsageError):
+    """The backend cannot run on this machine (no root, no TUN, no netem...)."""
+
+
+@dataclass
+class Host:
+    role: str                       # "sender" or "receiver"
+    netns: str | None = None        # network namespace name; None = the caller's
+    addresses: list[str] = field(default_factory=list)   # this host's address on each path
+
+
+@dataclass
+class Session:
+    backend: str
+    sender: Host
+    receiver: Host
+    listen_port: int                 # what the receiver binds
+    targets: list[tuple[str, int]]   # where the sender sends, one per path
+    engine: object | None = None     # harness.engine.Engine, started
+    _cleanups: list = field(default_factory=list)
+
+    def close(self) -> None:
+        """Undo the set-up, last step first; every step runs even if one fails."""
+        errors = []
+        while self._cleanups:
+            step = self._cleanups.pop()
+            try:
+                step()
+            except Exception as e:  # keep cleaning; report the first failure after
+                errors.append(e)
+        if errors:
+            raise errors[0]
+
+
+_run_ids = itertools.count(1)
+_run_ids_lock = threading.Lock()
+
+
+def next_run_id() -> int:
+    """A number unique within this process, for names of namespaces and devices."""
+    with _run_ids_lock:
+        return next(_run_ids)
+
+
+def netns_unavailable_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "the netns backend needs root (network namespaces and TUN devices); use --backend local"
+    if not os.path.exists("/dev/net/tun"):
+        return "the netns backend needs /dev/net/tun, which this machine lacks; use --backend local"
+    return None
+
+
+def resolve(name: str) -> str:
+    """The concrete backend for `name` ('auto' resolved), or BackendUnavailable / UsageError."""
+    if name not in BACKENDS:
+        raise UsageError(f"unknown backend {name!r}; expected one of: {', '.join(BACKENDS)}")
+    if name == "auto":
+        return "local" if netns_unavailable_reason() else "netns"
+    if name == "netns":
+        why = netns_unavailable_reason()
+        if why:
+            raise BackendUnavailable(why)
+    if name == "kernel":
+        from harness.backends.kernel import unavailable_reason
+        why = unavailable_reason()
+        if why:
+            raise BackendUnavailable(why)
+    return name
+
+
+def open_session(name: str, **kwargs) -> Session:
+    """Set up one run on backend `name` (already resolved); see each module's `open`."""
+    if name == "local":
+        from harness.backends.local import open as open_
+    elif name == "netns":
+        from harness.backends.netns import open as open_
+    elif name == "kernel":
+        from harness.backends.kernel import open as open_
+    else:
+        raise UsageError(f"unknown backend {name!r}")
+    return open_(**kwargs)

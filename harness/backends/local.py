@@ -1,0 +1,50 @@
+"""The local backend: both programs on loopback, the engine as a UDP relay between them.
+
+The receiver binds a port the kernel just handed out as free; the sender sends to the
+engine's listen address for each path, and the engine relays to the receiver and
+back. Needs no privileges. A collision on the receiver's port (another program took
+it in between) shows as the receiver failing to bind; transfer.py then retries.
+"""
+from __future__ import annotations
+
+import socket
+
+from harness.backends import Host, Session
+from harness.engine import Engine
+
+
+def free_udp_port(host: str) -> int:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def split_hostport(text: str) -> tuple[str, int]:
+    """'127.0.0.1:40123' or '[::1]:40123' -> (host, port)."""
+    host, port = text.rsplit(":", 1)
+    return host.strip("[]"), int(port)
+
+
+def join_hostport(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False) -> Session:
+    """Start the engine relaying each path to the receiver's port; return the session."""
+    host = "::1" if ipv6 else "127.0.0.1"
+    port = free_udp_port(host)
+    engine_paths = [dict(p, listen=join_hostport(host, 0), to=join_hostport(host, port)) for p in paths]
+    session = Session("local", Host("sender", None, [host] * len(paths)),
+                      Host("receiver", None, [host] * len(paths)), port, [])
+    engine = Engine(dict(config, mode="udp", paths=engine_paths), workdir, procs)
+    session.engine = engine
+    session._cleanups.append(engine.stop)
+    try:
+        engine.start()
+        listen = {p["name"]: p["listen"] for p in engine.paths}
+        session.targets = [split_hostport(listen[p["name"]]) for p in paths]
+    except BaseException:
+        session.close()
+        raise
+    return session

@@ -1,0 +1,154 @@
+"""The link engine `linkemu` as the harness sees it (docs/interfaces.md, section 1).
+
+Find the binary, check specs before anything starts, start it with a JSON config,
+wait for its ready line, talk to its control socket, stop it and read its stats.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+from harness.procs import Proc, Processes, UsageError
+
+REPO = Path(__file__).resolve().parent.parent
+BUILT = REPO / "harness" / "linkemu" / "target" / "release" / "linkemu"
+READY_TIMEOUT_S = 10.0
+STOP_GRACE_S = 3.0   # SIGTERM -> SIGKILL; the engine writes its stats file in between
+
+
+class EngineNotFound(UsageError):
+    pass
+
+
+class SpecError(UsageError):
+    pass
+
+
+class EngineError(RuntimeError):
+    """The engine failed at run time (exited early, no ready line, control error)."""
+
+
+def find_linkemu() -> str:
+    """$RDTLAB_LINKEMU, else the repo's release build, else `linkemu` on PATH."""
+    env = os.environ.get("RDTLAB_LINKEMU")
+    if env:
+        if not (os.path.isfile(env) and os.access(env, os.X_OK)):
+            raise EngineNotFound(f"RDTLAB_LINKEMU={env} is not an executable file")
+        return env
+    if BUILT.is_file() and os.access(BUILT, os.X_OK):
+        return str(BUILT)
+    found = shutil.which("linkemu")
+    if found:
+        return found
+    raise EngineNotFound(f"link engine not found at {BUILT} nor on PATH: run `make build`")
+
+
+def check_spec(spec: str, what: str = "link spec") -> None:
+    """Raise SpecError (one line naming the bad token) if linkemu rejects the netem spec."""
+    try:
+        done = subprocess.run([find_linkemu(), "check", spec], capture_output=True, text=True, timeout=10)
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"`linkemu check` did not answer within 10 s for {spec!r}") from None
+    if done.returncode != 0:
+        lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+        why = lines[-1] if lines else f"linkemu check exited {done.returncode}"
+        raise SpecError(f"bad {what} {spec!r}: {why.removeprefix('linkemu: ')}")
+
+
+class Engine:
+    """One running linkemu: `start()`, then `paths`, `control()`, `stop()` -> stats."""
+
+    def __init__(self, config: dict, workdir: str, procs: Processes):
+        self.workdir = workdir
+        self.procs = procs
+        self.config = dict(config)
+        self.config.setdefault("stats", os.path.join(workdir, "stats.json"))
+        self.config.setdefault("control", os.path.join(workdir, "control.sock"))
+        self.proc: Proc | None = None
+        self.paths: list[dict] = []
+        self.pid: int | None = None
+        self._events: queue.Queue[bytes] = queue.Queue()
+
+    def start(self, timeout: float = READY_TIMEOUT_S) -> "Engine":
+        cfg_path = os.path.join(self.workdir, "linkemu.json")
+        with open(cfg_path, "w") as f:
+            json.dump(self.config, f, indent=1)
+        self.proc = self.procs.start("linkemu", [find_linkemu(), "run", cfg_path], cwd=self.workdir,
+                                     on_stdout_line=self._events.put)
+        ready = self._wait_ready(timeout)
+        self.paths = ready.get("paths", [])
+        self.pid = ready.get("pid")
+        return self
+
+    def _wait_ready(self, timeout: float) -> dict:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise EngineError(f"linkemu printed no ready line within {timeout:g} s")
+            try:
+                line = self._events.get(timeout=min(left, 0.05))
+            except queue.Empty:
+                if self.proc.wait(0):
+                    # Its stdout may still hold the line: drain before calling it dead.
+                    try:
+                        line = self._events.get(timeout=0.2)
+                    except queue.Empty:
+                        self.procs.stop(self.proc)
+                        why = self.proc.last_stderr_line() or f"exit {self.proc.exit_code}"
+                        raise EngineError(f"linkemu exited before it was ready: {why}") from None
+                else:
+                    continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("event") == "ready":
+                return event
+
+    def control(self, request: dict, timeout: float = 5.0) -> dict:
+        """One request on the control socket; returns the reply (raises if not ok)."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(self.config["control"])
+            s.sendall(json.dumps(request).encode() + b"\n")
+            buf = b""
+            while not buf.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+        reply = json.loads(buf or b"{}")
+        if not reply.get("ok"):
+            raise EngineError(f"linkemu refused {request}: {reply.get('error', 'no reply')}")
+        return reply
+
+    def stats(self) -> dict:
+        return self.control({"cmd": "stats"})["stats"]
+
+    def change(self, path: str, spec: str, direction: str = "both") -> None:
+        self.control({"cmd": "change", "path": path, "direction": direction, "spec": spec})
+
+    def down(self, path: str) -> None:
+        self.control({"cmd": "down", "path": path})
+
+    def up(self, path: str) -> None:
+        self.control({"cmd": "up", "path": path})
+
+    def stop(self) -> dict | None:
+        """SIGTERM (the engine writes its stats file), SIGKILL if it hangs; the stats."""
+        if self.proc is None:
+            return None
+        self.procs.stop(self.proc, grace=STOP_GRACE_S)
+        try:
+            with open(self.config["stats"]) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None

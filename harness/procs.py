@@ -1,0 +1,301 @@
+"""Programs the harness runs: each in its own process group, with caps and limits.
+
+Every program (sender, receiver, the link engine) is started by a `Processes` set,
+used as a context manager: however the block ends (normal end, exception, time-out,
+Ctrl-C in a notebook) every process group it started gets SIGTERM, then SIGKILL after
+a grace period, and every child is reaped. Captured stdout/stderr keep only their
+last `TAIL_BYTES` (read from pipes, so a flood costs no disk), and files a program
+writes are capped with RLIMIT_FSIZE (a program writing without end dies of SIGXFSZ).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import select
+import shlex
+import shutil
+import resource
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping
+
+TAIL_BYTES = 1 << 20          # stdout/stderr kept per program (the tail)
+DEFAULT_FILE_CAP = 64 << 20   # RLIMIT_FSIZE when the caller gives none
+KILL_GRACE_S = 1.0            # SIGTERM -> SIGKILL
+
+_CLONE_NEWNET = 0x40000000
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class UsageError(ValueError):
+    """Bad usage (bad spec, unknown placeholder, missing file...): one line, no traceback."""
+
+
+class ProgramNotFound(Exception):
+    """The command's executable does not exist (a failed transfer, not bad usage)."""
+
+
+def render(template: str, values: Mapping[str, object], what: str = "command") -> list[str]:
+    """Split a command template into argv and fill its {placeholders}.
+
+    Splitting first and filling each word after means a value with spaces (a path)
+    stays one argument. A word naming an existing relative path is made absolute,
+    because programs run in a per-run directory, not the caller's.
+    """
+    try:
+        words = shlex.split(template)
+    except ValueError as e:
+        raise UsageError(f"{what} {template!r} cannot be split into words: {e}") from None
+    if not words:
+        raise UsageError(f"{what} is empty")
+    argv = []
+    for word in words:
+        try:
+            filled = word.format_map(values)
+        except KeyError as e:
+            known = ", ".join("{" + k + "}" for k in sorted(values))
+            raise UsageError(f"{what} {template!r} uses {{{e.args[0]}}}, which is not a placeholder here (known: {known})") from None
+        except (ValueError, IndexError) as e:
+            raise UsageError(f"{what} {template!r}: bad placeholder syntax ({e})") from None
+        if not os.path.isabs(filled) and "/" in filled and os.path.exists(filled):
+            filled = os.path.abspath(filled)
+        argv.append(filled)
+    return argv
+
+
+def which(argv0: str, env: Mapping[str, str] | None = None) -> str:
+    """The executable argv0 names, or ProgramNotFound."""
+    path = (env or os.environ).get("PATH", os.defpath)
+    found = shutil.which(argv0, path=path)
+    if found is None:
+        raise ProgramNotFound(f"command not found: {argv0!r}")
+    return found
+
+
+class _Tail:
+    """Reads a pipe to its end in a thread, keeping only the last `cap` bytes."""
+
+    def __init__(self, fd: int, cap: int, on_line: Callable[[bytes], None] | None = None):
+        self.fd, self.cap, self.on_line = fd, cap, on_line
+        self.data = bytearray()
+        self.total = 0
+        self._partial = b""
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+        self.thread.start()
+
+    def _pump(self) -> None:
+        try:
+            while chunk := os.read(self.fd, 65536):
+                self.total += len(chunk)
+                self.data += chunk
+                if len(self.data) > self.cap:
+                    del self.data[: len(self.data) - self.cap]
+                if self.on_line:
+                    lines = (self._partial + chunk).split(b"\n")
+                    self._partial = lines.pop()
+                    for line in lines:
+                        self.on_line(line)
+        except OSError:
+            pass
+        finally:
+            os.close(self.fd)
+
+    def text(self, limit: int | None = None) -> str:
+        data = bytes(self.data if limit is None else self.data[-limit:])
+        return data.decode("utf-8", errors="replace")
+
+
+@dataclass
+class Proc:
+    """One started program (the leader of its own process group)."""
+    name: str
+    argv: list[str]
+    pid: int
+    started_ns: int
+    _popen: object
+    _pidfd: int
+    _out: _Tail
+    _err: _Tail
+    exit_code: int | None = None   # negative: killed by that signal
+    exited_ns: int | None = None
+    timed_out: bool = False
+
+    def wait(self, timeout: float | None) -> bool:
+        """Wait until the program exits (True) or `timeout` seconds pass (False).
+
+        The leader is not reaped here, so its pid (= the group id) cannot be reused
+        while `stop` may still signal the group.
+        """
+        if self.exited_ns is not None:
+            return True
+        ready, _, _ = select.select([self._pidfd], [], [], timeout)
+        if ready and self.exited_ns is None:
+            self.exited_ns = time.monotonic_ns()
+        return bool(ready)
+
+    @property
+    def running(self) -> bool:
+        return not self.wait(0)
+
+    def stdout(self, limit: int | None = None) -> str:
+        self._out.thread.join(timeout=1.0)
+        return self._out.text(limit)
+
+    def stderr(self, limit: int | None = None) -> str:
+        self._err.thread.join(timeout=1.0)
+        return self._err.text(limit)
+
+    def last_stderr_line(self) -> str:
+        lines = [ln.strip() for ln in self.stderr(8192).splitlines() if ln.strip()]
+        return lines[-1] if lines else ""
+
+    def signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _child_setup(file_cap: int, netns_fd: int | None) -> Callable[[], None]:
+    """What the child does between fork and exec (it must not allocate much or lock)."""
+    def setup() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_cap, file_cap))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if netns_fd is not None and _libc.setns(netns_fd, _CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "setns into the host's network namespace failed")
+    return setup
+
+
+class Processes:
+    """The set of programs one run started; leaving the `with` block ends them all."""
+
+    def __init__(self) -> None:
+        self.procs: list[Proc] = []
+
+    def __enter__(self) -> "Processes":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def start(self, name: str, argv: list[str], *, cwd: str, env: Mapping[str, str] | None = None,
+              file_cap: int = DEFAULT_FILE_CAP, netns: str | None = None,
+              on_stdout_line: Callable[[bytes], None] | None = None) -> Proc:
+        """Start argv in its own process group (in network namespace `netns` if given).
+
+        Raises ProgramNotFound when the executable does not exist.
+        """
+        exe = which(argv[0], env)
+        ns_fd = os.open(f"/run/netns/{netns}", os.O_RDONLY | os.O_CLOEXEC) if netns else None
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:
+            popen = subprocess.Popen(
+                [exe, *argv[1:]], cwd=cwd, env=dict(env) if env is not None else None,
+                stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w,
+                start_new_session=True, preexec_fn=_child_setup(file_cap, ns_fd),
+            )
+        except FileNotFoundError:
+            os.close(out_r), os.close(err_r)
+            raise ProgramNotFound(f"command not found: {argv[0]!r}") from None
+        except PermissionError:
+            os.close(out_r), os.close(err_r)
+            raise ProgramNotFound(f"command not executable: {argv[0]!r}") from None
+        finally:
+            os.close(out_w), os.close(err_w)
+            if ns_fd is not None:
+                os.close(ns_fd)
+        proc = Proc(name, list(argv), popen.pid, time.monotonic_ns(), popen, os.pidfd_open(popen.pid),
+                    _Tail(out_r, TAIL_BYTES, on_stdout_line), _Tail(err_r, TAIL_BYTES))
+        self.procs.append(proc)
+        return proc
+
+    def stop(self, proc: Proc, grace: float = KILL_GRACE_S) -> None:
+        """End proc's whole group: SIGTERM, then SIGKILL after `grace` s; reap the leader."""
+        if proc.exit_code is not None:
+            return
+        if not proc.wait(0):
+            proc.signal_group(signal.SIGTERM)
+            if not proc.wait(grace):
+                proc.signal_group(signal.SIGKILL)
+                proc.wait(None)
+        # The leader is a zombie here, so its group id is still ours: clear stragglers.
+        proc.signal_group(signal.SIGKILL)
+        proc.exit_code = proc._popen.wait()
+        os.close(proc._pidfd)
+        proc._out.thread.join(timeout=2.0)
+        proc._err.thread.join(timeout=2.0)
+
+    def close(self) -> None:
+        """Stop every program still running (SIGTERM to all first, so graces overlap)."""
+        live = [p for p in self.procs if p.exit_code is None]
+        for p in live:
+            if not p.wait(0):
+                p.signal_group(signal.SIGTERM)
+        for p in live:
+            self.stop(p)
+
+
+def pids_in_group(pgid: int) -> list[int]:
+    """Processes whose process group is pgid (for checks that nothing is left)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def port_bound(pid: int, port: int, pgid: int | None = None) -> bool:
+    """Whether a process of the group has bound UDP `port` (or listens on TCP `port`).
+
+    /proc/PID/net/* shows PID's network namespace; with `pgid` the socket must also be
+    open in a process of that group (on loopback another program could hold the port).
+    """
+    inodes = set()
+    for table in ("udp", "udp6", "tcp", "tcp6"):
+        try:
+            with open(f"/proc/{pid}/net/{table}") as f:
+                next(f)
+                for line in f:
+                    cols = line.split()
+                    listening = table.startswith("udp") or cols[3] == "0A"
+                    if listening and int(cols[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(cols[9])
+        except (OSError, StopIteration):
+            continue
+    if not inodes or pgid is None:
+        return bool(inodes)
+    wanted = {f"socket:[{i}]" for i in inodes}
+    for member in pids_in_group(pgid):
+        try:
+            for fd in os.listdir(f"/proc/{member}/fd"):
+                if os.readlink(f"/proc/{member}/fd/{fd}") in wanted:
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def describe_exit(code: int, file_cap: int | None = None) -> str:
+    """'exit 3', 'killed by SIGKILL', or the file-cap explanation for SIGXFSZ."""
+    if code >= 0:
+        return f"exit {code}"
+    sig = -code
+    if sig == signal.SIGXFSZ and file_cap is not None:
+        return f"killed by SIGXFSZ: it wrote past the file-size cap of {file_cap} bytes"
+    try:
+        return f"killed by {signal.Signals(sig).name}"
+    except ValueError:
+        return f"killed by signal {sig}"
+

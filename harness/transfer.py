@@ -1,0 +1,440 @@
+"""Run one sender/receiver pair over an emulated link; verify and measure the transfer.
+
+`run_transfer` is the contract of docs/interfaces.md section 2. It raises only for bad
+usage (UsageError: a bad spec, an unknown placeholder or backend, a missing file); a
+transfer that fails for any other reason comes back as `ok=False` with a one-line
+`error` naming the cause. The numbers come from the engine (what crossed the link),
+never from what the programs print: that is kept in `printed`, parsed, for comparison.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import secrets
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Mapping
+
+from harness import backends
+from harness.engine import REPO, EngineError, check_spec
+from harness.procs import (Proc, ProgramNotFound, Processes, UsageError, describe_exit,
+                           port_bound, render)
+
+BIND_TIMEOUT_S = 10.0      # the receiver must have bound its port by then
+RECEIVER_GRACE_S = 5.0     # after the sender exits, for the receiver to finish and exit
+LAG_WARN_US = 1000         # p99 engine lag above this: the run was disturbed (1 ms is
+                           # more than a 1 KB packet's serialisation at 10 Mbit/s)
+TAIL_CHARS = 4096          # stdout/stderr kept in a result
+PORT_RETRIES = 3           # local backend: new port if another program took ours
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link: netem specs per direction. reverse=None means the same as forward;
+    shared_queue=True is netem on `lo` (COMN): both directions share one rate queue."""
+    forward: str = ""
+    reverse: str | None = None
+    shared_queue: bool = False
+
+    @property
+    def reverse_spec(self) -> str:
+        return self.forward if self.reverse is None else self.reverse
+
+
+@dataclass(frozen=True)
+class Path:
+    """One path of a (possibly multi-homed) topology: a link and an optional name."""
+    link: Link
+    name: str | None = None
+
+
+# How to parse the last line a sender prints: field names, in order.
+OUTPUT_FORMATS = {
+    "comn-sw": ("retransmissions", "throughput_kBps"),   # Sender2: <retx> <KB/s>
+    "comn": ("throughput_kBps",),                        # Senders 1, 3, 4: <KB/s>
+}
+
+
+@dataclass(frozen=True)
+class Program:
+    """A command template with {placeholders}, how to read its output, extra env vars."""
+    command: str
+    output_format: str | None = None
+    env: Mapping[str, str] | None = None
+
+    def __post_init__(self):
+        if self.output_format is not None and self.output_format not in OUTPUT_FORMATS:
+            raise UsageError(f"unknown output_format {self.output_format!r}; expected one of: "
+                             f"{', '.join(OUTPUT_FORMATS)} or None")
+
+
+def parse_printed(output_format: str | None, stdout: str) -> dict | None:
+    """The sender's last non-empty line read as `output_format`, or None if it doesn't fit."""
+    if output_format is None:
+        return None
+    lines = [ln for ln in stdout.splitlines() if ln.strip()]
+    if not lines:
+        return None
+    names = OUTPUT_FORMATS[output_format]
+    words = lines[-1].split()
+    if len(words) != len(names):
+        return None
+    try:
+        return {n: (int(w) if n == "retransmissions" else float(w)) for n, w in zip(names, words)}
+    except ValueError:
+        return None
+
+
+@dataclass
+class ProgramResult:
+    exit_code: int | None
+    stdout_tail: str
+    stderr_tail: str
+    timed_out: bool
+
+
+@dataclass
+class TransferResult:
+    ok: bool
+    verified: bool
+    error: str | None
+    backend: str
+    seed: int
+    size_bytes: int
+    wire_time_s: float | None = None
+    process_time_s: float | None = None
+    goodput_kBps: float | None = None
+    retransmissions: int | None = None
+    packets: dict | None = None          # {"forward": n, "reverse": n} into the link
+    bytes: dict | None = None
+    link: dict | None = None             # the engine's stats
+    lag_us: dict | None = None           # worst direction's {p50, p99, max}
+    lag_warning: str | None = None
+    delay_us: dict | None = None         # per direction {p50, p99, mean}
+    sender: ProgramResult | None = None
+    receiver: ProgramResult | None = None
+    printed: dict | None = None
+    params: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def summary(self) -> str:
+        """One screen for people: intact or not, goodput, times, retransmissions, counters."""
+        head = "OK: the file arrived intact" if self.ok else f"FAILED: {self.error}"
+        out = [head, f"  backend {self.backend}, seed {self.seed}, {self.size_bytes} bytes"]
+        if self.goodput_kBps is not None:
+            out.append(f"  goodput        {self.goodput_kBps:10.2f} KB/s")
+        if self.wire_time_s is not None:
+            out.append(f"  wire time      {self.wire_time_s:10.4f} s   (first packet in -> last packet out)")
+        if self.process_time_s is not None:
+            out.append(f"  process time   {self.process_time_s:10.4f} s   (sender start -> exit)")
+        if self.retransmissions is not None:
+            out.append(f"  retransmissions{self.retransmissions:10d}     (same payload sent again, seen on the wire)")
+        if self.printed:
+            out.append(f"  sender printed {self.printed}")
+        if self.link:
+            keys = ("packets_in", "delivered", "lost", "corrupted", "duplicated", "reordered",
+                    "queue_drops", "down_drops", "repeats")
+            out.append("  link           " + " ".join(f"{k:>11}" for k in keys))
+            for d in ("forward", "reverse"):
+                counters = self.link.get(d) or {}
+                out.append(f"    {d:<12} " + " ".join(f"{counters.get(k, '-')!s:>11}" for k in keys))
+        if self.lag_warning:
+            out.append(f"  WARNING: {self.lag_warning}")
+        for role in ("sender", "receiver"):
+            pr = getattr(self, role)
+            if pr and not self.ok and pr.stderr_tail.strip():
+                out.append(f"  {role} stderr (tail): {pr.stderr_tail.strip().splitlines()[-1]}")
+        return "\n".join(out)
+
+
+def deterministic_bytes(size: int, seed: int) -> bytes:
+    """The payload for `size` with `seed`: the same bytes on every machine and run."""
+    return random.Random(seed).randbytes(size)
+
+
+def first_difference(a: str, b: str) -> int | None:
+    """Offset of the first byte where files a and b differ (None if equal)."""
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        offset = 0
+        while True:
+            ca, cb = fa.read(1 << 20), fb.read(1 << 20)
+            if ca != cb:
+                n = min(len(ca), len(cb))
+                i = next((i for i in range(n) if ca[i] != cb[i]), n)
+                return offset + i
+            if not ca:
+                return None
+            offset += len(ca)
+
+
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def program_env(program: Program) -> dict:
+    """The caller's environment, the repo on PYTHONPATH (`python3 -m reference` works
+    from any directory), and the program's own variables."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    env.update(program.env or {})
+    return env
+
+
+def placeholders(targets: list[tuple[str, int]], listen_port: int, file: str, output: str,
+                 params: Mapping) -> dict:
+    values = {**params, "file": file, "output": output, "listen_port": listen_port}
+    for k, (host, port) in enumerate(targets, start=1):
+        suffix = "" if k == 1 else str(k)
+        values[f"receiver_host{suffix}"] = host
+        values[f"receiver_port{suffix}"] = port
+    return values
+
+
+@dataclass
+class _Plan:
+    """Everything run_transfer checked before starting anything."""
+    sender: Program
+    receiver: Program
+    paths: list[dict]
+    params: dict
+    file: str | None
+    size: int
+    seed: int
+    backend: str
+    time_limit: float
+    ipv6: bool
+    receiver_grace: float
+    bind_timeout: float
+    file_cap: int
+    schedule: list
+    pcap: str | None
+
+
+def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time_limit, ipv6,
+          receiver_grace, bind_timeout, file_cap, schedule, pcap) -> _Plan:
+    if not isinstance(sender, Program) or not isinstance(receiver, Program):
+        raise UsageError("sender and receiver must be harness.Program objects")
+    if (link is None) == (paths is None):
+        raise UsageError("give exactly one of link= or paths=")
+    plist = [Path(link)] if link is not None else list(paths)
+    if not plist or not all(isinstance(p, Path) for p in plist):
+        raise UsageError("paths must be a non-empty list of harness.Path")
+    engine_paths = []
+    for k, p in enumerate(plist):
+        for spec, d in ((p.link.forward, "forward"), (p.link.reverse_spec, "reverse")):
+            check_spec(spec, f"{d} link spec")
+        engine_paths.append({"name": p.name or f"p{k}", "forward": p.link.forward,
+                             "reverse": p.link.reverse_spec, "shared_queue": p.link.shared_queue})
+    if len({p["name"] for p in engine_paths}) != len(engine_paths):
+        raise UsageError("path names must be different")
+    if (file is None) == (size is None):
+        raise UsageError("give exactly one of file= or size=")
+    if file is not None:
+        file = os.path.abspath(file)
+        if not os.path.isfile(file):
+            raise UsageError(f"file to send not found: {file}")
+        size = os.path.getsize(file)
+    elif not isinstance(size, int) or size < 0:
+        raise UsageError(f"size must be a whole number of bytes >= 0, not {size!r}")
+    if not time_limit or time_limit <= 0:
+        raise UsageError(f"time limit must be > 0 s, not {time_limit!r}")
+    concrete = backends.resolve(backend)
+    seed = secrets.randbits(31) if seed is None else int(seed)
+    params = dict(params or {})
+    dummy = placeholders([("h", 1)] * len(plist), 1, "f", "o", params)
+    render(sender.command, dummy, "sender command")
+    render(receiver.command, dummy, "receiver command")
+    cap = file_cap if file_cap is not None else 2 * size + (16 << 20)
+    return _Plan(sender, receiver, engine_paths, params, file, size, seed, concrete, float(time_limit),
+                 ipv6, receiver_grace, bind_timeout, cap, list(schedule or []), pcap)
+
+
+def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *,
+                 paths: list[Path] | None = None, params: Mapping | None = None,
+                 file: str | None = None, size: int | None = None, seed: int | None = None,
+                 backend: str = "auto", time_limit: float = 120.0, ipv6: bool = False,
+                 receiver_grace: float = RECEIVER_GRACE_S, bind_timeout: float = BIND_TIMEOUT_S,
+                 file_cap: int | None = None, schedule: list | None = None,
+                 pcap: str | None = None) -> TransferResult:
+    """Send `file` (or `size` seeded random bytes) from sender to receiver over the link.
+
+    `schedule`: engine events, e.g. [{"at_ms": 2000, "cmd": "down", "path": "p1"}].
+    `file_cap`: the most bytes a program may write to one file (default 2*size + 16 MiB).
+    """
+    plan = _plan(sender, receiver, link, paths, params, file, size, seed, backend, time_limit,
+                 ipv6, receiver_grace, bind_timeout, file_cap, schedule, pcap)
+    for _ in range(PORT_RETRIES):
+        result, port_taken = _attempt(plan)
+        if not port_taken:
+            break
+    return result
+
+
+def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
+    """One try; the flag says the receiver lost its port to another program (retry)."""
+    workdir = tempfile.mkdtemp(prefix="rdt-run-")
+    try:
+        for sub in ("sender", "receiver"):
+            os.mkdir(os.path.join(workdir, sub))
+        infile = plan.file or os.path.join(workdir, "input.bin")
+        if plan.file is None:
+            with open(infile, "wb") as f:
+                f.write(deterministic_bytes(plan.size, plan.seed))
+        output = os.path.join(workdir, "receiver", "output.bin")
+        config = {"seed": plan.seed, "schedule": plan.schedule}
+        if plan.pcap:
+            config["pcap"] = os.path.abspath(plan.pcap)
+        with Processes() as procs:
+            return _run(plan, procs, workdir, infile, output, config)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
+         config: dict) -> tuple[TransferResult, bool]:
+    base = dict(backend=plan.backend, seed=plan.seed, size_bytes=plan.size, params=plan.params)
+
+    def failed(error: str, **more) -> TransferResult:
+        return TransferResult(ok=False, verified=False, error=error, **base, **more)
+
+    try:
+        session = backends.open_session(plan.backend, paths=plan.paths, config=config,
+                                        workdir=workdir, procs=procs, ipv6=plan.ipv6)
+    except EngineError as e:
+        return failed(f"engine failed: {e}"), False
+    try:
+        values = placeholders(session.targets, session.listen_port, infile, output, plan.params)
+        try:
+            rx = procs.start("receiver", render(plan.receiver.command, values, "receiver command"),
+                             cwd=os.path.join(workdir, "receiver"), env=program_env(plan.receiver),
+                             file_cap=plan.file_cap, netns=session.receiver.netns)
+        except ProgramNotFound as e:
+            return failed(f"receiver {e}"), False
+        if not _wait_bound(rx, session.listen_port, plan.bind_timeout):
+            rx.timed_out = not rx.wait(0)
+            procs.stop(rx)
+            taken = session.backend == "local" and "in use" in rx.stderr().lower()
+            error = _not_bound_error(rx, session.listen_port, plan.bind_timeout)
+            return failed(error, receiver=_program_result(rx)), taken
+        try:
+            tx = procs.start("sender", render(plan.sender.command, values, "sender command"),
+                             cwd=os.path.join(workdir, "sender"), env=program_env(plan.sender),
+                             file_cap=plan.file_cap, netns=session.sender.netns)
+        except ProgramNotFound as e:
+            procs.stop(rx)
+            return failed(f"sender {e}", receiver=_program_result(rx)), False
+        tx.timed_out = not tx.wait(plan.time_limit)
+        procs.stop(tx)
+        if not tx.timed_out:
+            rx.timed_out = not rx.wait(plan.receiver_grace)
+        procs.stop(rx)
+        engine_died = session.engine is not None and session.engine.proc.wait(0)
+        stats = session.engine.stop() if session.engine is not None else None
+    finally:
+        session.close()
+
+    error = _first_error(plan, tx, rx)
+    if engine_died and error is None:
+        error = f"engine failed: it exited during the transfer ({session.engine.proc.last_stderr_line() or describe_exit(session.engine.proc.exit_code)})"
+    verified = False
+    if error is None or not error.startswith("engine"):
+        verified, mismatch = _verify(infile, output, plan.size)
+        error = error or mismatch
+    result = TransferResult(ok=error is None, verified=verified, error=error, **base,
+                            process_time_s=(tx.exited_ns - tx.started_ns) / 1e9 if tx.exited_ns else None,
+                            sender=_program_result(tx), receiver=_program_result(rx),
+                            printed=parse_printed(plan.sender.output_format, tx.stdout()))
+    _add_link_figures(result, stats, tx)
+    return result, False
+
+
+def _wait_bound(rx: Proc, port: int, timeout: float) -> bool:
+    """Poll until the receiver has bound `port` (True), exits or `timeout` passes (False).
+
+    Polling its namespace's socket tables is more robust than sleeping a guessed time.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if port_bound(rx.pid, port, pgid=rx.pid):
+            return True
+        if rx.wait(0.01):
+            return False
+    return False
+
+
+def _not_bound_error(rx: Proc, port: int, timeout: float) -> str:
+    if rx.timed_out:
+        return f"receiver did not bind port {port} within {timeout:g} s"
+    why = rx.last_stderr_line()
+    return f"receiver exited ({describe_exit(rx.exit_code)}) before binding port {port}" + (f": {why}" if why else "")
+
+
+def _first_error(plan: _Plan, tx: Proc, rx: Proc) -> str | None:
+    """The cause, in the order things happen: sender time-out or crash, then receiver."""
+    if tx.timed_out:
+        return f"timed out after {plan.time_limit:g} s (the sender was still running)"
+    if tx.exit_code != 0:
+        why = tx.last_stderr_line()
+        return f"sender failed ({describe_exit(tx.exit_code, plan.file_cap)})" + (f": {why}" if why else "")
+    if rx.timed_out:
+        return f"receiver did not exit within {plan.receiver_grace:g} s after the sender finished"
+    if rx.exit_code != 0:
+        why = rx.last_stderr_line()
+        return f"receiver failed ({describe_exit(rx.exit_code, plan.file_cap)})" + (f": {why}" if why else "")
+    return None
+
+
+def _verify(infile: str, output: str, size: int) -> tuple[bool, str | None]:
+    if not os.path.exists(output) or (os.path.getsize(output) == 0 and size > 0):
+        return False, "receiver wrote nothing to its output file"
+    if sha256_file(infile) == sha256_file(output):
+        return True, None
+    at = first_difference(infile, output)
+    return False, f"output differs from input at byte {at} (output {os.path.getsize(output)} bytes, input {size})"
+
+
+def _program_result(p: Proc) -> ProgramResult:
+    return ProgramResult(p.exit_code, p.stdout(TAIL_CHARS), p.stderr(TAIL_CHARS), p.timed_out)
+
+
+def _add_link_figures(result: TransferResult, stats: dict | None, tx: Proc) -> None:
+    """Wire time, goodput, retransmissions, counters and lag, from the engine's stats.
+
+    Wire time runs from the first forward packet into the link to the last packet out
+    of it either way, so the ACK of the last message counts (COMN stops its clock when
+    that ACK arrives). It is clamped to the sender's life: a packet sent after the
+    sender exited (a receiver re-ACKing into the void) is not part of the transfer.
+    """
+    if not stats:
+        return
+    fwd, rev = stats.get("forward") or {}, stats.get("reverse") or {}
+    result.link = stats
+    result.retransmissions = fwd.get("repeats")
+    result.packets = {"forward": fwd.get("packets_in"), "reverse": rev.get("packets_in")}
+    result.bytes = {"forward": fwd.get("bytes_in"), "reverse": rev.get("bytes_in")}
+    result.delay_us = {"forward": fwd.get("delay_us"), "reverse": rev.get("delay_us")}
+    lags = [d.get("lag_us") for d in (fwd, rev) if d.get("lag_us")]
+    if lags:
+        result.lag_us = {k: max((lag.get(k) or 0) for lag in lags) for k in ("p50", "p99", "max")}
+        if result.lag_us["p99"] > LAG_WARN_US:
+            result.lag_warning = (f"the engine sent packets up to {result.lag_us['p99'] / 1000:.1f} ms late "
+                                  f"(p99 lag > {LAG_WARN_US / 1000:g} ms): the machine was busy, timings are disturbed")
+    first_in = fwd.get("first_in_ns")
+    outs = [t for t in (fwd.get("last_out_ns"), rev.get("last_out_ns")) if t]
+    if first_in is None or not outs:
+        return
+    start = max(first_in, tx.started_ns)
+    end = min(max(outs), tx.exited_ns or max(outs))
+    if end > start:
+        result.wire_time_s = (end - start) / 1e9
+        if result.verified:
+            result.goodput_kBps = result.size_bytes / 1024 / result.wire_time_s
