@@ -340,6 +340,9 @@ def main_guard(prog: str, body) -> int:
     except UsageError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
+    except NotImplementedError as e:     # a protocol whose core is not written yet
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
     except TransferFailed as e:
         print(f"{prog}: failed: {e}", file=sys.stderr)
         return 1
