@@ -1,0 +1,197 @@
+"""The `rdtlab` command line.
+
+Subcommands live in COMMANDS: a name, a one-line help and a loader returning an object
+with `add_arguments(parser)` and `main(args) -> int`. Adding one (e.g. `sheet`, from
+harness/sheets/cli.py) is one entry; an entry whose module is not there yet is left out.
+
+Exit status: 0 success, 1 the transfer (or job) failed, 2 bad usage (one line, never
+a traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import re
+import sys
+from pathlib import Path as FsPath
+from types import SimpleNamespace
+
+from harness.backends import BACKENDS
+from harness.procs import UsageError
+from harness.transfer import Link, Program, TransferResult, run_transfer
+
+PROG = "rdtlab"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line naming the problem, exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20,
+         "mb": 1000 ** 2, "g": 1 << 30, "gib": 1 << 30, "gb": 1000 ** 3}
+
+
+def size_arg(text: str) -> int:
+    """'1MiB', '500KB', '4096' -> bytes."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in UNITS:
+        raise argparse.ArgumentTypeError(f"expected a size like 4096, 100KiB or 1MiB, got {text!r}")
+    return int(float(m.group(1)) * UNITS[m.group(2).lower()])
+
+
+def param_arg(text: str) -> tuple[str, object]:
+    """'window=8' -> ('window', 8); numbers become numbers, anything else stays text."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE with KEY a name, got {text!r}")
+    for kind in (int, float):
+        try:
+            return key, kind(value)
+        except ValueError:
+            pass
+    return key, value
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def report(result: TransferResult, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(result.to_dict()))
+    else:
+        print(result.summary())
+    return 0 if result.ok else 1
+
+
+# ---- rdtlab run --------------------------------------------------------------------
+
+def run_add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sender", required=True, metavar="CMD",
+                   help="sender command template, e.g. 'python3 Sender2.py {receiver_host} {receiver_port} {file} 20'")
+    p.add_argument("--receiver", required=True, metavar="CMD",
+                   help="receiver command template, e.g. 'python3 Receiver2.py {listen_port} {output}'")
+    p.add_argument("--link", default="", metavar="SPEC", help="netem spec of the forward direction (default: a perfect link)")
+    p.add_argument("--reverse", default=None, metavar="SPEC", help="netem spec of the reverse direction (default: as --link)")
+    p.add_argument("--shared-queue", action="store_true", help="both directions share one queue (netem on lo, as COMN)")
+    p.add_argument("--backend", choices=BACKENDS, default="auto")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--file", metavar="F", help="file to send")
+    what.add_argument("--size", type=size_arg, metavar="N", help="send N random bytes made from the seed (default 1MiB)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the link and the data (default: random, always printed)")
+    p.add_argument("--timeout", type=positive_seconds, default=120.0, metavar="S", help="time limit of the transfer (default 120)")
+    p.add_argument("--param", type=param_arg, action="append", default=[], metavar="K=V",
+                   help="a value for placeholder {K} in the commands (repeatable)")
+    p.add_argument("--output-format", choices=["comn-sw", "comn"], default=None,
+                   help="how to read the sender's last line (comn-sw: '<retx> <KB/s>', comn: '<KB/s>')")
+    p.add_argument("--ipv6", action="store_true", help="run over IPv6")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
+
+
+def run_main(args: argparse.Namespace) -> int:
+    size = args.size if args.size is not None or args.file else 1 << 20
+    result = run_transfer(Program(args.sender, output_format=args.output_format), Program(args.receiver),
+                          Link(args.link, args.reverse, args.shared_queue), params=dict(args.param),
+                          file=args.file, size=None if args.file else size, seed=args.seed,
+                          backend=args.backend, time_limit=args.timeout, ipv6=args.ipv6)
+    return report(result, args.json)
+
+
+# ---- rdtlab demo -------------------------------------------------------------------
+
+COMN_LINK = Link("delay 5ms loss 5% rate 10mbit", shared_queue=True)   # COMN part 2
+REPO = FsPath(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+def demo_programs() -> tuple[Program, Program, str]:
+    """COMN stop-and-wait: the reference programs, or the test pair if they're absent."""
+    ref = REPO / "reference" / "comn"
+    if (ref / "Sender2.py").exists() and (ref / "Receiver2.py").exists():
+        return (Program(f"python3 {ref}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
+                        output_format="comn-sw"),
+                Program(f"python3 {ref}/Receiver2.py {{listen_port}} {{output}}"), "reference/comn Sender2/Receiver2")
+    return (Program(f"python3 {FIXTURES}/sw_sender.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
+                    output_format="comn-sw"),
+            Program(f"python3 {FIXTURES}/sw_receiver.py {{listen_port}} {{output}}"), "the test stop-and-wait pair")
+
+
+def demo_add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=BACKENDS, default="auto")
+    p.add_argument("--size", type=size_arg, default=256 << 10, metavar="N", help="bytes to send (default 256KiB)")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--json", action="store_true")
+
+
+def demo_main(args: argparse.Namespace) -> int:
+    sender, receiver, which = demo_programs()
+    if not args.json:
+        print(f"COMN stop-and-wait ({which}), RetryTimeout 20 ms, over "
+              f"'{COMN_LINK.forward}' with a shared queue (netem on lo), {args.size} bytes", flush=True)
+    result = run_transfer(sender, receiver, COMN_LINK, params={"timeout": 20}, size=args.size,
+                          seed=args.seed, backend=args.backend, time_limit=300)
+    return report(result, args.json)
+
+
+# ---- registry ----------------------------------------------------------------------
+
+def _local(add_arguments, main) -> callable:
+    return lambda: SimpleNamespace(add_arguments=add_arguments, main=main)
+
+
+def _module(name: str) -> callable:
+    """Load module `name`; None while it (or its package) does not exist yet."""
+    def load():
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name and name.startswith(e.name):
+                return None
+            raise
+    return load
+
+
+COMMANDS = {
+    "run": ("run a sender/receiver pair over an emulated link; verify and measure", _local(run_add_arguments, run_main)),
+    "demo": ("a COMN stop-and-wait transfer over the COMN link, with its summary", _local(demo_add_arguments, demo_main)),
+    "sheet": ("regenerate a results sheet", _module("harness.sheets.cli")),
+}
+
+
+def build_parser() -> OneLineParser:
+    parser = OneLineParser(prog=PROG, description="rdtlab: reliable data transfer lab kit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser)
+    for name, (help_, load) in COMMANDS.items():
+        command = load()
+        if command is None:
+            continue        # a part not built yet
+        p = sub.add_parser(name, help=help_, description=help_)
+        command.add_arguments(p)
+        p.set_defaults(_main=command.main)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args._main(args)
+    except UsageError as e:
+        print(f"{PROG} {args.command}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG} {args.command}: interrupted (everything it started has been stopped)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
