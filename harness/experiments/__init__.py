@@ -1,0 +1,1 @@
+"""Experiments: sweeps over transfers (sweep.py), the iperf3 baseline (iperf.py)."""

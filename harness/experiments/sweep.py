@@ -1,0 +1,281 @@
+"""Sweeps: a parameter grid x repetitions, run in parallel, resumable, as a tidy table.
+
+A sweep calls `run_one(params, seed) -> dict` once per repetition of each cell (one
+set of parameters). The dict must have `ok` (bool) and may have `error` and any
+measured fields (goodput_kBps, retransmissions, ...). An exception in run_one is a
+failed repetition, not a failed sweep. Repetitions are either a fixed number, or
+(seed 000's rule) "until the 95% margin of error of `metric` is below a fraction of its
+mean", with a minimum and a cap.
+
+Every finished repetition is appended at once to a JSONL file, so an interrupted sweep
+re-run with the same file skips what it already measured. Each repetition's seed is
+derived from the sweep seed, the sweep name, the cell and the repetition number, so a
+re-run (or the same cell measured serially) uses the same seeds.
+
+Parallelism: transfers are separate processes that mostly wait on timers and the link,
+so a thread pool suffices; `jobs` bounds how many run at once (see DEFAULT_JOBS).
+Cells are started longest-expected-first (`cost`), so the slow cells of a sheet do not
+end up alone at the tail.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import itertools
+import json
+import os
+import threading
+import time
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import pandas as pd
+
+from harness.statistics import needs_more_runs, summarize
+
+# Transfers measured at once by default. Measured on the 2-core machine (BENCHMARKS.md,
+# "Results sheets"): beyond this the engine's scheduling lag p99 grows past a packet time.
+DEFAULT_JOBS = 6
+GIVE_UP_AFTER = 2   # failures in a cell with no success before its other runs are skipped
+
+RunOne = Callable[[dict, int], dict]
+
+
+class SweepInterrupted(Exception):
+    """The sweep was interrupted (Ctrl-C); `frame` holds what was measured."""
+
+    def __init__(self, frame: pd.DataFrame):
+        super().__init__("sweep interrupted; re-run with the same results file to resume")
+        self.frame = frame
+
+
+@dataclass
+class Sweep:
+    name: str
+    run_one: RunOne
+    cells: list[dict]                      # one dict of parameters per cell
+    runs: int = 5                          # fixed count, or the minimum with until_margin
+    until_margin: float | None = None      # target relative 95% margin of `metric`
+    cap: int = 30                          # most runs per cell with until_margin
+    metric: str = "goodput_kBps"
+    seed: int = 1
+    cost: Callable[[dict], float] | None = None   # expected seconds of one run
+
+    def __post_init__(self) -> None:
+        if self.runs < 1:
+            raise ValueError(f"sweep {self.name}: runs must be >= 1, got {self.runs}")
+        if self.until_margin is not None and not (self.until_margin > 0 and self.cap >= self.runs):
+            raise ValueError(f"sweep {self.name}: need margin > 0 and cap >= runs")
+        keys = [cell_key(c) for c in self.cells]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"sweep {self.name}: the same cell appears twice")
+
+    @property
+    def param_names(self) -> list[str]:
+        names: list[str] = []
+        for cell in self.cells:
+            names += [k for k in cell if k not in names]
+        return names
+
+
+def grid(**axes: Iterable) -> list[dict]:
+    """Every combination of the axes' values, first axis slowest: grid(a=[1,2], b=[3])."""
+    names = list(axes)
+    return [dict(zip(names, values)) for values in itertools.product(*axes.values())]
+
+
+def cell_key(params: dict) -> str:
+    return json.dumps(params, sort_keys=True)
+
+
+def derive_seed(sweep_seed: int, name: str, params: dict, rep: int) -> int:
+    """A reproducible 31-bit seed, distinct per sweep, cell and repetition."""
+    digest = hashlib.sha256(f"{sweep_seed}|{name}|{cell_key(params)}|{rep}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def one_line(text: object) -> str:
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    return lines[0] if lines else ""
+
+
+class _Results:
+    """The rows of one sweep: loaded from and appended to a JSONL file (if any)."""
+
+    def __init__(self, sweep: Sweep, path: str | None):
+        self.sweep, self.path = sweep, path
+        self.rows: list[dict] = []
+        self.lock = threading.Lock()
+        wanted = {cell_key(c) for c in sweep.cells}
+        if path and os.path.exists(path):
+            with open(path) as f:
+                for line in f:
+                    try:
+                        row = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue   # a line cut short by a crash
+                    if row.get("sweep") == sweep.name and row.get("cell") in wanted:
+                        self.rows.append(row)
+        if path:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+
+    def add(self, row: dict) -> None:
+        with self.lock:
+            self.rows.append(row)
+            if self.path:
+                with open(self.path, "a") as f:
+                    f.write(json.dumps(row, default=str) + "\n")
+
+    def of_cell(self, key: str) -> list[dict]:
+        with self.lock:
+            return [r for r in self.rows if r["cell"] == key]
+
+
+class _Plan:
+    """Which repetitions each cell still needs (fixed count or until the margin)."""
+
+    def __init__(self, sweep: Sweep, results: _Results):
+        self.sweep, self.results = sweep, results
+
+    def more(self, cell: dict, running: set[int]) -> list[int]:
+        """Repetition numbers this cell still needs, besides those `running`."""
+        rows = self.results.of_cell(cell_key(cell))
+        done = {r["rep"] for r in rows}
+        good = [r.get(self.sweep.metric) for r in rows if r["ok"]]
+        failures = len(rows) - len(good)
+        if not good and failures >= GIVE_UP_AFTER:
+            return []   # every run failed: mark the cell, spend no more time on it
+        if self.sweep.until_margin is None:
+            target = self.sweep.runs
+        else:
+            if running:
+                return []   # decide on the margin once the runs in flight are in
+            values = [float(v) for v in good if v is not None]
+            if len(values) < self.sweep.runs:
+                target = len(done) + self.sweep.runs - len(values)
+            elif needs_more_runs(values, self.sweep.until_margin, self.sweep.cap, self.sweep.runs):
+                target = len(done) + 1
+            else:
+                return []
+            target = min(target, self.sweep.cap)
+        missing = [rep for rep in range(target) if rep not in done and rep not in running]
+        if not good and failures:
+            missing = missing[: max(0, GIVE_UP_AFTER - failures - len(running))]
+        return missing
+
+
+def run_sweep(sweep: Sweep, *, jobs: int | None = None, results_path: str | None = None,
+              progress: bool = True) -> pd.DataFrame:
+    """Run every missing repetition; return all rows of this sweep (see `tidy`).
+
+    Raises SweepInterrupted (with the partial frame) on Ctrl-C, after the running
+    repetitions were stopped; their rows are not kept, so a re-run measures them.
+    """
+    from tqdm.auto import tqdm
+
+    jobs = max(1, jobs or DEFAULT_JOBS)
+    results = _Results(sweep, results_path)
+    plan = _Plan(sweep, results)
+    order = sorted(sweep.cells, key=lambda c: -(sweep.cost(c) if sweep.cost else 0))
+    running: dict[str, set[int]] = {cell_key(c): set() for c in sweep.cells}
+    in_flight: dict[Future, tuple[str, int]] = {}
+    planned = sum(len(plan.more(c, set())) for c in sweep.cells)
+    bar = tqdm(total=planned, desc=sweep.name, unit="run", disable=not progress, leave=True)
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix=f"sweep-{sweep.name}")
+
+    def submit_ready() -> None:
+        # Only as many as there are workers, so each start is decided on fresh results
+        # (a cell whose first runs all failed is not started again).
+        for cell in order:
+            key = cell_key(cell)
+            for rep in plan.more(cell, running[key]):
+                if len(in_flight) >= jobs:
+                    return
+                running[key].add(rep)
+                in_flight[pool.submit(_run_one_rep, sweep, cell, rep)] = (key, rep)
+
+    try:
+        submit_ready()
+        while in_flight:
+            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            for fut in done:
+                key, rep = in_flight.pop(fut)
+                running[key].discard(rep)
+                results.add(fut.result())   # exceptions are caught inside; Ctrl-C is not
+                bar.total = max(bar.total, bar.n + 1 + len(in_flight))
+                bar.update(1)
+            submit_ready()
+        bar.total = bar.n
+    except KeyboardInterrupt:
+        _stop_workers(pool, in_flight)
+        raise SweepInterrupted(tidy(sweep, results.rows)) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        bar.close()
+    return tidy(sweep, results.rows)
+
+
+def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:
+    seed = derive_seed(sweep.seed, sweep.name, cell, rep)
+    started = time.monotonic()
+    try:
+        out = dict(sweep.run_one(dict(cell), seed))
+        ok = bool(out.pop("ok", False))
+        error = out.pop("error", None)
+        if not ok and not error:
+            error = "failed (no reason given)"
+    except Exception as e:   # a failed repetition, recorded with its reason
+        out, ok, error = {}, False, f"{type(e).__name__}: {one_line(e)}" if str(e) else type(e).__name__
+    return {"sweep": sweep.name, "cell": cell_key(cell), **cell, "rep": rep, "seed": seed,
+            "ok": ok, **{k: v for k, v in out.items() if k not in cell},
+            "error": one_line(error) if error else None,
+            "elapsed_s": round(time.monotonic() - started, 3)}
+
+
+def _stop_workers(pool: ThreadPoolExecutor, in_flight: dict) -> None:
+    """Cancel queued repetitions and raise KeyboardInterrupt inside running ones, so
+    their `with Processes()` blocks end the programs they started."""
+    for fut in in_flight:
+        fut.cancel()
+    for thread in list(pool._threads):
+        if thread.is_alive() and thread.ident is not None:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident),
+                                                       ctypes.py_object(KeyboardInterrupt))
+
+
+def tidy(sweep: Sweep, rows: list[dict]) -> pd.DataFrame:
+    """One row per repetition: parameters, rep, seed, ok, measured fields, error."""
+    frame = pd.DataFrame(rows)
+    params = sweep.param_names
+    if frame.empty:
+        return pd.DataFrame(columns=["sweep", *params, "rep", "seed", "ok", "error"])
+    order = {cell_key(c): i for i, c in enumerate(sweep.cells)}
+    frame["_order"] = frame["cell"].map(order)
+    frame = frame.sort_values(["_order", "rep"]).drop(columns=["_order", "cell"]).reset_index(drop=True)
+    first = ["sweep", *params, "rep", "seed", "ok"]
+    last = ["error", "elapsed_s"]
+    middle = [c for c in frame.columns if c not in first and c not in last]
+    return frame[[c for c in first + middle + last if c in frame.columns]]
+
+
+def summarize_cells(frame: pd.DataFrame, params: list[str], metric: str) -> pd.DataFrame:
+    """Per cell: n ok, n failed, mean, std, min, max, 95% CI and margin of `metric`, and
+    `status` ok | partial (some runs failed) | failed (every run failed), with the most
+    common error."""
+    out = []
+    if frame.empty:
+        return pd.DataFrame(columns=[*params, "n", "failed", "mean", "status", "error"])
+    for values, group in frame.groupby(params, sort=False, dropna=False):
+        values = values if isinstance(values, tuple) else (values,)
+        good = group[group["ok"].astype(bool)]
+        bad = group[~group["ok"].astype(bool)]
+        column = good[metric] if metric in good else pd.Series(dtype=float)
+        s = summarize(pd.to_numeric(column, errors="coerce").tolist())
+        status = "failed" if s.n == 0 else ("partial" if len(bad) else "ok")
+        errors = Counter(e for e in bad.get("error", pd.Series(dtype=object)) if e)
+        out.append({**dict(zip(params, values)), **s.to_dict(), "failed": len(bad),
+                    "status": status, "error": errors.most_common(1)[0][0] if errors else None})
+    return pd.DataFrame(out)
+

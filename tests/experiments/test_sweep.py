@@ -1,0 +1,110 @@
+"""The sweep engine with plain callables: parallel = serial, resume, repeat-until-margin,
+failure marking. (Real transfers are in test_sheet_e2e.py.)"""
+import json
+import random
+import threading
+
+import pytest
+
+from harness.experiments.sweep import (GIVE_UP_AFTER, Sweep, SweepInterrupted, derive_seed, grid,
+                                       run_sweep, summarize_cells)
+
+
+def noisy_goodput(params: dict, seed: int) -> dict:
+    """Deterministic in (params, seed): a mean set by the window, noise from the seed."""
+    rng = random.Random(seed)
+    return {"ok": True, "goodput_kBps": 10.0 * params["window"] + rng.gauss(0, 1), "retransmissions": rng.randint(0, 9)}
+
+
+def test_grid_and_seeds():
+    assert grid(a=[1, 2], b=["x"]) == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
+    s1 = derive_seed(1, "q3", {"window": 4, "delay": 5}, 0)
+    assert s1 == derive_seed(1, "q3", {"delay": 5, "window": 4}, 0)     # key order irrelevant
+    others = {derive_seed(1, "q3", {"window": 4, "delay": 5}, 1), derive_seed(2, "q3", {"window": 4, "delay": 5}, 0),
+              derive_seed(1, "q5", {"window": 4, "delay": 5}, 0), derive_seed(1, "q3", {"window": 8, "delay": 5}, 0)}
+    assert s1 not in others and len(others) == 4
+
+
+def test_parallel_and_serial_give_the_same_table(tmp_path):
+    cells = grid(window=[1, 2, 4, 8])
+    serial = run_sweep(Sweep("s", noisy_goodput, cells, runs=3), jobs=1, progress=False)
+    parallel = run_sweep(Sweep("s", noisy_goodput, cells, runs=3), jobs=4, progress=False)
+    cols = ["window", "rep", "seed", "ok", "goodput_kBps", "retransmissions"]
+    assert serial[cols].equals(parallel[cols])
+    assert list(serial.columns[:5]) == ["sweep", "window", "rep", "seed", "ok"]
+    table = summarize_cells(serial, ["window"], "goodput_kBps")
+    assert list(table["n"]) == [3, 3, 3, 3] and set(table["status"]) == {"ok"}
+    assert (abs(table["mean"] - 10 * table["window"]) < table["margin"] + 3).all()
+
+
+def test_resume_after_an_interruption_measures_only_what_is_missing(tmp_path):
+    path = str(tmp_path / "runs.jsonl")
+    cells = grid(window=[1, 2, 3])
+    calls = []
+    lock = threading.Lock()
+
+    def interrupted_on_fourth(params, seed):
+        with lock:
+            calls.append(seed)
+            if len(calls) == 4:
+                raise KeyboardInterrupt
+        return noisy_goodput(params, seed)
+
+    with pytest.raises(SweepInterrupted) as info:
+        run_sweep(Sweep("r", interrupted_on_fourth, cells, runs=2), jobs=1, results_path=path, progress=False)
+    kept = info.value.frame
+    assert len(kept) == 3 and kept["ok"].all()
+    assert len(open(path).read().splitlines()) == 3
+
+    resumed_calls = []
+
+    def counting(params, seed):
+        resumed_calls.append(seed)
+        return noisy_goodput(params, seed)
+
+    full = run_sweep(Sweep("r", counting, cells, runs=2), jobs=2, results_path=path, progress=False)
+    assert len(resumed_calls) == 3 and len(full) == 6
+    fresh = run_sweep(Sweep("r", noisy_goodput, cells, runs=2), jobs=1, progress=False)
+    assert full["goodput_kBps"].tolist() == fresh["goodput_kBps"].tolist()
+    # A third run measures nothing; other sweeps' rows in the same file are ignored.
+    with open(path, "a") as f:
+        f.write(json.dumps({"sweep": "other", "cell": "{}", "rep": 0, "ok": True}) + "\n{truncated")
+    again = run_sweep(Sweep("r", lambda p, s: pytest.fail("re-measured"), cells, runs=2), results_path=path, progress=False)
+    assert len(again) == 6
+
+
+def test_repeat_until_margin_with_a_cap():
+    def spread_by_cell(params, seed):
+        rng = random.Random(seed)
+        return {"ok": True, "goodput_kBps": 100 + rng.gauss(0, params["sigma"])}
+
+    cells = grid(sigma=[0.5, 200.0])
+    frame = run_sweep(Sweep("m", spread_by_cell, cells, runs=3, until_margin=0.05, cap=9), jobs=2, progress=False)
+    table = summarize_cells(frame, ["sigma"], "goodput_kBps").set_index("sigma")
+    assert table.loc[0.5, "n"] == 3 and table.loc[0.5, "rel_margin"] < 0.05
+    assert table.loc[200.0, "n"] == 9          # never under 5%: stopped by the cap
+
+
+def test_a_cell_where_every_run_fails_is_marked_not_fatal():
+    def window_three_breaks(params, seed):
+        if params["window"] == 3:
+            raise ValueError("Sender3.py: usage: Sender3.py <host> <port> <file> <timeout> <window>\nmore")
+        if params["window"] == 2 and seed % 2:
+            return {"ok": False, "error": "receiver output differs"}
+        return noisy_goodput(params, seed)
+
+    frame = run_sweep(Sweep("f", window_three_breaks, grid(window=[1, 2, 3]), runs=5), jobs=1, progress=False)
+    table = summarize_cells(frame, ["window"], "goodput_kBps").set_index("window")
+    assert table.loc[1, "status"] == "ok" and table.loc[1, "n"] == 5
+    assert table.loc[3, "status"] == "failed" and table.loc[3, "failed"] == GIVE_UP_AFTER
+    assert table.loc[3, "error"] == "ValueError: Sender3.py: usage: Sender3.py <host> <port> <file> <timeout> <window>"
+    seeds = [derive_seed(1, "f", {"window": 2}, r) for r in range(5)]
+    assert table.loc[2, "failed"] == sum(s % 2 for s in seeds)
+    assert table.loc[2, "status"] == ("partial" if any(s % 2 for s in seeds) else "ok")
+
+
+def test_bad_sweep_definitions():
+    with pytest.raises(ValueError):
+        Sweep("x", noisy_goodput, grid(window=[1, 1]))
+    with pytest.raises(ValueError):
+        Sweep("x", noisy_goodput, grid(window=[1]), runs=0)
