@@ -1,1 +1,518 @@
-//! (being written)
+//! The engine: one thread, one epoll loop over the paths' sockets or TUN devices, the
+//! control socket, a signalfd and one timerfd armed at the earliest moment anything is
+//! due (a packet leaving a link, or a scheduled command). The thread sleeps in
+//! epoll_wait whenever nothing is due, so an idle link costs no CPU.
+//!
+//! Each path has one netem `Link` per direction, or one for both (`shared_queue`,
+//! netem on `lo`); a packet's tag is `endpoint << 1 | direction`, where the endpoint
+//! is the UDP client index (0 in TUN mode).
+
+use std::io;
+use std::path::PathBuf;
+
+use serde_json::{json, Map, Value};
+
+use crate::config::{Config, Endpoint, Mode, PathConfig, Scheduled};
+use crate::control::{error_reply, Command, ControlServer, Direction, Input};
+use crate::link::{Departure, Fate, Link, Verdict, WIRE_OVERHEAD_IP, WIRE_OVERHEAD_UDP4, WIRE_OVERHEAD_UDP6};
+use crate::pcap::{self, Pcap};
+use crate::spec::NetemSpec;
+use crate::stats::{payload_hash, DirStats, SeenPayloads};
+use crate::sys::{self, Epoll, Signals, Timer};
+use crate::tun::{self, TunIo};
+use crate::udp::{self, UdpIo};
+
+pub const FORWARD: usize = 0;
+pub const REVERSE: usize = 1;
+
+/// Datagrams read from one descriptor before looking at due departures again:
+/// bounds how late a departure can be made by a burst of arrivals.
+const READ_BATCH: usize = 32;
+/// Payload hashes remembered per direction for `repeats`.
+const SEEN_CAPACITY: usize = 1 << 17;
+/// Read buffer: the largest UDP payload or IP packet.
+const BUF_SIZE: usize = 65536;
+
+// Epoll tokens: kind in the top byte, path index, then a per-kind index.
+const K_TIMER: u64 = 1;
+const K_SIGNAL: u64 = 2;
+const K_CONTROL: u64 = 3;
+const K_CONTROL_CONN: u64 = 4;
+const K_UDP_LISTEN: u64 = 5;
+const K_UDP_UPSTREAM: u64 = 6;
+const K_TUN: u64 = 7;
+
+fn token(kind: u64, path: usize, index: u64) -> u64 {
+    kind << 56 | (path as u64) << 40 | index
+}
+
+fn untoken(t: u64) -> (u64, usize, u64) {
+    (t >> 56, ((t >> 40) & 0xffff) as usize, t & 0xff_ffff_ffff)
+}
+
+enum PathIo {
+    Udp(UdpIo),
+    Tun(TunIo),
+}
+
+struct PathRt {
+    name: String,
+    up: bool,
+    shared: bool,
+    specs: [String; 2],
+    /// One link per direction, or one shared by both.
+    links: Vec<Link>,
+    stats: [DirStats; 2],
+    seen: [SeenPayloads; 2],
+    io: PathIo,
+}
+
+impl PathRt {
+    fn link_of(&self, dir: usize) -> usize {
+        if self.shared { 0 } else { dir }
+    }
+}
+
+/// Every link gets its own seed, derived from the run's seed (splitmix64), so paths
+/// and directions draw independent but reproducible numbers.
+fn link_seed(seed: u64, path: usize, link: usize) -> u64 {
+    let mut z = seed ^ ((path as u64) << 8 | link as u64).wrapping_mul(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+    z ^ (z >> 31)
+}
+
+fn parse_spec(text: &str) -> Result<NetemSpec, String> {
+    NetemSpec::parse(text).map_err(|e| e.to_string())
+}
+
+pub struct Engine {
+    mode: Mode,
+    seed: u64,
+    paths: Vec<PathRt>,
+    epoll: Epoll,
+    timer: Timer,
+    signals: Signals,
+    control: Option<ControlServer>,
+    stats_path: Option<PathBuf>,
+    pcap: Option<Pcap>,
+    schedule: Vec<Scheduled>,
+    next_scheduled: usize,
+    /// When the first packet arrived: the origin of the schedule's times.
+    first_packet_ns: Option<u64>,
+    buf: Vec<u8>,
+}
+
+impl Engine {
+    /// Open every socket, device and file the config names. Errors are one line.
+    pub fn open(cfg: Config) -> Result<Engine, String> {
+        fn os(what: &'static str) -> impl Fn(io::Error) -> String {
+            move |e| format!("{what}: {e}")
+        }
+        sys::set_timer_slack_1ns();
+        let epoll = Epoll::new().map_err(os("epoll"))?;
+        let timer = Timer::new().map_err(os("timerfd"))?;
+        let signals = Signals::new().map_err(os("signalfd"))?;
+        epoll.add(timer.raw_fd(), token(K_TIMER, 0, 0)).map_err(os("epoll"))?;
+        epoll.add(signals.raw_fd(), token(K_SIGNAL, 0, 0)).map_err(os("epoll"))?;
+
+        let mut paths = vec![];
+        for (i, pc) in cfg.paths.iter().enumerate() {
+            let path = Self::open_path(cfg.seed, i, pc)?;
+            match &path.io {
+                PathIo::Udp(u) => epoll.add(u.listen_fd(), token(K_UDP_LISTEN, i, 0)),
+                PathIo::Tun(t) => epoll
+                    .add(t.fd(FORWARD), token(K_TUN, i, FORWARD as u64))
+                    .and_then(|_| epoll.add(t.fd(REVERSE), token(K_TUN, i, REVERSE as u64))),
+            }
+            .map_err(os("epoll"))?;
+            paths.push(path);
+        }
+        let control = match &cfg.control {
+            Some(p) => {
+                let c = ControlServer::bind(p)?;
+                epoll.add(c.listener_fd(), token(K_CONTROL, 0, 0)).map_err(os("epoll"))?;
+                Some(c)
+            }
+            None => None,
+        };
+        let pcap = match &cfg.pcap {
+            Some(p) => Some(Pcap::create(p, pcap::DEFAULT_MAX_BYTES).map_err(|e| format!("pcap {}: {e}", p.display()))?),
+            None => None,
+        };
+        Ok(Engine {
+            mode: cfg.mode,
+            seed: cfg.seed,
+            paths,
+            epoll,
+            timer,
+            signals,
+            control,
+            stats_path: cfg.stats,
+            pcap,
+            schedule: cfg.schedule,
+            next_scheduled: 0,
+            first_packet_ns: None,
+            buf: vec![0; BUF_SIZE],
+        })
+    }
+
+    fn open_path(seed: u64, i: usize, pc: &PathConfig) -> Result<PathRt, String> {
+        let ctx = |e: String| format!("path {:?}: {e}", pc.name);
+        let (io, overhead) = match &pc.endpoint {
+            Endpoint::Udp { listen, to } => {
+                let io = UdpIo::open(*listen, *to).map_err(|e| ctx(format!("listen {listen}: {e}")))?;
+                // The rate counts what netem on lo counts: payload + UDP + IP + Ethernet.
+                let oh = |a: &std::net::SocketAddr| if a.is_ipv6() { WIRE_OVERHEAD_UDP6 } else { WIRE_OVERHEAD_UDP4 };
+                (PathIo::Udp(io), [oh(to), oh(listen)])
+            }
+            Endpoint::Tun { a, b } => (PathIo::Tun(TunIo::open(a, b).map_err(ctx)?), [WIRE_OVERHEAD_IP; 2]),
+        };
+        let specs = [pc.forward.clone(), pc.reverse.clone()];
+        let n_links = if pc.shared_queue { 1 } else { 2 };
+        let mut links = vec![];
+        for l in 0..n_links {
+            let mut link = Link::new(parse_spec(&specs[l]).map_err(ctx)?, link_seed(seed, i, l));
+            link.set_wire_overhead(overhead[l]);
+            links.push(link);
+        }
+        Ok(PathRt {
+            name: pc.name.clone(),
+            up: true,
+            shared: pc.shared_queue,
+            specs,
+            links,
+            stats: Default::default(),
+            seen: [SeenPayloads::new(SEEN_CAPACITY), SeenPayloads::new(SEEN_CAPACITY)],
+            io,
+        })
+    }
+
+    /// The ready line of docs/interfaces.md.
+    pub fn ready_line(&self) -> String {
+        let paths: Vec<Value> = self
+            .paths
+            .iter()
+            .map(|p| match &p.io {
+                PathIo::Udp(u) => json!({"name": p.name, "listen": u.local_addr().to_string()}),
+                PathIo::Tun(t) => json!({"name": p.name, "tun": t.names}),
+            })
+            .collect();
+        json!({"event": "ready", "pid": std::process::id(), "paths": paths}).to_string()
+    }
+
+    /// Serve until SIGTERM/SIGINT; then write the stats file and flush the pcap.
+    pub fn run(&mut self) -> Result<(), String> {
+        let mut tokens = Vec::with_capacity(64);
+        'serve: loop {
+            self.epoll.wait(&mut tokens).map_err(|e| format!("epoll_wait: {e}"))?;
+            for &t in &tokens {
+                let (kind, path, index) = untoken(t);
+                match kind {
+                    K_TIMER => self.timer.acknowledge(),
+                    K_SIGNAL => {
+                        if self.signals.take() {
+                            break 'serve;
+                        }
+                    }
+                    K_CONTROL => self.accept_control(),
+                    K_CONTROL_CONN => self.serve_control(index),
+                    K_UDP_LISTEN | K_UDP_UPSTREAM | K_TUN => self.drain(kind, path, index as usize),
+                    _ => {}
+                }
+                self.release_due(sys::now_ns());
+            }
+            self.timer.arm(self.next_deadline());
+        }
+        self.write_stats_file()?;
+        if let Some(p) = &mut self.pcap {
+            p.flush();
+        }
+        Ok(())
+    }
+
+    /// Read up to READ_BATCH packets from one descriptor into the links.
+    fn drain(&mut self, kind: u64, p: usize, index: usize) {
+        for _ in 0..READ_BATCH {
+            let mut buf = std::mem::take(&mut self.buf);
+            let read = match (&mut self.paths[p].io, kind) {
+                (PathIo::Udp(u), K_UDP_LISTEN) => match u.read_listen(&mut buf) {
+                    udp::Read::Packet { client, len, new_fd } => {
+                        if let Some(fd) = new_fd {
+                            // Cannot fail for a fresh socket short of running out of memory;
+                            // then replies from this client are lost, and counted nowhere else.
+                            let _ = self.epoll.add(fd, token(K_UDP_UPSTREAM, p, client as u64));
+                        }
+                        Some(Ok((FORWARD, client, len)))
+                    }
+                    udp::Read::Dropped => Some(Err(FORWARD)),
+                    udp::Read::Empty => None,
+                },
+                (PathIo::Udp(u), K_UDP_UPSTREAM) => match u.read_upstream(index, &mut buf) {
+                    udp::Read::Packet { client, len, .. } => Some(Ok((REVERSE, client, len))),
+                    // An error here is ICMP (e.g. port unreachable) about what we sent forward.
+                    udp::Read::Dropped => Some(Err(FORWARD)),
+                    udp::Read::Empty => None,
+                },
+                (PathIo::Tun(t), K_TUN) => match t.read(index, &mut buf) {
+                    Ok(Some(len)) => Some(Ok((index, 0, len))),
+                    Ok(None) => None,
+                    Err(_) => Some(Err(index)),
+                },
+                _ => None,
+            };
+            let data = match read {
+                Some(Ok((dir, endpoint, len))) => Some((dir, endpoint, buf[..len].to_vec())),
+                Some(Err(dir)) => {
+                    self.paths[p].stats[dir].io_errors += 1;
+                    None
+                }
+                None => {
+                    self.buf = buf;
+                    return;
+                }
+            };
+            self.buf = buf;
+            if let Some((dir, endpoint, data)) = data {
+                self.ingress(p, dir, endpoint, data, sys::now_ns());
+            }
+        }
+    }
+
+    /// A packet entered path `p` in direction `dir`: count it and hand it to the link.
+    fn ingress(&mut self, p: usize, dir: usize, endpoint: usize, data: Vec<u8>, now: u64) {
+        self.first_packet_ns.get_or_insert(now);
+        let mode = self.mode;
+        let path = &mut self.paths[p];
+        let st = &mut path.stats[dir];
+        st.arrived(now, data.len());
+        if !path.up {
+            st.down_drops += 1;
+            return;
+        }
+        let (range, key) = match mode {
+            Mode::Udp => (0..data.len(), (!data.is_empty()).then(|| payload_hash(&[&endpoint.to_be_bytes(), &data]))),
+            Mode::Tun => (tun::corrupt_range(&data), tun::repeat_key(&data)),
+        };
+        if key.is_some_and(|k| path.seen[dir].check_and_insert(k)) {
+            st.repeats += 1;
+        }
+        let li = if path.shared { 0 } else { dir };
+        let verdict = path.links[li].enqueue(now, data, range, (endpoint << 1 | dir) as u32);
+        count_verdict(st, verdict);
+    }
+
+    /// Send every packet that is due, and run scheduled commands that are due.
+    fn release_due(&mut self, now: u64) {
+        while let Some(s) = self.schedule.get(self.next_scheduled) {
+            let due = match self.first_packet_ns {
+                Some(t0) => t0 + s.at_ms * 1_000_000,
+                None => break,
+            };
+            if due > now {
+                break;
+            }
+            let cmd = s.cmd.clone();
+            self.next_scheduled += 1;
+            // Checked when the config was read, so this cannot fail.
+            let _ = self.execute(&cmd);
+        }
+        let mode = self.mode;
+        for path in &mut self.paths {
+            for li in 0..path.links.len() {
+                while let Some(dep) = path.links[li].dequeue(now) {
+                    deliver(mode, &path.io, path.up, &mut path.stats, &mut self.pcap, dep);
+                }
+            }
+        }
+    }
+
+    fn next_deadline(&self) -> Option<u64> {
+        let links = self.paths.iter().flat_map(|p| p.links.iter()).filter_map(|l| l.next_due());
+        let scheduled = self
+            .first_packet_ns
+            .and_then(|t0| self.schedule.get(self.next_scheduled).map(|s| t0 + s.at_ms * 1_000_000));
+        links.chain(scheduled).min()
+    }
+
+    fn accept_control(&mut self) {
+        let Some(ctl) = &mut self.control else { return };
+        for (id, fd) in ctl.accept() {
+            if self.epoll.add(fd, token(K_CONTROL_CONN, 0, id)).is_err() {
+                ctl.close(id);
+            }
+        }
+    }
+
+    fn serve_control(&mut self, id: u64) {
+        let Some(ctl) = &mut self.control else { return };
+        let inputs = ctl.read(id);
+        for input in inputs {
+            match input {
+                Input::Request(req) => {
+                    let reply = match req.and_then(|cmd| self.execute(&cmd)) {
+                        Ok(v) => v,
+                        Err(e) => error_reply(&e),
+                    };
+                    if let Some(ctl) = &mut self.control {
+                        ctl.reply(id, &reply);
+                    }
+                }
+                Input::Closed => {
+                    if let Some(fd) = self.control.as_mut().and_then(|c| c.close(id)) {
+                        self.epoll.remove(fd);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Carry out a control or scheduled command; the reply's JSON, or a one-line error.
+    fn execute(&mut self, cmd: &Command) -> Result<Value, String> {
+        if let Command::Stats = cmd {
+            self.write_stats_file()?;
+            return Ok(json!({"ok": true, "stats": self.stats_json()}));
+        }
+        let name = cmd.path().unwrap_or_default();
+        let Some(path) = self.paths.iter_mut().find(|p| p.name == name) else {
+            let names: Vec<&str> = self.paths.iter().map(|p| p.name.as_str()).collect();
+            return Err(format!("no path named {name:?}; paths are {}", names.join(", ")));
+        };
+        match cmd {
+            Command::Down { .. } => path.up = false,
+            Command::Up { .. } => path.up = true,
+            Command::Change { direction, spec, .. } => {
+                let parsed = parse_spec(spec)?;
+                if path.shared && *direction != Direction::Both {
+                    return Err(format!("path {name:?} has a shared queue: change it with direction \"both\""));
+                }
+                let dirs: &[usize] = match direction {
+                    Direction::Forward => &[FORWARD],
+                    Direction::Reverse => &[REVERSE],
+                    Direction::Both => &[FORWARD, REVERSE],
+                };
+                for &d in dirs {
+                    path.specs[d] = spec.clone();
+                    let li = path.link_of(d);
+                    path.links[li].set_spec(parsed.clone());
+                }
+            }
+            Command::Stats => unreachable!("handled above"),
+        }
+        Ok(json!({"ok": true}))
+    }
+
+    pub fn stats_json(&self) -> Value {
+        let mut total = [DirStats::default(), DirStats::default()];
+        let mut per_path = Map::new();
+        for p in &self.paths {
+            for d in [FORWARD, REVERSE] {
+                total[d].merge(&p.stats[d]);
+            }
+            per_path.insert(
+                p.name.clone(),
+                json!({"up": p.up, "forward_spec": p.specs[FORWARD], "reverse_spec": p.specs[REVERSE],
+                       "forward": p.stats[FORWARD].to_json(), "reverse": p.stats[REVERSE].to_json()}),
+            );
+        }
+        json!({"seed": self.seed, "mode": self.mode.name(),
+               "forward": total[FORWARD].to_json(), "reverse": total[REVERSE].to_json(),
+               "pcap_skipped": self.pcap.as_ref().map(|p| p.skipped),
+               "paths": per_path})
+    }
+
+    /// Write the stats file atomically (temporary file, then rename): a reader never
+    /// sees half a file.
+    fn write_stats_file(&self) -> Result<(), String> {
+        let Some(path) = &self.stats_path else { return Ok(()) };
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let text = serde_json::to_string_pretty(&self.stats_json()).expect("stats serialise");
+        std::fs::write(&tmp, text + "\n")
+            .and_then(|_| std::fs::rename(&tmp, path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                format!("stats file {}: {e}", path.display())
+            })
+    }
+}
+
+fn count_verdict(st: &mut DirStats, v: Verdict) {
+    match v.original {
+        Fate::Queued { corrupted, reordered } => {
+            st.corrupted += corrupted as u64;
+            st.reordered += reordered as u64;
+        }
+        Fate::Lost => st.lost += 1,
+        Fate::QueueDrop => st.queue_drops += 1,
+    }
+    if let Some(dup) = v.duplicate {
+        st.duplicated += 1;
+        if dup == Fate::QueueDrop {
+            st.queue_drops += 1;
+        }
+    }
+}
+
+/// Hand a departing packet to its destination and count it.
+fn deliver(mode: Mode, io: &PathIo, up: bool, stats: &mut [DirStats; 2], pcap: &mut Option<Pcap>, mut dep: Departure) {
+    let dir = (dep.tag & 1) as usize;
+    let endpoint = (dep.tag >> 1) as usize;
+    let st = &mut stats[dir];
+    // A path cut while packets were on it loses them.
+    if !up {
+        st.down_drops += 1;
+        return;
+    }
+    // Lateness is judged when the send starts: the send itself costs the same on any relay.
+    let now = sys::now_ns();
+    let sent = match io {
+        PathIo::Udp(u) => {
+            if dir == FORWARD { u.send_forward(endpoint, &dep.data) } else { u.send_reverse(endpoint, &dep.data) }
+        }
+        PathIo::Tun(t) => {
+            if dep.corrupted {
+                tun::repair_checksum(&mut dep.data);
+            }
+            t.write(dir, &dep.data)
+        }
+    };
+    if sent.is_err() {
+        st.io_errors += 1;
+        return;
+    }
+    st.departed(now, dep.data.len(), dep.due, dep.arrived);
+    if let Some(pc) = pcap {
+        let wall = sys::realtime_ns();
+        match (mode, io) {
+            (Mode::Udp, PathIo::Udp(u)) => {
+                let (client, target) = (u.client_addr(endpoint), u.target());
+                let (src, dst) = if dir == FORWARD { (client, target) } else { (target, client) };
+                pc.packet(wall, &pcap::synth_udp(src, dst, &dep.data));
+            }
+            _ => pc.packet(wall, &dep.data),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip() {
+        for (k, p, i) in [(K_TIMER, 0, 0), (K_TUN, 63, 1), (K_CONTROL_CONN, 0, 1 << 39), (K_UDP_UPSTREAM, 65535, 63)] {
+            assert_eq!(untoken(token(k, p, i)), (k, p, i));
+        }
+    }
+
+    #[test]
+    fn link_seeds_differ_per_path_and_direction_and_repeat() {
+        let s = [link_seed(1, 0, 0), link_seed(1, 0, 1), link_seed(1, 1, 0), link_seed(2, 0, 0)];
+        for i in 0..s.len() {
+            for j in 0..i {
+                assert_ne!(s[i], s[j]);
+            }
+        }
+        assert_eq!(link_seed(1, 0, 0), s[0]);
+    }
+}

@@ -18,5 +18,6 @@ pub mod control;
 pub mod event;
 pub mod pcap;
 pub mod stats;
+pub mod sys;
 pub mod tun;
 pub mod udp;
