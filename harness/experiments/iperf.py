@@ -1,0 +1,139 @@
+"""The TCP baseline: iperf3 between two network namespaces joined by the link engine.
+
+COMN part 4 measures `iperf -M 1KB -w <window>` over the same netem link as the UDP
+protocols. Here the netns backend gives the client and the server their own
+namespaces and the engine (TUN mode) carries every packet, so TCP sees the same
+delay, loss and shared rate queue. The figures come from `iperf3 -J`, receiver side:
+goodput = end.sum_received.bytes / seconds (KiB/s) and the sender's `retransmits`.
+
+`-w` sets the socket buffers; Linux doubles the value it is given and keeps part of
+the buffer for overhead, so the window TCP advertises is about the -w value, never
+exactly it. `-M 1024` sets the MSS (TCP_MAXSEG), i.e. 1 KiB of payload per segment.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from harness import backends
+from harness.engine import EngineError, check_spec
+from harness.procs import Processes, ProgramNotFound, UsageError, port_bound
+
+IPERF_PORT = 5201
+BIND_TIMEOUT_S = 10.0
+SERVER_GRACE_S = 5.0
+
+
+def unavailable_reason() -> str | None:
+    """Why iperf3 runs cannot happen here, or None."""
+    if shutil.which("iperf3") is None:
+        return "iperf3 is not installed (`make setup` installs it; or apt-get install iperf3)"
+    return backends.netns_unavailable_reason()
+
+
+def client_argv(host: str, window_bytes: int, size: int | None, duration_s: float | None,
+                mss: int) -> list[str]:
+    if (size is None) == (duration_s is None):
+        raise UsageError("iperf3: give exactly one of a size (-n) or a duration (-t)")
+    amount = ["-n", str(size)] if size is not None else ["-t", f"{duration_s:g}"]
+    return ["iperf3", "-c", host, "-p", str(IPERF_PORT), "-J", "-M", str(mss),
+            "-w", str(window_bytes), *amount]
+
+
+def parse_iperf_json(text: str) -> dict:
+    """The receiver-side figures of one `iperf3 -c ... -J` run, as a sweep row."""
+    try:
+        report = json.loads(text)
+    except ValueError:
+        lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+        return {"ok": False, "error": f"iperf3 printed no JSON report: {lines[-1] if lines else '(nothing)'}"}
+    if report.get("error"):
+        return {"ok": False, "error": f"iperf3: {report['error']}"}
+    end = report.get("end") or {}
+    received, sent = end.get("sum_received") or {}, end.get("sum_sent") or {}
+    seconds, nbytes = received.get("seconds"), received.get("bytes")
+    if not seconds or nbytes is None:
+        return {"ok": False, "error": "iperf3's report has no receiver summary (end.sum_received)"}
+    return {"ok": True, "error": None, "goodput_kBps": nbytes / 1024 / seconds, "bytes": nbytes,
+            "wire_time_s": seconds, "retransmissions": sent.get("retransmits")}
+
+
+def run_iperf(spec: str, *, window_bytes: int, size: int | None = 1 << 20,
+              duration_s: float | None = None, mss: int = 1024, shared_queue: bool = True,
+              seed: int = 1, time_limit: float = 300.0) -> dict:
+    """One iperf3 TCP transfer over the link `spec` (same both ways); a sweep row."""
+    why = unavailable_reason()
+    if why:
+        return {"ok": False, "error": why}
+    check_spec(spec, "link spec")
+    session_args = {"paths": [{"name": "p0", "forward": spec, "reverse": spec, "shared_queue": shared_queue}],
+                    "config": {"seed": seed}}
+    workdir = tempfile.mkdtemp(prefix="rdt-iperf-")
+    try:
+        with Processes() as procs:
+            try:
+                session = backends.open_session("netns", **session_args, workdir=workdir, procs=procs)
+            except EngineError as e:
+                return {"ok": False, "error": f"engine failed: {e}"}
+            try:
+                return _client_server(session, procs, workdir, window_bytes, size, duration_s, mss, time_limit)
+            finally:
+                session.close()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _client_server(session, procs: Processes, workdir: str, window_bytes: int, size, duration_s,
+                   mss: int, time_limit: float) -> dict:
+    host = session.receiver.addresses[0]
+    try:
+        server = procs.start("iperf3-server", ["iperf3", "-s", "-1", "-B", host, "-p", str(IPERF_PORT)],
+                             cwd=workdir, netns=session.receiver.netns)
+    except ProgramNotFound as e:
+        return {"ok": False, "error": f"iperf3 server: {e}"}
+    deadline = time.monotonic() + BIND_TIMEOUT_S
+    while not port_bound(server.pid, IPERF_PORT, pgid=server.pid):
+        if server.wait(0.02) or time.monotonic() > deadline:
+            procs.stop(server)
+            return {"ok": False, "error": f"iperf3 server did not listen: {server.last_stderr_line() or 'no message'}"}
+    client = procs.start("iperf3-client", client_argv(host, window_bytes, size, duration_s, mss),
+                         cwd=workdir, netns=session.sender.netns)
+    timed_out = not client.wait(time_limit)
+    procs.stop(client)
+    server.wait(SERVER_GRACE_S)
+    procs.stop(server)
+    stats = session.engine.stop() if session.engine is not None else None
+    if timed_out:
+        return {"ok": False, "error": f"iperf3 timed out after {time_limit:g} s"}
+    row = parse_iperf_json(client.stdout())
+    lags = [(stats or {}).get(d, {}).get("lag_us") or {} for d in ("forward", "reverse")]
+    row["lag_p99_us"] = max((lag.get("p99") or 0 for lag in lags), default=None) if stats else None
+    row["backend"] = "netns"
+    return row
+
+
+@dataclass(frozen=True)
+class IperfRun:
+    """A sweep's run_one for iperf3: the cell gives `window_kB` (KiB, for -w) and the
+    link spec's placeholders (e.g. `delay`, `loss`)."""
+    link: str                                  # netem spec template
+    size: int | None = 1 << 20                 # -n bytes, or None with duration_s
+    duration_s: float | None = None
+    mss: int = 1024
+    shared_queue: bool = True
+    time_limit: float | Callable[[dict], float] = 300.0
+    fixed: dict = field(default_factory=dict)
+
+    def __call__(self, params: dict, seed: int) -> dict:
+        values = {**self.fixed, **params}
+        if "window_kB" not in values:
+            raise UsageError("an iperf3 sweep needs a window_kB parameter (the -w value in KiB)")
+        limit = self.time_limit(values) if callable(self.time_limit) else self.time_limit
+        return run_iperf(self.link.format_map(values), window_bytes=int(values["window_kB"] * 1024),
+                         size=self.size, duration_s=self.duration_s, mss=self.mss,
+                         shared_queue=self.shared_queue, seed=seed, time_limit=limit)
