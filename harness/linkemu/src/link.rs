@@ -1,19 +1,56 @@
 //! One netem qdisc instance, sans-IO: packets and the time go in, departures come out.
+//!
+//! Per packet, in netem's order (`netem_enqueue` in net/sched/sch_netem.c):
+//! 1. duplicate decision; 2. loss decision (if both fire, one copy goes on: netem's
+//!    `count` is 2 - 1); 3. the duplicate is cloned before the original is touched;
+//! 4. corrupt the original (one random bit in `corrupt_range`); 5. tail drop when the
+//!    delay line holds `limit` packets; 6. the duplicate makes its own pass through
+//!    loss, corruption, limit and delay (netem re-enqueues it at the root, with
+//!    duplication off); 7. reorder (sent at once, ahead of the queue) or delay with
+//!    jitter; 8. with `rate`, serialisation behind the last packet in the queue:
+//!    `due = max(last_due, now + delay) + t_ser`, so with a rate jitter never reorders;
+//! 9. release in due-time order.
+//!
+//! Time is u64 nanoseconds from any monotonic clock the caller likes.
+//!
+//! # Packet length for `rate`
+//! The rate counts `data.len() + wire_overhead` bytes per packet, plus the spec's own
+//! packet and cell overheads. The convention is "the bytes netem on `lo` would
+//! count": netem there sees the Ethernet header (14) + IP + transport. So in UDP-relay
+//! mode (data = the datagram payload) set `WIRE_OVERHEAD_UDP4` (42) or
+//! `WIRE_OVERHEAD_UDP6` (62); in TUN mode (data = the IP packet) `WIRE_OVERHEAD_IP` (14).
+//! Then `rate 10mbit` means the same as `tc qdisc add dev lo root netem rate 10mbit`.
+//!
+//! # Deviations from netem, on purpose
+//! - Every random choice, including the corrupted bit and the correlation start
+//!   values, comes from the link's seeded generator, so runs are reproducible.
+//! - `limit` is strict: netem can let an original in one over the limit after its
+//!   duplicate took the last place; here that original is tail-dropped instead.
+//!   `limit` counts every packet held, including reordered ones awaiting release.
+//! - `set_spec` keeps the generator unless the new spec has a `seed` (netem reseeds
+//!   from entropy on every change).
 
-use crate::spec::NetemSpec;
+use crate::dist::{self, Table};
+use crate::loss::Loss;
+use crate::rng::{Correlated, Rng};
+use crate::spec::{NetemSpec, Rate};
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 
-/// Bytes netem on `lo` counts for the rate beyond the UDP payload: Ethernet 14 + IPv4 20 + UDP 8.
+/// Bytes netem on `lo` counts beyond a UDP payload: Ethernet 14 + IPv4 20 + UDP 8.
 pub const WIRE_OVERHEAD_UDP4: u32 = 14 + 20 + 8;
-/// Same for IPv6: Ethernet 14 + IPv6 40 + UDP 8.
+/// The same for IPv6: Ethernet 14 + IPv6 40 + UDP 8.
 pub const WIRE_OVERHEAD_UDP6: u32 = 14 + 40 + 8;
-/// TUN mode hands the link whole IP packets; netem on a veth/lo adds the 14-byte Ethernet header.
+/// TUN mode hands the link whole IP packets; netem on `lo`/veth adds the Ethernet header.
 pub const WIRE_OVERHEAD_IP: u32 = 14;
+
+/// netem caps jitter to what `tabledist` handles (i32 nanoseconds).
+const MAX_JITTER_NS: u64 = i32::MAX as u64;
 
 /// What happened to one copy of a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fate {
-    /// In the delay line. `reordered`: sent at once ahead of the queue (netem's reorder).
+    /// In the delay line. `reordered`: netem's reorder sent it at once, ahead of the queue.
     Queued { corrupted: bool, reordered: bool },
     /// Dropped by the loss model.
     Lost,
@@ -21,13 +58,27 @@ pub enum Fate {
     QueueDrop,
 }
 
+impl Fate {
+    pub fn is_queued(self) -> bool {
+        matches!(self, Fate::Queued { .. })
+    }
+}
+
 /// What `enqueue` did with a packet and, when netem's duplicate decision fired, its copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Verdict {
     pub original: Fate,
-    /// `Some` when the duplicate decision fired. If the original was lost the copy
-    /// still goes on (netem: count = 2 - 1), so `original: Lost, duplicate: Some(Queued)`.
+    /// `Some` when the duplicate decision fired. When the original is also lost the
+    /// copy still goes on (`original: Lost, duplicate: Some(Queued{..})`): one packet
+    /// is delivered, as with netem.
     pub duplicate: Option<Fate>,
+}
+
+impl Verdict {
+    /// Copies that went into the delay line (0, 1 or 2).
+    pub fn queued(&self) -> usize {
+        self.original.is_queued() as usize + self.duplicate.is_some_and(Fate::is_queued) as usize
+    }
 }
 
 /// A packet leaving the link.
@@ -35,28 +86,89 @@ pub struct Verdict {
 pub struct Departure {
     pub data: Vec<u8>,
     pub tag: u32,
-    /// When it was due out (ns); the caller's lateness is `now - due`.
+    /// When it was due out (ns); how late the caller sent it is `now - due`.
     pub due: u64,
-    /// When it arrived (ns): `due - arrived` is the time it spent in the link.
+    /// When it arrived (ns): it spent `due - arrived` in the link.
     pub arrived: u64,
-    /// A link-made copy.
+    /// A copy made by `duplicate`.
     pub duplicate: bool,
     pub corrupted: bool,
 }
 
-/// One netem qdisc: one delay line.
+/// The spec in netem's fixed-point form, with its correlated generators.
+struct Params {
+    latency: i64,
+    jitter: i64,
+    table: Option<&'static Table>,
+    duplicate: u32,
+    corrupt: u32,
+    reorder: u32,
+    gap: u32,
+    rate: Option<Rate>,
+    limit: usize,
+    delay_cor: Correlated,
+    dup_cor: Correlated,
+    corrupt_cor: Correlated,
+    reorder_cor: Correlated,
+    loss: Loss,
+}
+
+impl Params {
+    /// Like netem_change: fresh correlation state and loss-model state.
+    fn new(spec: &NetemSpec, rng: &mut Rng) -> Params {
+        Params {
+            latency: spec.delay_ns as i64,
+            jitter: spec.jitter_ns.min(MAX_JITTER_NS) as i64,
+            table: dist::table(spec.distribution),
+            duplicate: spec.duplicate.p.scaled(),
+            corrupt: spec.corrupt.p.scaled(),
+            reorder: spec.reorder.p.scaled(),
+            gap: spec.gap,
+            rate: spec.rate,
+            limit: spec.limit as usize,
+            delay_cor: Correlated::new(spec.delay_corr.scaled(), rng),
+            dup_cor: Correlated::new(spec.duplicate.corr.scaled(), rng),
+            corrupt_cor: Correlated::new(spec.corrupt.corr.scaled(), rng),
+            reorder_cor: Correlated::new(spec.reorder.corr.scaled(), rng),
+            loss: Loss::new(&spec.loss, rng),
+        }
+    }
+}
+
+/// One netem qdisc: one delay line, fed by `enqueue`, drained by `dequeue`.
 pub struct Link {
     spec: NetemSpec,
+    p: Params,
+    rng: Rng,
     wire_overhead: u32,
-    queue: Vec<Departure>,
+    /// netem's tfifo: packets by (due, arrival number), so ties leave in arrival order.
+    tfifo: BTreeMap<(u64, u64), Departure>,
+    /// Reordered packets, put at the head of the queue as netem does (newest first).
+    head: VecDeque<Departure>,
+    /// netem's reorder counter: packets delayed since the last reordered one.
+    counter: u32,
+    arrivals: u64,
 }
 
 impl Link {
-    pub fn new(spec: NetemSpec, _seed: u64) -> Link {
-        Link { spec, wire_overhead: 0, queue: Vec::new() }
+    /// A link with `spec`; its `seed` option, if any, wins over `seed`.
+    pub fn new(spec: NetemSpec, seed: u64) -> Link {
+        let mut rng = Rng::new(spec.seed.unwrap_or(seed));
+        let p = Params::new(&spec, &mut rng);
+        Link {
+            spec,
+            p,
+            rng,
+            wire_overhead: 0,
+            tfifo: BTreeMap::new(),
+            head: VecDeque::new(),
+            counter: 0,
+            arrivals: 0,
+        }
     }
 
-    /// Bytes added to each packet's length for the rate (see the WIRE_OVERHEAD_* constants).
+    /// Bytes added to each packet's length for `rate` (see the module doc and the
+    /// `WIRE_OVERHEAD_*` constants). Default 0.
     pub fn set_wire_overhead(&mut self, bytes: u32) {
         self.wire_overhead = bytes;
     }
@@ -65,28 +177,146 @@ impl Link {
         &self.spec
     }
 
-    pub fn enqueue(&mut self, now: u64, data: Vec<u8>, _corrupt_range: Range<usize>, tag: u32) -> Verdict {
-        self.queue.push(Departure { data, tag, due: now, arrived: now, duplicate: false, corrupted: false });
-        Verdict { original: Fate::Queued { corrupted: false, reordered: false }, duplicate: None }
-    }
-
-    pub fn next_due(&self) -> Option<u64> {
-        self.queue.first().map(|d| d.due)
-    }
-
-    pub fn dequeue(&mut self, now: u64) -> Option<Departure> {
-        if self.queue.first().is_some_and(|d| d.due <= now) {
-            Some(self.queue.remove(0))
-        } else {
-            None
-        }
-    }
-
+    /// Like `tc qdisc change`: new options for packets from now on; the queue and
+    /// the generator stay (a `seed` in the new spec reseeds it).
     pub fn set_spec(&mut self, spec: NetemSpec) {
+        if let Some(seed) = spec.seed {
+            self.rng = Rng::new(seed);
+        }
+        self.p = Params::new(&spec, &mut self.rng);
+        self.counter = 0;
         self.spec = spec;
     }
 
+    /// Packets held (delay line plus reordered ones awaiting release); never above `limit`.
     pub fn queue_len(&self) -> usize {
-        self.queue.len()
+        self.tfifo.len() + self.head.len()
+    }
+
+    /// A packet arrives at `now`. `corrupt_range`: the bytes eligible for the one-bit
+    /// flip (clipped to the packet). `tag` is opaque and comes back with the packet.
+    pub fn enqueue(&mut self, now: u64, data: Vec<u8>, corrupt_range: Range<usize>, tag: u32) -> Verdict {
+        let pkt = Departure { data, tag, due: now, arrived: now, duplicate: false, corrupted: false };
+        self.netem_enqueue(now, pkt, &corrupt_range, true)
+    }
+
+    /// When the next packet is due out, if any.
+    pub fn next_due(&self) -> Option<u64> {
+        match self.head.front() {
+            Some(p) => Some(p.due),
+            None => self.tfifo.keys().next().map(|&(due, _)| due),
+        }
+    }
+
+    /// The next packet due at or before `now`, if any. Reordered packets go first.
+    pub fn dequeue(&mut self, now: u64) -> Option<Departure> {
+        if self.head.front().is_some_and(|p| p.due <= now) {
+            return self.head.pop_front();
+        }
+        match self.tfifo.first_key_value() {
+            Some((&(due, _), _)) if due <= now => self.tfifo.pop_first().map(|(_, p)| p),
+            _ => None,
+        }
+    }
+
+    /// One pass of netem_enqueue; the duplicate's own pass has `may_duplicate` false.
+    fn netem_enqueue(&mut self, now: u64, mut pkt: Departure, range: &Range<usize>, may_duplicate: bool) -> Verdict {
+        let duplicate = may_duplicate && self.p.duplicate != 0 && self.p.duplicate >= self.p.dup_cor.next(&mut self.rng);
+        let lost = self.p.loss.lose(&mut self.rng);
+        match (duplicate, lost) {
+            (false, true) => Verdict { original: Fate::Lost, duplicate: None },
+            (true, true) => {
+                // One copy goes on, through the rest of the original's path.
+                pkt.duplicate = true;
+                let (fate, _) = self.corrupt_limit_schedule(now, pkt, range, None);
+                Verdict { original: Fate::Lost, duplicate: Some(fate) }
+            }
+            (dup, false) => {
+                let clone = dup.then(|| Departure { duplicate: true, ..pkt.clone() });
+                let (original, duplicate) = self.corrupt_limit_schedule(now, pkt, range, clone);
+                Verdict { original, duplicate }
+            }
+        }
+    }
+
+    /// Steps 4-8 for a surviving packet, with its duplicate's pass in netem's place.
+    fn corrupt_limit_schedule(
+        &mut self,
+        now: u64,
+        mut pkt: Departure,
+        range: &Range<usize>,
+        clone: Option<Departure>,
+    ) -> (Fate, Option<Fate>) {
+        if self.p.corrupt != 0 && self.p.corrupt >= self.p.corrupt_cor.next(&mut self.rng) {
+            pkt.corrupted = self.flip_one_bit(&mut pkt.data, range);
+        }
+        if self.queue_len() >= self.p.limit {
+            return (Fate::QueueDrop, clone.map(|_| Fate::QueueDrop));
+        }
+        let dup_fate = clone.map(|c| self.netem_enqueue(now, c, range, false).original);
+        if self.queue_len() >= self.p.limit {
+            return (Fate::QueueDrop, dup_fate);
+        }
+        let corrupted = pkt.corrupted;
+        let reordered = self.schedule(now, pkt);
+        (Fate::Queued { corrupted, reordered }, dup_fate)
+    }
+
+    /// Flip one random bit inside `range` (clipped to the packet); false if it is empty.
+    fn flip_one_bit(&mut self, data: &mut [u8], range: &Range<usize>) -> bool {
+        let (start, end) = (range.start.min(data.len()), range.end.min(data.len()));
+        if start >= end {
+            return false;
+        }
+        let i = start + self.rng.below((end - start) as u64) as usize;
+        data[i] ^= 1 << self.rng.below(8);
+        true
+    }
+
+    /// Reorder or delay; returns true when the packet was reordered (sent at once).
+    fn schedule(&mut self, now: u64, mut pkt: Departure) -> bool {
+        let p = &mut self.p;
+        let reorder = p.gap != 0 && self.counter >= p.gap - 1 && p.reorder >= p.reorder_cor.next(&mut self.rng);
+        if reorder {
+            pkt.due = now;
+            self.counter = 0;
+            self.head.push_front(pkt);
+            return true;
+        }
+        // tabledist draws a random number only when there is jitter.
+        let rnd = if p.jitter != 0 { p.delay_cor.next(&mut self.rng) } else { 0 };
+        let mut delay = dist::tabledist(p.latency, p.jitter, rnd, p.table);
+        let mut start = now as i64;
+        if let Some(rate) = self.p.rate {
+            // Serialise behind the last packet held: the time until it leaves counts
+            // against this packet's delay.
+            if let Some(last) = self.last_due() {
+                delay = (delay - (last as i64 - now as i64)).max(0);
+                start = last as i64;
+            }
+            delay += self.transmit_ns(&rate, pkt.data.len()) as i64;
+        }
+        pkt.due = start.saturating_add(delay).max(0) as u64;
+        self.counter = self.counter.wrapping_add(1);
+        self.arrivals += 1;
+        self.tfifo.insert((pkt.due, self.arrivals), pkt);
+        false
+    }
+
+    /// The latest due time among packets held (netem's tfifo tail or queue tail).
+    fn last_due(&self) -> Option<u64> {
+        let t = self.tfifo.keys().next_back().map(|&(due, _)| due);
+        let h = self.head.iter().map(|p| p.due).max();
+        t.max(h)
+    }
+
+    /// netem's packet_time_ns: serialisation time of `len` bytes at `rate`.
+    fn transmit_ns(&self, rate: &Rate, len: usize) -> u64 {
+        let mut bytes = (len as i64 + self.wire_overhead as i64 + rate.packet_overhead as i64).max(0) as u64;
+        if rate.cell_size > 0 {
+            let cells = bytes.div_ceil(rate.cell_size as u64);
+            bytes = (cells as i64 * (rate.cell_size as i64 + rate.cell_overhead as i64)).max(0) as u64;
+        }
+        (bytes as u128 * 1_000_000_000 / rate.bytes_per_sec as u128) as u64
     }
 }
