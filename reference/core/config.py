@@ -22,18 +22,27 @@ class CoreConfig:
     # RFC 6298 says at least 1 s on the Internet; a lab link of a few ms needs less.
     min_rto: float = 0.01
     max_rto: float = 60.0
+    # RFC 6298's G: RTO = SRTT + max(G, 4 RTTVAR). On a steady link RTTVAR decays to
+    # almost nothing and a 1 ms margin makes every small queueing hiccup a spurious
+    # timeout, so the margin is at least this (seconds).
+    rto_margin: float = 0.01
     # Exponential back-off: each resend of a packet doubles its timeout (up to max_rto).
     # None = on when adaptive (RFC 6298 5.5), off with a fixed timeout (COMN).
     backoff: bool | None = None
     window: int = 1                   # packets in flight (GBN, SR, TCP-like, MH)
     window_bytes: int | None = None   # if set, a window in bytes in flight instead (seed 003)
+    # SR/MH: at most this many packets in the network at once (None = the window).
+    # A window much larger than the path's bandwidth-delay product only fills the
+    # bottleneck queue; capping the packets in flight near the BDP while the window
+    # stays wide lets a lost packet be repaired without stalling the sender.
+    max_in_flight: int | None = None
     # Duplicate-ACK threshold k: TCP-like fast retransmit after k duplicate ACKs; SR and
     # MH resend a packet once k packets sent after it are acked. 0 = off.
     dup_ack_threshold: int = 3
     paths: int = 1                    # multi-homed: number of paths
     dead_path_timeouts: int = 5       # multi-homed: consecutive timeouts that kill a path
     sack: bool = False                # the wire format carries selective-ACK ranges
-    max_sack_ranges: int = 4          # at most this many ranges in one ACK
+    max_sack_ranges: int = 16         # at most this many ranges in one ACK (extended format: 16)
     seq_modulus: int | None = None    # e.g. 2**16 when the wire's sequence number wraps
     max_retries: int | None = None    # resends of one packet before giving up; None = never
 
@@ -52,13 +61,15 @@ class CoreConfig:
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
         _positive("payload_size", self.payload_size)
-        for name in ("timeout", "initial_rto", "min_rto", "max_rto"):
+        for name in ("timeout", "initial_rto", "min_rto", "max_rto", "rto_margin"):
             _positive(name, getattr(self, name))
         if self.min_rto > self.max_rto:
             raise ValueError(f"min_rto {self.min_rto} is above max_rto {self.max_rto}")
         _positive("window", self.window)
         if self.window_bytes is not None:
             _positive("window_bytes", self.window_bytes)
+        if self.max_in_flight is not None:
+            _positive("max_in_flight", self.max_in_flight)
         if self.dup_ack_threshold < 0:
             raise ValueError(f"dup_ack_threshold must be 0 (off) or more, got {self.dup_ack_threshold}")
         _positive("paths", self.paths)

@@ -1,0 +1,71 @@
+"""The retransmission timeout: fixed, or estimated from RTT samples as RFC 6298 says.
+
+RFC 6298 (what TCP does, and seed 000's EstimatedRTT/DevRTT):
+
+    first sample R:   SRTT = R,  RTTVAR = R/2
+    later samples R:  RTTVAR = (1 - beta) * RTTVAR + beta * |SRTT - R|   (old SRTT)
+                      SRTT   = (1 - alpha) * SRTT + alpha * R
+    RTO = SRTT + max(G, 4 * RTTVAR), kept within [min_rto, max_rto]
+
+with alpha = 1/8, beta = 1/4 and G the clock granularity, here ``rto_margin`` (10 ms
+by default: our clocks are finer, but a margin that small times out spuriously). Karn's rule (the caller's
+job): never take a sample from a packet that was sent more than once, because its ACK
+may answer either copy.
+
+Exponential back-off (RFC 6298 5.5): a timeout doubles the RTO, up to max_rto. With
+adaptive RTO it stays doubled until the next RTT sample recomputes it; with a fixed
+timeout it returns to the configured value once a new packet is acked (seed 002). When
+many packets have their own timers (Selective Repeat) a burst of timeouts is one sign
+of trouble, not many, so the RTO doubles at most once per RTO.
+"""
+from __future__ import annotations
+
+from reference.core.config import CoreConfig
+
+ALPHA = 1 / 8
+BETA = 1 / 4
+K = 4
+
+
+class RtoEstimator:
+    def __init__(self, config: CoreConfig):
+        self.adaptive = config.adaptive
+        self.backoff = config.use_backoff
+        self.min_rto, self.max_rto = config.min_rto, config.max_rto
+        self.margin = config.rto_margin
+        self.srtt: float | None = None
+        self.rttvar: float | None = None
+        # A fixed timeout is used as given (COMN sweeps go down to 5 ms).
+        self.base_rto = self._clamp(config.initial_rto) if self.adaptive else config.timeout
+        self.rto = self.base_rto       # base_rto, times 2 per back-off
+        self._backed_off_at: float | None = None
+
+    def sample(self, rtt: float) -> None:
+        """Feed one RTT measurement (seconds) from a packet sent exactly once."""
+        if not self.adaptive:
+            return
+        if self.srtt is None:
+            self.srtt, self.rttvar = rtt, rtt / 2
+        else:
+            self.rttvar = (1 - BETA) * self.rttvar + BETA * abs(self.srtt - rtt)
+            self.srtt = (1 - ALPHA) * self.srtt + ALPHA * rtt
+        self.base_rto = self.rto = self._clamp(self.srtt + max(self.margin, K * self.rttvar))
+        self._backed_off_at = None
+
+    def timed_out(self, now: float) -> None:
+        """A timer expired: back off, at most once per RTO."""
+        if not self.backoff:
+            return
+        if self._backed_off_at is not None and now - self._backed_off_at < self.rto / 2:
+            return   # same burst of timeouts (timers set within the last RTO)
+        self.rto = min(self.rto * 2, max(self.max_rto, self.base_rto))
+        self._backed_off_at = now
+
+    def progress(self) -> None:
+        """A new packet was acked: a fixed timeout stops backing off."""
+        if not self.adaptive:
+            self.rto = self.base_rto
+            self._backed_off_at = None
+
+    def _clamp(self, rto: float) -> float:
+        return min(max(rto, self.min_rto), self.max_rto)

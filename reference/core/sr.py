@@ -1,0 +1,250 @@
+"""Selective Repeat: resend only the packets that were lost.
+
+Sender. Up to ``window`` packets past the oldest unacked one (``base``) may be in
+flight. Each packet has its own timer: when it expires, that packet alone is sent again
+(and with back-off configured, the timeout doubles: see rto.py). Each ACK names one packet; the sender marks
+it and slides ``base`` past every acked packet at the front of the window.
+
+Two refinements make it efficient:
+* Early loss detection (``dup_ack_threshold`` k, 0 = off): once k packets that were
+  sent *after* an unacked packet have been acked, that packet is almost surely lost,
+  so it is resent at once instead of waiting for its timer (the idea of TCP's fast
+  retransmit and of RACK, in SR terms).
+* Selective-ACK ranges (``sack``, when the wire format has room): every ACK also says
+  "everything below X, and these ranges, have arrived". A lost ACK then costs
+  nothing: the next ACK repeats what it said.
+
+Receiver. Its window is ``[base, base+N-1]``. A packet in the window is buffered (if
+new) and acked; the file is handed over in order as gaps fill. A packet in
+``[base-N, base-1]`` was already delivered but its ACK may have been lost, so it is
+acked again; anything else is ignored. The sender's window must be no larger than the
+receiver's, and with wrapping sequence numbers at most half the sequence space.
+
+Timers: ``next_timer()`` is the earliest packet deadline; the heap holds
+``(deadline, transmission number, seq)`` and stale entries (packet acked or resent
+since) are skipped when they come to the top. A packet times out once it has been
+unacked for longer than the RTO in force *when the timer fires*: while a queue fills
+up, RTT samples grow, and a deadline fixed at send time would fire too early.
+"""
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_right
+from collections import deque
+from dataclasses import dataclass
+
+from reference.core.api import Ack, Data
+from reference.core.base import ReceiverBase, SenderBase
+from reference.core.config import CoreConfig
+from reference.core.rto import RtoEstimator
+
+
+@dataclass(slots=True)
+class InFlight:
+    """One sent, not yet acked packet."""
+
+    seq: int
+    sent_at: float
+    tx: int                   # transmission number of its latest send (global order)
+    resends: int = 0
+    path: int = 0
+    later_acks: int = 0       # packets sent after it that were acked since
+    queued: bool = False      # waiting in the resend queue
+
+
+class SelectiveRepeatSender(SenderBase):
+    def __init__(self, data: bytes, config: CoreConfig):
+        super().__init__(data, config)
+        self.acked = bytearray(self.packet_count)
+        # Unacked packets in order of their latest transmission (dicts keep order).
+        self.in_flight: dict[int, InFlight] = {}
+        self._resend: deque[InFlight] = deque()
+        self._timers: list[tuple[float, int, int]] = []
+        self._tx = 0
+        self.rto = RtoEstimator(config)
+
+    # --- the sans-IO interface ---
+
+    def datagrams_to_send(self, now: float) -> list[Data]:
+        out = []
+        while self._resend and not self.failed:
+            packet = self._resend.popleft()
+            packet.queued = False
+            if self.in_flight.get(packet.seq) is packet:
+                out.append(self._transmit(packet, now))
+        while self._can_send_new() and self._pipe_has_room():
+            seq = self.next_seq
+            self._sent_new(seq)
+            out.append(self._transmit(InFlight(seq, now, 0, path=self._path_for_new()), now))
+        return out
+
+    def receive(self, ack: Ack, now: float) -> None:
+        self.stats.acks_received += 1
+        if self.done:
+            return
+        self._ack_arrived_on(ack.path, now)
+        newly = {seq: self.in_flight[seq] for seq in self._seqs_acked(ack) if seq in self.in_flight}.values()
+        if not newly:
+            return
+        for packet in newly:
+            if packet.seq == ack.seq and packet.resends == 0:  # Karn's rule
+                self._rtt_sample(packet, now - packet.sent_at)
+            del self.in_flight[packet.seq]
+            self.acked[packet.seq] = 1
+            self._acked(packet.seq)
+            self._estimator(packet.path).progress()
+        while self.base < self.packet_count and self.acked[self.base]:
+            self.base += 1
+        self._detect_losses(sorted(p.tx for p in newly))
+
+    def next_timer(self) -> float | None:
+        if self.done:
+            return None
+        timers = self._timers
+        while timers and not self._live_timer(timers[0]):
+            heapq.heappop(timers)
+        return timers[0][0] if timers else None
+
+    def handle_timer(self, now: float) -> None:
+        timers = self._timers
+        while timers and timers[0][0] <= now and not self.done:
+            entry = heapq.heappop(timers)
+            if not self._live_timer(entry):
+                continue
+            packet = self.in_flight[entry[2]]
+            # The RTO may have grown since the packet was sent (a queue filling up):
+            # it times out only once unacked for longer than the RTO now in force.
+            due = packet.sent_at + self._estimator(packet.path).rto
+            if due > now:
+                heapq.heappush(timers, (due, entry[1], entry[2]))
+            else:
+                self._timed_out(packet, now)
+
+    # --- inside ---
+
+    def _pipe_has_room(self) -> bool:
+        cap = self.config.max_in_flight
+        return cap is None or len(self.in_flight) - len(self._resend) < cap
+
+    def _seqs_acked(self, ack: Ack):
+        """Packet numbers this ACK vouches for that are in flight."""
+        yield ack.seq
+        for first, last in ack.sack:
+            # Ranges may start far below base (the cumulative part): clip to the window,
+            # and walk whichever is shorter, the range or the packets in flight.
+            first, last = max(first, self.base), min(last, self.next_seq - 1)
+            if last - first < len(self.in_flight):
+                yield from range(first, last + 1)
+            else:
+                yield from [seq for seq in self.in_flight if first <= seq <= last]
+
+    def _transmit(self, packet: InFlight, now: float) -> Data:
+        resend = packet.seq in self.in_flight
+        self.in_flight.pop(packet.seq, None)
+        self.in_flight[packet.seq] = packet      # now the newest transmission
+        if resend:
+            packet.resends += 1
+            packet.path = self._path_for_resend(packet)
+        packet.sent_at, packet.tx, packet.later_acks = now, self._tx, 0
+        self._tx += 1
+        self._count_send(resend)
+        deadline = now + self._estimator(packet.path).rto
+        heapq.heappush(self._timers, (deadline, packet.tx, packet.seq))
+        return self._message(packet.seq, packet.path)
+
+    def _live_timer(self, entry: tuple[float, int, int]) -> bool:
+        packet = self.in_flight.get(entry[2])
+        return packet is not None and packet.tx == entry[1]
+
+    def _timed_out(self, packet: InFlight, now: float) -> None:
+        if self._out_of_retries(packet.resends):
+            self.failed = True
+            return
+        self.stats.timeouts += 1
+        self._estimator(packet.path).timed_out(now)
+        self._queue_resend(packet)
+
+    def _queue_resend(self, packet: InFlight) -> None:
+        if not packet.queued:
+            packet.queued = True
+            self._resend.append(packet)
+
+    def _detect_losses(self, acked_txs: list[int]) -> None:
+        """Resend packets that k later-sent packets have overtaken (acked before them)."""
+        k = self.config.dup_ack_threshold
+        if k == 0:
+            return
+        for packet in self.in_flight.values():   # oldest transmission first
+            if packet.tx >= acked_txs[-1]:
+                break
+            packet.later_acks += sum(1 for tx in acked_txs if tx > packet.tx)
+            if packet.later_acks >= k and not packet.queued and not self._out_of_retries(packet.resends):
+                self.stats.fast_retransmits += 1
+                self._queue_resend(packet)
+
+    # Hooks for the multi-homed sender (one path here).
+    def _path_for_new(self) -> int:
+        return 0
+
+    def _path_for_resend(self, packet: InFlight) -> int:
+        return packet.path
+
+    def _estimator(self, path: int) -> RtoEstimator:
+        return self.rto
+
+    def _rtt_sample(self, packet: InFlight, rtt: float) -> None:
+        self.stats.rtt_samples.append(rtt)
+        self._estimator(packet.path).sample(rtt)
+
+    def _ack_arrived_on(self, path: int, now: float) -> None:
+        pass
+
+
+class SelectiveRepeatReceiver(ReceiverBase):
+    def __init__(self, config: CoreConfig):
+        super().__init__(config)
+        self.window = config.window_packets()
+        self._recent: list[int] = []     # latest arrivals above base, newest first
+
+    def receive(self, msg: Data, now: float) -> list[Ack]:
+        self.stats.packets_received += 1
+        n = self.window
+        if self._beyond_eof(msg) or not (self.base - n <= msg.seq < self.base + n):
+            self.stats.out_of_window += 1
+            return []
+        self._store(msg)   # counts a duplicate if below base or already buffered
+        self.stats.acks_sent += 1
+        return [Ack(msg.seq, self._sack_ranges(msg.seq) if self.config.sack else (), msg.path)]
+
+    def _sack_ranges(self, seq: int) -> tuple[tuple[int, int], ...]:
+        """What has arrived, most useful first (as RFC 2018 advises for TCP): all below
+        base, then the runs that changed most recently (so each is repeated in a few
+        ACKs in case one is lost), then the highest runs."""
+        limit = self.config.max_sack_ranges
+        ranges = [(0, self.base - 1)] if self.base > 0 else []
+        if not self.buffer:
+            return tuple(ranges[:limit])
+        runs = _runs(sorted(self.buffer))
+        starts = [first for first, _ in runs]
+        self._recent = [s for s in [seq, *self._recent] if s >= self.base][:limit]
+        for recent in self._recent:
+            i = bisect_right(starts, recent) - 1
+            if i >= 0 and runs[i][1] >= recent and runs[i] not in ranges:
+                ranges.append(runs[i])
+        for run in reversed(runs):
+            if len(ranges) >= limit:
+                break
+            if run not in ranges:
+                ranges.append(run)
+        return tuple(ranges[:limit])
+
+
+def _runs(seqs: list[int]) -> list[tuple[int, int]]:
+    """[1, 2, 3, 7, 8] -> [(1, 3), (7, 8)]"""
+    runs: list[tuple[int, int]] = []
+    for seq in seqs:
+        if runs and runs[-1][1] == seq - 1:
+            runs[-1] = (runs[-1][0], seq)
+        else:
+            runs.append((seq, seq))
+    return runs
