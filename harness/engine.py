@@ -5,6 +5,7 @@ wait for its ready line, talk to its control socket, stop it and read its stats.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -60,6 +61,18 @@ def check_spec(spec: str, what: str = "link spec") -> None:
         raise SpecError(f"bad {what} {spec!r}: {why.removeprefix('linkemu: ')}")
 
 
+def control_socket_path(workdir: str) -> str:
+    """In the run's dir, unless that is too long for a Unix socket (108 bytes with the
+    NUL); then a short name in /tmp that `Engine.stop` removes."""
+    path = os.path.join(workdir, "control.sock")
+    if len(path.encode()) < 100:
+        return path
+    return f"/tmp/rdt-{os.getpid()}-{next(_socket_ids)}.sock"
+
+
+_socket_ids = itertools.count(1)
+
+
 class Engine:
     """One running linkemu: `start()`, then `paths`, `control()`, `stop()` -> stats."""
 
@@ -68,7 +81,7 @@ class Engine:
         self.procs = procs
         self.config = dict(config)
         self.config.setdefault("stats", os.path.join(workdir, "stats.json"))
-        self.config.setdefault("control", os.path.join(workdir, "control.sock"))
+        self.config.setdefault("control", control_socket_path(workdir))
         self.proc: Proc | None = None
         self.paths: list[dict] = []
         self.pid: int | None = None
@@ -147,6 +160,11 @@ class Engine:
         if self.proc is None:
             return None
         self.procs.stop(self.proc, grace=STOP_GRACE_S)
+        if not self.config["control"].startswith(self.workdir):
+            try:
+                os.unlink(self.config["control"])
+            except FileNotFoundError:
+                pass
         try:
             with open(self.config["stats"]) as f:
                 return json.load(f)

@@ -122,6 +122,7 @@ class Proc:
     exit_code: int | None = None   # negative: killed by that signal
     exited_ns: int | None = None
     timed_out: bool = False
+    stopped_when_done: bool = False  # the harness stopped it on purpose, its job done
 
     def wait(self, timeout: float | None) -> bool:
         """Wait until the program exits (True) or `timeout` seconds pass (False).
@@ -287,15 +288,22 @@ def port_bound(pid: int, port: int, pgid: int | None = None) -> bool:
     return False
 
 
-def describe_exit(code: int, file_cap: int | None = None) -> str:
-    """'exit 3', 'killed by SIGKILL', or the file-cap explanation for SIGXFSZ."""
+def describe_exit(code: int, file_cap: int | None = None, last_line: str = "") -> str:
+    """'exit 3: <its last stderr line>', 'killed by SIGKILL', or the file-cap reason.
+
+    A program past RLIMIT_FSIZE dies of SIGXFSZ, or (Python ignores that signal) gets
+    EFBIG, 'File too large', from write(); both are reported as the cap.
+    """
+    cap = f"it wrote past the file-size cap of {file_cap} bytes" if file_cap else ""
     if code >= 0:
-        return f"exit {code}"
+        text = f"exit {code}"
+        if cap and "File too large" in last_line:
+            text += f", {cap}"
+        return text + (f": {last_line}" if last_line else "")
     sig = -code
-    if sig == signal.SIGXFSZ and file_cap is not None:
-        return f"killed by SIGXFSZ: it wrote past the file-size cap of {file_cap} bytes"
+    if sig == signal.SIGXFSZ and cap:
+        return f"killed by SIGXFSZ, {cap}"
     try:
         return f"killed by {signal.Signals(sig).name}"
     except ValueError:
         return f"killed by signal {sig}"
-

@@ -94,6 +94,7 @@ class ProgramResult:
     stdout_tail: str
     stderr_tail: str
     timed_out: bool
+    stopped_when_done: bool = False   # receiver stopped once its output was complete
 
 
 @dataclass
@@ -118,6 +119,7 @@ class TransferResult:
     receiver: ProgramResult | None = None
     printed: dict | None = None
     params: dict = field(default_factory=dict)
+    endpoints: dict | None = None        # listen_port, the sender's targets, namespaces
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -201,15 +203,15 @@ def placeholders(targets: list[tuple[str, int]], listen_port: int, file: str, ou
 
 @dataclass
 class _Plan:
-    """Everything run_transfer checked before starting anything."""
+    """Everything run_transfer checked before starting anything (its arguments, resolved)."""
     sender: Program
     receiver: Program
-    paths: list[dict]
+    paths: list[dict]          # engine path configs
     params: dict
     file: str | None
     size: int
     seed: int
-    backend: str
+    backend: str               # concrete: local | netns | kernel
     time_limit: float
     ipv6: bool
     receiver_grace: float
@@ -217,10 +219,12 @@ class _Plan:
     file_cap: int
     schedule: list
     pcap: str | None
+    stop_receiver_when_done: bool
 
 
-def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time_limit, ipv6,
-          receiver_grace, bind_timeout, file_cap, schedule, pcap) -> _Plan:
+def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time_limit, file_cap,
+          schedule, **rest) -> _Plan:
+    """Check the arguments (raising UsageError) and resolve defaults."""
     if not isinstance(sender, Program) or not isinstance(receiver, Program):
         raise UsageError("sender and receiver must be harness.Program objects")
     if (link is None) == (paths is None):
@@ -228,10 +232,12 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
     plist = [Path(link)] if link is not None else list(paths)
     if not plist or not all(isinstance(p, Path) for p in plist):
         raise UsageError("paths must be a non-empty list of harness.Path")
-    engine_paths = []
+    engine_paths, checked = [], set()
     for k, p in enumerate(plist):
         for spec, d in ((p.link.forward, "forward"), (p.link.reverse_spec, "reverse")):
-            check_spec(spec, f"{d} link spec")
+            if spec not in checked:
+                check_spec(spec, f"{d} link spec")
+                checked.add(spec)
         engine_paths.append({"name": p.name or f"p{k}", "forward": p.link.forward,
                              "reverse": p.link.reverse_spec, "shared_queue": p.link.shared_queue})
     if len({p["name"] for p in engine_paths}) != len(engine_paths):
@@ -247,15 +253,14 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
         raise UsageError(f"size must be a whole number of bytes >= 0, not {size!r}")
     if not time_limit or time_limit <= 0:
         raise UsageError(f"time limit must be > 0 s, not {time_limit!r}")
-    concrete = backends.resolve(backend)
-    seed = secrets.randbits(31) if seed is None else int(seed)
     params = dict(params or {})
     dummy = placeholders([("h", 1)] * len(plist), 1, "f", "o", params)
     render(sender.command, dummy, "sender command")
     render(receiver.command, dummy, "receiver command")
-    cap = file_cap if file_cap is not None else 2 * size + (16 << 20)
-    return _Plan(sender, receiver, engine_paths, params, file, size, seed, concrete, float(time_limit),
-                 ipv6, receiver_grace, bind_timeout, cap, list(schedule or []), pcap)
+    return _Plan(sender=sender, receiver=receiver, paths=engine_paths, params=params, file=file, size=size,
+                 seed=secrets.randbits(31) if seed is None else int(seed), backend=backends.resolve(backend),
+                 time_limit=float(time_limit), file_cap=file_cap if file_cap is not None else 2 * size + (16 << 20),
+                 schedule=list(schedule or []), **rest)
 
 
 def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *,
@@ -264,14 +269,16 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
                  backend: str = "auto", time_limit: float = 120.0, ipv6: bool = False,
                  receiver_grace: float = RECEIVER_GRACE_S, bind_timeout: float = BIND_TIMEOUT_S,
                  file_cap: int | None = None, schedule: list | None = None,
-                 pcap: str | None = None) -> TransferResult:
+                 pcap: str | None = None, stop_receiver_when_done: bool = True) -> TransferResult:
     """Send `file` (or `size` seeded random bytes) from sender to receiver over the link.
 
     `schedule`: engine events, e.g. [{"at_ms": 2000, "cmd": "down", "path": "p1"}].
     `file_cap`: the most bytes a program may write to one file (default 2*size + 16 MiB).
+    `stop_receiver_when_done`: once the sender has exited and the receiver's output is
+    complete and correct, stop the receiver rather than wait for it to exit on its own
+    (its `stopped_when_done` is then True); False waits up to `receiver_grace` s.
     """
-    plan = _plan(sender, receiver, link, paths, params, file, size, seed, backend, time_limit,
-                 ipv6, receiver_grace, bind_timeout, file_cap, schedule, pcap)
+    plan = _plan(**locals())
     for _ in range(PORT_RETRIES):
         result, port_taken = _attempt(plan)
         if not port_taken:
@@ -311,6 +318,9 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
                                         workdir=workdir, procs=procs, ipv6=plan.ipv6)
     except EngineError as e:
         return failed(f"engine failed: {e}"), False
+    base["endpoints"] = {"listen_port": session.listen_port,
+                         "targets": [f"{h}:{p}" for h, p in session.targets],
+                         "netns": [session.sender.netns, session.receiver.netns]}
     try:
         values = placeholders(session.targets, session.listen_port, infile, output, plan.params)
         try:
@@ -323,7 +333,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
             rx.timed_out = not rx.wait(0)
             procs.stop(rx)
             taken = session.backend == "local" and "in use" in rx.stderr().lower()
-            error = _not_bound_error(rx, session.listen_port, plan.bind_timeout)
+            error = _not_bound_error(rx, session.listen_port, plan.bind_timeout, plan.file_cap)
             return failed(error, receiver=_program_result(rx)), taken
         try:
             tx = procs.start("sender", render(plan.sender.command, values, "sender command"),
@@ -335,7 +345,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
         tx.timed_out = not tx.wait(plan.time_limit)
         procs.stop(tx)
         if not tx.timed_out:
-            rx.timed_out = not rx.wait(plan.receiver_grace)
+            rx.timed_out = not _wait_receiver(plan, rx, infile, output)
         procs.stop(rx)
         engine_died = session.engine is not None and session.engine.proc.wait(0)
         stats = session.engine.stop() if session.engine is not None else None
@@ -344,7 +354,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
 
     error = _first_error(plan, tx, rx)
     if engine_died and error is None:
-        error = f"engine failed: it exited during the transfer ({session.engine.proc.last_stderr_line() or describe_exit(session.engine.proc.exit_code)})"
+        error = f"engine failed: it exited during the transfer ({describe_exit(session.engine.proc.exit_code, None, session.engine.proc.last_stderr_line())})"
     verified = False
     if error is None or not error.startswith("engine"):
         verified, mismatch = _verify(infile, output, plan.size)
@@ -371,11 +381,26 @@ def _wait_bound(rx: Proc, port: int, timeout: float) -> bool:
     return False
 
 
-def _not_bound_error(rx: Proc, port: int, timeout: float) -> str:
+def _wait_receiver(plan: _Plan, rx: Proc, infile: str, output: str) -> bool:
+    """After the sender exits: True once the receiver exits, or (with
+    stop_receiver_when_done) once its output is complete and correct, so a receiver
+    that lingers to re-ACK (COMN's linger 2 s) does not cost every run that long.
+    """
+    deadline = time.monotonic() + plan.receiver_grace
+    while time.monotonic() < deadline:
+        if rx.wait(0.02):
+            return True
+        if plan.stop_receiver_when_done and os.path.exists(output) \
+                and os.path.getsize(output) == plan.size and sha256_file(output) == sha256_file(infile):
+            rx.stopped_when_done = True
+            return True
+    return False
+
+
+def _not_bound_error(rx: Proc, port: int, timeout: float, cap: int) -> str:
     if rx.timed_out:
         return f"receiver did not bind port {port} within {timeout:g} s"
-    why = rx.last_stderr_line()
-    return f"receiver exited ({describe_exit(rx.exit_code)}) before binding port {port}" + (f": {why}" if why else "")
+    return f"receiver exited ({describe_exit(rx.exit_code, cap, rx.last_stderr_line())}) before binding port {port}"
 
 
 def _first_error(plan: _Plan, tx: Proc, rx: Proc) -> str | None:
@@ -383,13 +408,11 @@ def _first_error(plan: _Plan, tx: Proc, rx: Proc) -> str | None:
     if tx.timed_out:
         return f"timed out after {plan.time_limit:g} s (the sender was still running)"
     if tx.exit_code != 0:
-        why = tx.last_stderr_line()
-        return f"sender failed ({describe_exit(tx.exit_code, plan.file_cap)})" + (f": {why}" if why else "")
+        return f"sender failed ({describe_exit(tx.exit_code, plan.file_cap, tx.last_stderr_line())})"
     if rx.timed_out:
         return f"receiver did not exit within {plan.receiver_grace:g} s after the sender finished"
-    if rx.exit_code != 0:
-        why = rx.last_stderr_line()
-        return f"receiver failed ({describe_exit(rx.exit_code, plan.file_cap)})" + (f": {why}" if why else "")
+    if rx.exit_code != 0 and not rx.stopped_when_done:
+        return f"receiver failed ({describe_exit(rx.exit_code, plan.file_cap, rx.last_stderr_line())})"
     return None
 
 
@@ -403,7 +426,7 @@ def _verify(infile: str, output: str, size: int) -> tuple[bool, str | None]:
 
 
 def _program_result(p: Proc) -> ProgramResult:
-    return ProgramResult(p.exit_code, p.stdout(TAIL_CHARS), p.stderr(TAIL_CHARS), p.timed_out)
+    return ProgramResult(p.exit_code, p.stdout(TAIL_CHARS), p.stderr(TAIL_CHARS), p.timed_out, p.stopped_when_done)
 
 
 def _add_link_figures(result: TransferResult, stats: dict | None, tx: Proc) -> None:

@@ -1,0 +1,29 @@
+"""Fixtures for the harness tests: the test programs and a check that nothing is left.
+
+`clean_run` (autouse) points the harness's temp directory at the test's own tmp dir
+and, after the test, asserts that no process, temp dir, namespace or TUN device the
+test made is left behind, however the run ended.
+"""
+import os
+import tempfile
+import time
+
+import pytest
+
+from harness_helpers import our_namespaces, our_processes
+
+@pytest.fixture(autouse=True)
+def clean_run(tmp_path, monkeypatch):
+    run_dir = tmp_path / "runs"
+    run_dir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(run_dir))
+    yield run_dir
+    # Processes may take a moment to vanish from /proc after SIGKILL + reap.
+    deadline = time.monotonic() + 2.0
+    while our_processes(str(run_dir)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert our_processes(str(run_dir)) == [], "processes left running"
+    assert list(run_dir.iterdir()) == [], "temp dirs left behind"
+    assert our_namespaces() == [], "network namespaces left behind"
+    tuns = [d for d in os.listdir("/sys/class/net") if d.startswith("rdt")]
+    assert tuns == [], "devices left in the root namespace"

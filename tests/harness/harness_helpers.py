@@ -1,0 +1,49 @@
+"""Helpers for the harness tests: the test programs and what a run may leave behind."""
+import os
+from pathlib import Path
+
+from harness import Program
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+REPO = FIXTURES.parent.parent
+PY = "python3"
+
+
+def sw_sender(timeout_ms: int = 50, extra: str = "") -> Program:
+    return Program(f"{PY} {FIXTURES}/sw_sender.py {{receiver_host}} {{receiver_port}} {{file}} {timeout_ms} {extra}",
+                   output_format="comn-sw")
+
+
+def sw_receiver() -> Program:
+    return Program(f"{PY} {FIXTURES}/sw_receiver.py {{listen_port}} {{output}}")
+
+
+def bad(mode: str, *args: str) -> Program:
+    return Program(f"{PY} {FIXTURES}/badprog.py {mode} {' '.join(args)}")
+
+
+def our_processes(run_dir: str) -> list[str]:
+    """Processes still alive that this test started: children of pytest, or any process
+    whose command line names the test's temp dir or a test program."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if ppid == os.getpid() or run_dir in cmd or str(FIXTURES) in cmd:
+            found.append(f"{entry}: {cmd.strip()}")
+    return found
+
+
+def our_namespaces() -> list[str]:
+    prefix = f"rdt-{os.getpid()}-"
+    try:
+        return [n for n in os.listdir("/run/netns") if n.startswith(prefix)]
+    except FileNotFoundError:
+        return []

@@ -1,0 +1,88 @@
+"""harness.procs: process groups, caps, limits, placeholders."""
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from harness.procs import Processes, ProgramNotFound, UsageError, describe_exit, pids_in_group, render
+from harness_helpers import FIXTURES
+
+BAD = [sys.executable, str(FIXTURES / "badprog.py")]
+
+
+def test_render_fills_placeholders_and_keeps_values_with_spaces_whole():
+    argv = render("prog {file} --port {port}", {"file": "/a b/c", "port": 5})
+    assert argv == ["prog", "/a b/c", "--port", "5"]
+
+
+def test_render_makes_existing_relative_paths_absolute(monkeypatch):
+    monkeypatch.chdir(FIXTURES.parent.parent)
+    argv = render("python3 tests/fixtures/badprog.py crash", {})
+    assert argv[1] == str(FIXTURES / "badprog.py")
+
+
+def test_render_names_an_unknown_placeholder():
+    with pytest.raises(UsageError, match=r"uses \{windwo\}.*known: \{file\}"):
+        render("prog {windwo}", {"file": "x"})
+
+
+def test_missing_executable_is_program_not_found(tmp_path):
+    with Processes() as procs, pytest.raises(ProgramNotFound, match="no-such-program"):
+        procs.start("x", ["no-such-program-rdt"], cwd=str(tmp_path))
+
+
+def test_group_is_killed_with_grandchildren(tmp_path):
+    with Processes() as procs:
+        p = procs.start("spawner", [*BAD, "spawn"], cwd=str(tmp_path))
+        assert p.wait(10)
+        time.sleep(0.2)
+        assert pids_in_group(p.pid), "the grandchild should still run in the group"
+    assert pids_in_group(p.pid) == []
+
+
+def test_sigterm_ignored_means_sigkill_after_grace(tmp_path):
+    with Processes() as procs:
+        p = procs.start("hang", [*BAD, "hang"], cwd=str(tmp_path))
+        time.sleep(0.3)   # let it install its SIGTERM handler
+        t = time.monotonic()
+        procs.stop(p, grace=0.5)
+        assert p.exit_code == -signal.SIGKILL
+        assert 0.4 < time.monotonic() - t < 5
+
+
+def test_exception_in_block_still_stops_everything(tmp_path):
+    with pytest.raises(RuntimeError):
+        with Processes() as procs:
+            p = procs.start("hang", [*BAD, "hang"], cwd=str(tmp_path))
+            raise RuntimeError("boom")
+    assert p.exit_code is not None and pids_in_group(p.pid) == []
+
+
+def test_stdout_keeps_only_the_tail(tmp_path, monkeypatch):
+    monkeypatch.setattr("harness.procs.TAIL_BYTES", 1000)
+    with Processes() as procs:
+        p = procs.start("talk", [*BAD, "talk", "5000"], cwd=str(tmp_path))
+        assert p.wait(10)
+    assert p._out.total == 5000 and len(p.stdout()) == 1000
+
+
+def test_file_cap_stops_a_program_writing_without_end(tmp_path):
+    with Processes() as procs:
+        p = procs.start("fill", [*BAD, "fill", "0", str(tmp_path / "out")], cwd=str(tmp_path), file_cap=1 << 20)
+        assert p.wait(20)
+    # Python ignores SIGXFSZ, so its write() fails with EFBIG instead of the signal.
+    assert p.exit_code == 1 and "File too large" in p.last_stderr_line()
+    assert os.path.getsize(tmp_path / "out") <= 1 << 20
+    assert "file-size cap of 1048576 bytes" in describe_exit(p.exit_code, 1 << 20, p.last_stderr_line())
+
+
+def test_file_cap_kills_a_native_program_with_sigxfsz(tmp_path):
+    with Processes() as procs:
+        p = procs.start("dd", ["dd", "if=/dev/zero", f"of={tmp_path / 'out'}", "bs=64k"], cwd=str(tmp_path),
+                        file_cap=1 << 20)
+        assert p.wait(20)
+    assert p.exit_code == -signal.SIGXFSZ
+    assert os.path.getsize(tmp_path / "out") == 1 << 20
+    assert describe_exit(p.exit_code, 1 << 20) == "killed by SIGXFSZ, it wrote past the file-size cap of 1048576 bytes"

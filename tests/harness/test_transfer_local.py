@@ -1,0 +1,153 @@
+"""run_transfer on the local backend: real programs, a real engine, bad input."""
+import os
+import sys
+
+import pytest
+
+from harness import BackendUnavailable, Link, Program, SpecError, UsageError, run_transfer
+from harness_helpers import FIXTURES, REPO, bad, sw_receiver, sw_sender
+
+LOSSY = Link("delay 2ms loss 10%")
+TALK = bad("talk", "1")      # a "sender" that exits at once
+
+
+def test_stop_and_wait_over_a_lossy_link_is_verified_and_measured_from_the_wire():
+    res = run_transfer(sw_sender(), sw_receiver(), LOSSY, size=60_000, seed=3, backend="local")
+    assert res.ok and res.verified and res.error is None, res.error
+    chunks = -(-60_000 // 1024)
+    # Every timeout of this sender resends once: the wire's repeats are its retransmissions.
+    assert res.retransmissions == res.printed["retransmissions"] > 0
+    assert res.packets["forward"] == chunks + res.retransmissions
+    assert res.link["forward"]["lost"] > 0 and res.link["reverse"]["lost"] > 0
+    assert 0 < res.wire_time_s <= res.process_time_s
+    assert res.goodput_kBps == pytest.approx(60_000 / 1024 / res.wire_time_s)
+    assert res.sender.exit_code == 0 and res.seed == 3 and res.backend == "local"
+
+
+def test_same_seed_same_link_decisions():
+    a, b = (run_transfer(sw_sender(), sw_receiver(), LOSSY, size=30_000, seed=11, backend="local") for _ in range(2))
+    assert a.ok and b.ok
+    for d in ("forward", "reverse"):
+        assert a.link[d]["lost"] == b.link[d]["lost"]
+    assert a.retransmissions == b.retransmissions
+
+
+def test_a_made_up_throughput_does_not_change_the_measured_goodput():
+    res = run_transfer(sw_sender(extra="--lie"), sw_receiver(), Link("delay 5ms"), size=20_000, seed=1, backend="local")
+    assert res.ok and res.printed["throughput_kBps"] == 99999.0
+    # 20 messages, each a 10 ms round trip at least: no more than 20000/1024/0.2 = 98 KB/s.
+    assert res.goodput_kBps < 100
+
+
+def test_ipv6():
+    res = run_transfer(sw_sender(), sw_receiver(), Link("delay 1ms"), size=10_000, seed=1, backend="local", ipv6=True)
+    assert res.ok, res.error
+    assert res.endpoints["targets"][0].startswith("::1:")
+
+
+@pytest.mark.skipif(not (REPO / "reference/comn/Sender2.py").exists(), reason="reference COMN programs not there")
+def test_reference_comn_stop_and_wait_over_the_comn_link():
+    ref = REPO / "reference" / "comn"
+    res = run_transfer(Program(f"python3 {ref}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
+                               output_format="comn-sw"),
+                       Program(f"python3 {ref}/Receiver2.py {{listen_port}} {{output}}"),
+                       Link("delay 5ms loss 5% rate 10mbit", shared_queue=True),
+                       params={"timeout": 40}, size=40_000, seed=5, backend="local")
+    assert res.ok, res.error
+    assert res.printed is not None and res.retransmissions == res.printed["retransmissions"]
+
+
+# ---- bad input: a failed result naming the cause, nothing left (see conftest) ----
+
+def failed(sender, receiver, **kw):
+    kw.setdefault("size", 5000)
+    res = run_transfer(sender, receiver, Link("delay 1ms"), seed=1, backend="local", **kw)
+    assert not res.ok and not res.verified
+    return res
+
+
+def test_sender_command_not_found():
+    assert failed(Program("no-such-sender-rdt {receiver_port}"), sw_receiver()).error == \
+        "sender command not found: 'no-such-sender-rdt'"
+
+
+def test_receiver_command_not_found():
+    assert failed(sw_sender(), Program("no-such-receiver-rdt {listen_port}")).error == \
+        "receiver command not found: 'no-such-receiver-rdt'"
+
+
+def test_receiver_crashing_at_start():
+    err = failed(sw_sender(), bad("crash")).error
+    assert err.startswith("receiver exited (exit 3: badprog: crashing on purpose) before binding port")
+
+
+def test_sender_crashing_at_start():
+    res = failed(bad("crash"), sw_receiver())
+    assert res.error == "sender failed (exit 3: badprog: crashing on purpose)"
+    assert res.sender.exit_code == 3 and "crashing" in res.sender.stderr_tail
+
+
+def test_hanging_sender_is_killed_at_the_time_limit():
+    res = failed(bad("hang"), sw_receiver(), time_limit=1.5)
+    assert res.error == "timed out after 1.5 s (the sender was still running)"
+    assert res.sender.timed_out and res.sender.exit_code == -9   # it ignores SIGTERM
+
+
+def test_flooding_sender_is_bounded_by_the_time_limit():
+    res = failed(bad("flood", "{receiver_host}", "{receiver_port}"), sw_receiver(), time_limit=1.5)
+    assert res.error.startswith("timed out after 1.5 s")
+    assert res.packets["forward"] > 1000
+
+
+def test_receiver_writing_without_end_hits_the_file_cap():
+    res = failed(TALK, bad("fill", "{listen_port}", "{output}"), file_cap=2 << 20)
+    assert res.error.startswith("receiver failed (exit 1, it wrote past the file-size cap of 2097152 bytes")
+
+
+def test_receiver_that_writes_nothing():
+    assert failed(TALK, bad("nothing", "{listen_port}", "{output}")).error == "receiver wrote nothing to its output file"
+
+
+def test_corrupted_output_names_the_first_differing_byte():
+    # Corruption lands in the relayed payload; this receiver has no checksum.
+    res = run_transfer(sw_sender(), sw_receiver(), Link("corrupt 100%"), size=3000, seed=2, backend="local")
+    assert not res.ok and res.error.startswith("output differs from input at byte ")
+
+
+def test_engine_failure_is_a_failed_result(monkeypatch):
+    monkeypatch.setenv("RDTLAB_LINKEMU", str(FIXTURES / "broken_linkemu.py"))
+    assert failed(sw_sender(), sw_receiver()).error == \
+        "engine failed: linkemu exited before it was ready: linkemu: cannot open /dev/net/tun: Operation not permitted"
+
+
+# ---- bad usage: raised before anything starts ----
+
+def test_spec_typo_is_reported_before_anything_starts():
+    with pytest.raises(SpecError, match="dely"):
+        run_transfer(sw_sender(), sw_receiver(), Link("dely 5ms"), size=10, backend="local")
+
+
+def test_unknown_placeholder():
+    with pytest.raises(UsageError, match=r"\{windw\}"):
+        run_transfer(Program("python3 x.py {windw}"), sw_receiver(), Link(""), size=10, backend="local")
+
+
+def test_missing_file():
+    with pytest.raises(UsageError, match="file to send not found"):
+        run_transfer(sw_sender(), sw_receiver(), Link(""), file="/nonexistent/rdt", backend="local")
+
+
+def test_unknown_backend():
+    with pytest.raises(UsageError, match="unknown backend 'mininet'"):
+        run_transfer(sw_sender(), sw_receiver(), Link(""), size=10, backend="mininet")
+
+
+def test_kernel_backend_says_what_is_missing():
+    from harness.backends.kernel import unavailable_reason
+    if unavailable_reason() is None:
+        pytest.skip("this kernel has sch_netem")
+    with pytest.raises(BackendUnavailable) as e:
+        run_transfer(sw_sender(), sw_receiver(), Link("delay 1ms"), size=10, backend="kernel")
+    assert str(e.value) == unavailable_reason()
+    if os.geteuid() == 0:
+        assert "sch_netem" in str(e.value)
