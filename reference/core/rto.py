@@ -12,9 +12,11 @@ by default: our clocks are finer, but a margin that small times out spuriously).
 job): never take a sample from a packet that was sent more than once, because its ACK
 may answer either copy.
 
-Exponential back-off (RFC 6298 5.5): a timeout doubles the RTO, up to max_rto. With
-adaptive RTO it stays doubled until the next RTT sample recomputes it; with a fixed
-timeout it returns to the configured value once a new packet is acked (seed 002). When
+Exponential back-off (RFC 6298 5.5): a timeout doubles the RTO, up to max_rto. It
+returns to the estimate (or the fixed timeout, seed 002) once a new packet is acked.
+RFC 6298 waits for the next RTT sample instead, but on a very lossy link Karn's rule
+can leave no sample for a long time and the RTO would stick at max_rto; an ACK of new
+data is proof enough that the path works (TCP with timestamps gets the same). When
 many packets have their own timers (Selective Repeat) a burst of timeouts is one sign
 of trouble, not many, so the RTO doubles at most once per RTO.
 """
@@ -62,10 +64,9 @@ class RtoEstimator:
         self._backed_off_at = now
 
     def progress(self) -> None:
-        """A new packet was acked: a fixed timeout stops backing off."""
-        if not self.adaptive:
-            self.rto = self.base_rto
-            self._backed_off_at = None
+        """A new packet was acked: stop backing off."""
+        self.rto = self.base_rto
+        self._backed_off_at = None
 
     def _clamp(self, rto: float) -> float:
         return min(max(rto, self.min_rto), self.max_rto)

@@ -90,12 +90,13 @@ class SelectiveRepeatSender(SenderBase):
             if packet.seq == ack.seq and packet.resends == 0:  # Karn's rule
                 self._rtt_sample(packet, now - packet.sent_at)
             del self.in_flight[packet.seq]
+            self._forget(packet)
             self.acked[packet.seq] = 1
             self._acked(packet.seq)
             self._estimator(packet.path).progress()
         while self.base < self.packet_count and self.acked[self.base]:
             self.base += 1
-        self._detect_losses(sorted(p.tx for p in newly))
+        self._detect_losses(list(newly))
 
     def next_timer(self) -> float | None:
         if self.done:
@@ -169,16 +170,24 @@ class SelectiveRepeatSender(SenderBase):
             packet.queued = True
             self._resend.append(packet)
 
-    def _detect_losses(self, acked_txs: list[int]) -> None:
-        """Resend packets that k later-sent packets have overtaken (acked before them)."""
+    def _detect_losses(self, newly: list[InFlight]) -> None:
+        """Resend packets that k packets sent later on the same path have overtaken
+        (were acked before them). Paths of different delays reorder, so only the
+        packet's own path counts."""
         k = self.config.dup_ack_threshold
         if k == 0:
             return
+        acked_txs: dict[int, list[int]] = {}
+        for packet in newly:
+            acked_txs.setdefault(packet.path, []).append(packet.tx)
+        newest = max(packet.tx for packet in newly)
         for packet in self.in_flight.values():   # oldest transmission first
-            if packet.tx >= acked_txs[-1]:
+            if packet.tx >= newest:
                 break
-            packet.later_acks += sum(1 for tx in acked_txs if tx > packet.tx)
-            if packet.later_acks >= k and not packet.queued and not self._out_of_retries(packet.resends):
+            later = sum(1 for tx in acked_txs.get(packet.path, ()) if tx > packet.tx)
+            packet.later_acks += later
+            if later and packet.later_acks >= k and not packet.queued \
+                    and not self._out_of_retries(packet.resends):
                 self.stats.fast_retransmits += 1
                 self._queue_resend(packet)
 
@@ -198,6 +207,9 @@ class SelectiveRepeatSender(SenderBase):
 
     def _ack_arrived_on(self, path: int, now: float) -> None:
         pass
+
+    def _forget(self, packet: InFlight) -> None:
+        """``packet`` was acked and is no longer in flight."""
 
 
 class SelectiveRepeatReceiver(ReceiverBase):

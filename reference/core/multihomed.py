@@ -1,0 +1,120 @@
+"""Multi-homed Selective Repeat: one transfer spread over several paths (seed 000).
+
+The sender is Selective Repeat (sr.py) with three additions:
+* Spreading. Each new packet goes on the live path with the fewest packets in flight
+  (ties: the lowest path number), so equal paths alternate and a slower path gets
+  fewer packets. Each packet remembers its path; the runtime sends it there.
+* One RTO per path. Paths differ in delay, so each has its own RFC 6298 estimator, fed
+  by ACKs of packets sent on it (Karn's rule as usual).
+* Dead-path detection. ``dead_path_timeouts`` (D) timeouts in a row on a path, with
+  no ACK arriving on it in between, mark it dead: its packets in flight are resent on
+  the live paths at once and it gets no new ones. A dead path is probed now and then
+  (one packet, at its RTO, doubling up to max_rto) and comes back to life as soon as
+  an ACK arrives on it. If every path is dead, all are used again (nothing else can
+  get the file through).
+
+The receiver is the Selective Repeat receiver: it acks each packet on the path it came
+by (``Ack.path`` = ``Data.path``), so an ACK proves that path works both ways.
+"""
+from __future__ import annotations
+
+from reference.core.api import Data
+from reference.core.config import CoreConfig
+from reference.core.rto import RtoEstimator
+from reference.core.sr import InFlight, SelectiveRepeatReceiver, SelectiveRepeatSender
+
+
+class MultiHomedSender(SelectiveRepeatSender):
+    def __init__(self, data: bytes, config: CoreConfig):
+        super().__init__(data, config)
+        n = config.paths
+        self.estimators = [RtoEstimator(config) for _ in range(n)]
+        self.alive = [True] * n
+        self.timeouts_in_a_row = [0] * n
+        self.in_flight_on = [0] * n             # packets in flight per path
+        self.probe_at: list[float | None] = [None] * n
+        self.probe_interval = [0.0] * n
+        self.path_deaths = 0                     # how often a path was declared dead
+        self._probes: list[int] = []             # dead paths due for a probe
+
+    def datagrams_to_send(self, now: float) -> list[Data]:
+        out = []
+        for path in self._probes:
+            if self.in_flight and not self.failed:
+                # Probe with the oldest packet in flight: useful if it gets through.
+                seq = min(self.in_flight)
+                self._count_send(resend=True)
+                out.append(self._message(seq, path))
+        self._probes.clear()
+        return out + super().datagrams_to_send(now)
+
+    def next_timer(self) -> float | None:
+        timer = super().next_timer()
+        probes = [t for t in self.probe_at if t is not None]
+        if self.done or not probes:
+            return timer
+        return min(probes) if timer is None else min(timer, min(probes))
+
+    def handle_timer(self, now: float) -> None:
+        for path, due in enumerate(self.probe_at):
+            if due is not None and due <= now:
+                self._probes.append(path)
+                self.probe_interval[path] = min(self.probe_interval[path] * 2, self.config.max_rto)
+                self.probe_at[path] = now + self.probe_interval[path]
+        super().handle_timer(now)
+
+    # --- the hooks of the SR sender ---
+
+    def _path_for_new(self) -> int:
+        return self._least_loaded()
+
+    def _path_for_resend(self, packet: InFlight) -> int:
+        return packet.path if self.alive[packet.path] else self._least_loaded()
+
+    def _transmit(self, packet: InFlight, now: float) -> Data:
+        if packet.seq in self.in_flight:
+            self.in_flight_on[packet.path] -= 1
+        msg = super()._transmit(packet, now)
+        self.in_flight_on[packet.path] += 1
+        return msg
+
+    def _estimator(self, path: int) -> RtoEstimator:
+        return self.estimators[path]
+
+    def _ack_arrived_on(self, path: int, now: float) -> None:
+        if not 0 <= path < len(self.alive):
+            return
+        self.timeouts_in_a_row[path] = 0
+        if not self.alive[path]:
+            self.alive[path] = True
+            self.probe_at[path] = None
+
+    def _forget(self, packet: InFlight) -> None:
+        self.in_flight_on[packet.path] -= 1
+
+    def _timed_out(self, packet: InFlight, now: float) -> None:
+        path = packet.path
+        self.timeouts_in_a_row[path] += 1
+        if self.alive[path] and self.timeouts_in_a_row[path] >= self.config.dead_path_timeouts \
+                and sum(self.alive) > 1:
+            self._declare_dead(path, now)
+        super()._timed_out(packet, now)
+
+    # --- inside ---
+
+    def _declare_dead(self, path: int, now: float) -> None:
+        self.alive[path] = False
+        self.path_deaths += 1
+        self.probe_interval[path] = self.estimators[path].rto
+        self.probe_at[path] = now + self.probe_interval[path]
+        for packet in self.in_flight.values():
+            if packet.path == path:
+                self._queue_resend(packet)     # resent on a live path (_path_for_resend)
+
+    def _least_loaded(self) -> int:
+        live = [p for p in range(len(self.alive)) if self.alive[p]] or list(range(len(self.alive)))
+        return min(live, key=lambda p: self.in_flight_on[p])
+
+
+class MultiHomedReceiver(SelectiveRepeatReceiver):
+    pass
