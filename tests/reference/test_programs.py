@@ -1,0 +1,392 @@
+"""The reference programs on real UDP sockets on loopback: the COMN programs and the
+general command line, byte-exact transfers, exact output formats, robustness against
+bad datagrams and strangers, bounded give-up, and one-line usage errors.
+
+Loss, duplication and reordering come from a small seeded relay (lossy_relay.py).
+Every process started here is reaped (timeouts, then kill in ``finally``).
+"""
+from __future__ import annotations
+
+import errno
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lossy_relay import LossyRelay
+from reference.core import CoreConfig, make_sender
+from reference.core.api import Data
+from reference.wire import get_format
+
+REPO = Path(__file__).resolve().parents[2]
+COMN = REPO / "reference" / "comn"
+PYTHON = sys.executable
+ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RDT_BYTE_ORDER")}
+CLI_ENV = {**ENV, "PYTHONPATH": str(REPO)}
+
+
+# ---------------------------------------------------------------- helpers
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        s.bind(("::", 0))
+        return s.getsockname()[1]
+
+
+def wait_bound(port: int, proc: subprocess.Popen, limit: float = 10.0) -> None:
+    """Wait until something (the receiver) holds UDP ``port``."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return                          # it exited (an error); the caller sees why
+        for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+            with socket.socket(family, socket.SOCK_DGRAM) as probe:
+                try:
+                    probe.bind((host, port))
+                except OSError as e:
+                    if e.errno == errno.EADDRINUSE:
+                        return
+        time.sleep(0.02)
+    raise AssertionError(f"nothing bound UDP port {port} within {limit} s")
+
+
+def start(argv, env) -> subprocess.Popen:
+    return subprocess.Popen([PYTHON, *map(str, argv)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc: subprocess.Popen, timeout: float):
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, out, err
+
+
+def run_pair(receiver_argv, sender_argv, port, env=ENV, timeout=60.0):
+    """Start the receiver, wait for its port, run the sender; both results."""
+    receiver = start(receiver_argv, env)
+    sender = None
+    try:
+        wait_bound(port, receiver)
+        sender = start(sender_argv, env)
+        sent = finish(sender, timeout)
+        received = finish(receiver, timeout)
+        return sent, received
+    finally:
+        for proc in (sender, receiver):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+
+
+def make_file(path: Path, size: int, seed: int = 7) -> bytes:
+    data = random.Random(seed).randbytes(size)
+    path.write_bytes(data)
+    return data
+
+
+def assert_no_leftovers(folder: Path) -> None:
+    assert not list(folder.glob(".*.part")), "a temporary file was left behind"
+
+
+def requires_core(protocol: str) -> None:
+    try:
+        make_sender(protocol, b"x", CoreConfig())
+    except NotImplementedError:
+        pytest.skip(f"the {protocol} core is not written yet")
+
+
+def comn_sender(n, host, port, path, timeout=20, window=8):
+    extra = {1: [], 2: [timeout], 3: [timeout, window], 4: [timeout, window]}[n]
+    return [COMN / f"Sender{n}.py", host, port, path, *extra]
+
+
+def comn_receiver(n, port, path, window=8):
+    return [COMN / f"Receiver{n}.py", port, path, *([window] if n == 4 else [])]
+
+
+CORE_OF = {1: None, 2: "sw", 3: "gbn", 4: "sr"}
+OUTPUT_FORMAT = {1: r"", 2: r"\d+ \d+\.\d\d\n", 3: r"\d+\.\d\d\n", 4: r"\d+\.\d\d\n"}
+
+
+# ---------------------------------------------------------------- COMN programs
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_comn_pair_transfers_byte_exact_and_prints_the_comn_line(n, tmp_path):
+    if CORE_OF[n]:
+        requires_core(CORE_OF[n])
+    data = make_file(tmp_path / "in.bin", 150_000 + n)
+    port = free_port()
+    (s_rc, s_out, s_err), (r_rc, r_out, r_err) = run_pair(
+        comn_receiver(n, port, tmp_path / "out.bin"), comn_sender(n, "127.0.0.1", port, tmp_path / "in.bin"), port)
+    assert (s_rc, s_err, r_rc, r_err, r_out) == (0, "", 0, "", "")
+    assert re.fullmatch(OUTPUT_FORMAT[n], s_out), s_out
+    assert (tmp_path / "out.bin").read_bytes() == data
+    assert_no_leftovers(tmp_path)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_comn_pair_survives_loss_duplication_and_reordering(n, tmp_path):
+    requires_core(CORE_OF[n])
+    data = make_file(tmp_path / "in.bin", 100_000)
+    port = free_port()
+    with LossyRelay(("127.0.0.1", port), loss=0.1, duplicate=0.05, reorder=0.05, seed=n) as relay:
+        (s_rc, s_out, s_err), (r_rc, _, r_err) = run_pair(
+            comn_receiver(n, port, tmp_path / "out.bin"),
+            comn_sender(n, *relay.address, tmp_path / "in.bin"), port)
+    assert (s_rc, s_err, r_rc, r_err) == (0, "", 0, "")
+    assert re.fullmatch(OUTPUT_FORMAT[n], s_out), s_out
+    assert (tmp_path / "out.bin").read_bytes() == data
+    assert relay.counts["dropped"] > 0 and relay.counts["reordered"] > 0
+    if n == 2:   # ~100 packets at 10% loss each way: no retransmission would be p < 1e-8
+        assert int(s_out.split()[0]) > 0
+
+
+def test_comn_little_endian_by_environment(tmp_path):
+    data = make_file(tmp_path / "in.bin", 70_000)
+    port = free_port()
+    env = {**ENV, "RDT_BYTE_ORDER": "little"}
+    with LossyRelay(("127.0.0.1", port)) as relay:     # a perfect relay, to look at the bytes
+        sniffed = []
+        original = relay._pass
+        relay._pass = lambda d, datagram, send: (sniffed.append((d, datagram)), original(d, datagram, send))
+        (s_rc, _, s_err), (r_rc, _, _) = run_pair(
+            comn_receiver(4, port, tmp_path / "out.bin"), comn_sender(4, *relay.address, tmp_path / "in.bin"),
+            port, env=env)
+    assert (s_rc, s_err, r_rc) == (0, "", 0)
+    assert (tmp_path / "out.bin").read_bytes() == data
+    second = next(dg for d, dg in sniffed if d == "forward" and dg[:2] in (b"\x01\x00", b"\x00\x01"))
+    assert second[:2] == b"\x01\x00"           # packet 1, little-endian
+
+
+def test_comn_sender_gives_up_when_the_receiver_never_starts(tmp_path):
+    make_file(tmp_path / "in.bin", 10_000)
+    began = time.monotonic()
+    rc, out, err = finish(start(comn_sender(4, "127.0.0.1", free_port(), tmp_path / "in.bin"), ENV), 30)
+    took = time.monotonic() - began
+    assert rc == 1 and out == ""
+    assert len(err.splitlines()) == 1 and "no acknowledgement" in err
+    assert 9 < took < 20     # the COMN programs' bound is 10 s of silence
+
+
+# ---------------------------------------------------------------- general command line
+
+def cli(*args):
+    return ["-m", "reference", *args]
+
+
+@pytest.mark.parametrize("protocol", ["sw", "gbn", "sr", "tcp", "mh"])
+def test_cli_every_protocol_through_a_lossy_relay(protocol, tmp_path):
+    requires_core(protocol)
+    data = make_file(tmp_path / "in.bin", 120_000)
+    port = free_port()
+    common = ["--protocol", protocol, "--format", "ext", "--window", "8", "--json"]
+    with LossyRelay(("127.0.0.1", port), loss=0.1, duplicate=0.05, reorder=0.05, seed=11) as relay:
+        (s_rc, s_out, s_err), (r_rc, r_out, r_err) = run_pair(
+            cli("recv", "--port", port, "--file", tmp_path / "out.bin", "--linger", "0.5", *common),
+            cli("send", "--host", relay.address[0], "--port", relay.address[1], "--file", tmp_path / "in.bin",
+                "--timeout", "20", *common), port, env=CLI_ENV)
+    assert (s_rc, s_err, r_rc, r_err) == (0, "", 0, ""), (s_err, r_err)
+    assert (tmp_path / "out.bin").read_bytes() == data
+    import json
+    sent, received = json.loads(s_out), json.loads(r_out)
+    assert sent["bytes"] == received["bytes"] == len(data)
+    assert sent["retransmissions"] > 0 and sent["throughput_kBps"] > 0
+
+
+@pytest.mark.parametrize("protocol,fmt,payload", [("sr", "comn-le", 1024), ("sw", "ext", 65495), ("sr", "ext", 65495)])
+def test_cli_over_ipv6_including_64k_payloads(protocol, fmt, payload, tmp_path):
+    requires_core(protocol)
+    data = make_file(tmp_path / "in.bin", 1_000_000)
+    port = free_port()
+    common = ["--protocol", protocol, "--format", fmt, "--payload", payload, "--window", "4"]
+    (s_rc, s_out, s_err), (r_rc, _, r_err) = run_pair(
+        cli("recv", "--port", port, "--file", tmp_path / "out.bin", "--bind", "::1", "--linger", "0.3", *common),
+        cli("send", "--host", "::1", "--port", port, "--file", tmp_path / "in.bin", *common), port, env=CLI_ENV)
+    assert (s_rc, s_err, r_rc, r_err) == (0, "", 0, "")
+    assert s_out.startswith(f"sent {len(data)} bytes")
+    assert (tmp_path / "out.bin").read_bytes() == data
+
+
+def test_cli_multihomed_survives_the_death_of_a_path(tmp_path):
+    requires_core("mh")
+    data = make_file(tmp_path / "in.bin", 400_000)
+    port = free_port()
+    common = ["--protocol", "mh", "--window", "16", "--json"]
+    with LossyRelay(("127.0.0.1", port), loss=0.05, seed=1) as one, \
+            LossyRelay(("127.0.0.1", port), loss=0.05, seed=2) as two:
+        receiver = start(cli("recv", "--port", port, "--file", tmp_path / "out.bin", "--linger", "0.5", *common), CLI_ENV)
+        sender = None
+        try:
+            wait_bound(port, receiver)
+            sender = start(cli("send", "--host", one.address[0], "--port", one.address[1],
+                               "--path", f"{two.address[0]}:{two.address[1]}", "--file", tmp_path / "in.bin",
+                               "--timeout", "20", "--dead-path-timeouts", "3", *common), CLI_ENV)
+            while two.counts["forward"] < 50 and sender.poll() is None:
+                time.sleep(0.005)
+            two.down()
+            s_rc, _, s_err = finish(sender, 60)
+            r_rc, _, r_err = finish(receiver, 60)
+        finally:
+            for proc in (sender, receiver):
+                if proc is not None and proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+    assert (s_rc, s_err, r_rc, r_err) == (0, "", 0, "")
+    assert (tmp_path / "out.bin").read_bytes() == data
+    assert one.counts["forward"] > 0 and two.counts["forward"] >= 50
+
+
+def test_cli_sender_gives_up_within_its_bound(tmp_path):
+    make_file(tmp_path / "in.bin", 10_000)
+    args = ["--protocol", "sr", "--host", "127.0.0.1", "--port", free_port(), "--file", tmp_path / "in.bin"]
+    began = time.monotonic()
+    rc, out, err = finish(start(cli("send", *args, "--give-up", "1"), CLI_ENV), 20)
+    assert (rc, out, len(err.splitlines())) == (1, "", 1) and "no acknowledgement for 1 s" in err
+    assert time.monotonic() - began < 8
+    rc, out, err = finish(start(cli("send", *args, "--timeout", "10", "--max-retries", "3"), CLI_ENV), 20)
+    assert (rc, out, len(err.splitlines())) == (1, "", 1) and "gave up" in err
+
+
+# ---------------------------------------------------------------- a receiver under attack
+
+def _attack(fmt_name: str, port: int, data: bytes, stranger_gets: list):
+    """Be a sender by hand: garbage, truncated, oversized and corrupt datagrams,
+    a stranger sending well-formed lies, and the end-of-file message twice."""
+    fmt = get_format(fmt_name)
+    payloads = [data[i:i + 1024] for i in range(0, len(data), 1024)]
+    messages = [fmt.encode_data(Data(i, p, i == len(payloads) - 1)) for i, p in enumerate(payloads)]
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as me, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as stranger:
+        me.connect(("127.0.0.1", port))
+        stranger.connect(("127.0.0.1", port))
+        stranger.settimeout(0.2)
+        for junk in (b"\x07", b"", b"\x00\x00", b"\x00" * 3 + b"x" * 1100, b"\x00\x05\x09abc"):
+            me.send(junk)
+        if fmt.has_crc:
+            corrupt = bytearray(fmt.encode_data(Data(0, b"E" * len(payloads[0]))))
+            corrupt[-1] ^= 0x01
+            me.send(bytes(corrupt))
+        for i, message in enumerate(messages):
+            me.send(message)
+            stranger.send(fmt.encode_data(Data(i, b"EVIL" * 10, i == 1)))   # well-formed, wrong source
+            time.sleep(0.002)
+        me.send(messages[-1])                     # a duplicate end of file
+        me.send(messages[-1])
+        try:
+            while True:
+                stranger_gets.append(stranger.recv(100))
+        except (socket.timeout, ConnectionRefusedError):
+            pass
+        me.settimeout(0.5)
+        acks = set()
+        try:
+            while True:
+                acks.add(fmt.decode_ack(me.recv(200), len(payloads)).seq)
+        except socket.timeout:
+            pass
+    return acks, len(payloads)
+
+
+@pytest.mark.parametrize("fmt_name", ["comn", "ext"])
+def test_receiver_ignores_garbage_strangers_and_a_duplicate_eof(fmt_name, tmp_path):
+    data = random.Random(3).randbytes(20_000)
+    port = free_port()
+    argv = (comn_receiver(4, port, tmp_path / "out.bin", window=32) if fmt_name == "comn" else
+            cli("recv", "--protocol", "sr", "--format", "ext", "--port", port, "--file", tmp_path / "out.bin",
+                "--window", "32", "--linger", "1", "--json"))
+    receiver = start(argv, CLI_ENV)
+    try:
+        wait_bound(port, receiver)
+        stranger_gets = []
+        acks, packets = _attack(fmt_name, port, data, stranger_gets)
+        rc, out, err = finish(receiver, 20)
+    finally:
+        if receiver.poll() is None:
+            receiver.kill()
+            receiver.communicate()
+    assert (rc, err) == (0, "")
+    assert (tmp_path / "out.bin").read_bytes() == data
+    assert acks == set(range(packets)) and stranger_gets == []
+    if fmt_name == "ext":
+        import json
+        stats = json.loads(out)
+        assert stats["strangers"] == packets and stats["bad_datagrams"] >= 5 and stats["duplicates"] >= 2
+
+
+def test_receiver_that_hears_nothing_more_fails_and_writes_nothing(tmp_path):
+    port = free_port()
+    receiver = start(cli("recv", "--protocol", "sr", "--port", port, "--file", tmp_path / "out.bin",
+                         "--idle-timeout", "0.5"), CLI_ENV)
+    try:
+        wait_bound(port, receiver)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as me:
+            me.sendto(get_format("comn").encode_data(Data(0, b"first of many")), ("127.0.0.1", port))
+        rc, out, err = finish(receiver, 10)
+    finally:
+        if receiver.poll() is None:
+            receiver.kill()
+            receiver.communicate()
+    assert rc == 1 and "silent for 0.5 s" in err and len(err.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- bad arguments
+
+@pytest.fixture
+def busy_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("0.0.0.0", 0))
+        yield s.getsockname()[1]
+
+
+BAD = {
+    "missing file": (cli("send", "--protocol", "sr", "--host", "127.0.0.1", "--port", "9", "--file", "{missing}"),
+                     "does not exist"),
+    "unreadable file": (cli("send", "--protocol", "sr", "--host", "127.0.0.1", "--port", "9", "--file", "{dir}"),
+                        "is a directory"),
+    "window 0": (cli("send", "--protocol", "gbn", "--host", "127.0.0.1", "--port", "9", "--file", "{input}",
+                     "--window", "0"), "--window"),
+    "negative timeout": (cli("send", "--protocol", "sw", "--host", "127.0.0.1", "--port", "9", "--file", "{input}",
+                             "--timeout", "-5"), "--timeout"),
+    "payload too large": (cli("send", "--protocol", "sw", "--host", "127.0.0.1", "--port", "9", "--file", "{input}",
+                              "--payload", "2048"), "too large for the comn format"),
+    "window too large": (cli("send", "--protocol", "sr", "--host", "127.0.0.1", "--port", "9", "--file", "{input}",
+                             "--window", "40000"), "16-bit sequence space"),
+    "unknown protocol": (cli("recv", "--protocol", "quic", "--port", "9", "--file", "{output}"), "--protocol"),
+    "no such host": (cli("send", "--protocol", "sr", "--host", "no.such.host.invalid", "--port", "9",
+                         "--file", "{input}"), "cannot resolve"),
+    "port in use": (cli("recv", "--protocol", "sr", "--port", "{busy}", "--file", "{output}"), "already in use"),
+    "output folder missing": (cli("recv", "--protocol", "sr", "--port", "9", "--file", "{nodir}"), "does not exist"),
+    "comn sender missing argument": ([COMN / "Sender2.py", "127.0.0.1", "9", "{input}"], "expected 4 arguments"),
+    "comn negative timeout": ([COMN / "Sender3.py", "127.0.0.1", "9", "{input}", "-1", "4"], "RetryTimeout"),
+    "comn window 0": ([COMN / "Receiver4.py", "9", "{output}", "0"], "WindowSize"),
+    "comn bad port": ([COMN / "Receiver2.py", "70000", "{output}"], "Port"),
+    "comn port in use": ([COMN / "Receiver3.py", "{busy}", "{output}"], "already in use"),
+    "comn missing file": ([COMN / "Sender4.py", "127.0.0.1", "9", "{missing}", "20", "4"], "does not exist"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_arguments_give_one_line_and_exit_2(case, tmp_path, busy_port):
+    argv, expected = BAD[case]
+    (tmp_path / "input").write_bytes(b"hello")
+    (tmp_path / "dir").mkdir()
+    names = {"missing": tmp_path / "missing", "dir": tmp_path / "dir", "input": tmp_path / "input",
+             "output": tmp_path / "out.bin", "nodir": tmp_path / "no" / "out.bin", "busy": busy_port}
+    argv = [str(a).format(**names) for a in argv]
+    rc, out, err = finish(start(argv, CLI_ENV), 15)
+    assert rc == 2, err
+    assert out == "" and len(err.splitlines()) == 1 and expected in err, err
+    assert not (tmp_path / "out.bin").exists()
+    assert_no_leftovers(tmp_path)
