@@ -14,7 +14,7 @@
 //! the pseudo-header, so the damage reaches the application instead of being dropped
 //! by the receiving kernel. Packets with nothing to damage (pure TCP ACKs, empty UDP
 //! datagrams, ICMP, fragments, other protocols) get an empty corruption range: the
-//! netem core then changes no byte (see its rule for counting those in link.rs).
+//! netem core then changes no byte and does not count the packet as corrupted.
 
 use std::ffi::CString;
 use std::fs::File;
