@@ -1,0 +1,128 @@
+"""How few packets the cores spend and how fast they go, on the simulated channel.
+
+Figures are deterministic (fixed seeds); the bounds are set from the statistics so that
+a correct core passes with any seed, not tuned to this one.
+"""
+import math
+import random
+
+import pytest
+
+from reference.core import Ack, CoreConfig, make_receiver, make_sender
+from reference.sim import Channel, WireSizes, simulate
+
+RATE = 10e6
+PATH = Channel(delay=0.025, rate=RATE)        # the issue's link: 10 Mbit/s, 25 ms one way
+SR_BEST = CoreConfig(window=1024, max_in_flight=96, adaptive=True, sack=True)
+
+
+def payload_capacity(sizes: WireSizes = WireSizes(), payload: int = 1024) -> float:
+    """Bytes of file per second the link can carry: rate x payload / wire bytes."""
+    return RATE / 8 * payload / (payload + sizes.data_overhead)
+
+
+def test_sr_sends_at_most_1_07_packets_per_unique_packet_at_5_percent_loss():
+    data = random.Random(1).randbytes(4 << 20)
+    n = math.ceil(len(data) / 1024)
+    p = 0.05
+    res = simulate(make_sender("sr", data, SR_BEST), make_receiver("sr", SR_BEST),
+                   Channel(delay=0.025, rate=RATE, loss=p), seed=11)
+    assert res.ok
+    # Sends per packet are geometric: mean 1/(1-p), variance p/(1-p)^2. With SACK a lost
+    # ACK costs nothing, so the total over n packets is within 3.09 sd (99.9%, one side).
+    mean = 1 / (1 - p)
+    bound = mean + 3.09 * math.sqrt(p / (1 - p) ** 2 / n)
+    assert bound < 1.07
+    assert res.packets_per_unique <= bound
+    assert res.receiver_stats.duplicates <= 0.002 * n      # almost no needless resend
+
+
+@pytest.mark.parametrize("protocol,config", [
+    ("sw", CoreConfig(timeout=0.1)),
+    ("sw", CoreConfig(adaptive=True)),
+    ("gbn", CoreConfig(window=32, timeout=0.2)),
+    ("sr", CoreConfig(window=64, timeout=0.2)),
+    ("sr", SR_BEST),
+    ("tcp", CoreConfig(window_bytes=32 * 1024, adaptive=True)),
+    ("mh", CoreConfig(window=64, adaptive=True, paths=1)),
+])
+def test_no_spurious_retransmissions_when_the_timeout_exceeds_the_rtt(protocol, config):
+    data = random.Random(2).randbytes(300 * 1024)
+    link = Channel(delay=0.025, jitter=0.005, rate=RATE)   # jitter, but the queue keeps order
+    res = simulate(make_sender(protocol, data, config), make_receiver(protocol, config), link, seed=3)
+    assert res.ok
+    assert res.sender_stats.retransmissions == 0 and res.sender_stats.timeouts == 0
+
+
+@pytest.mark.parametrize("loss,share", [(0.05, 0.90), (0.15, 0.85), (0.30, 0.75)])
+def test_sr_goodput_against_the_payload_capacity(loss, share):
+    data = random.Random(3).randbytes(4 << 20)
+    res = simulate(make_sender("sr", data, SR_BEST), make_receiver("sr", SR_BEST),
+                   Channel(delay=0.025, rate=RATE, loss=loss), seed=4)
+    assert res.ok
+    assert res.goodput_Bps >= share * payload_capacity()
+
+
+def _tcp_with_ten_in_flight(k: int):
+    sender = make_sender("tcp", bytes(20 * 1024), CoreConfig(window=10, dup_ack_threshold=k, timeout=1.0))
+    assert [m.seq for m in sender.datagrams_to_send(0.0)] == list(range(10))
+    return sender
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_tcp_fast_retransmit_after_k_duplicate_acks_and_not_before(k):
+    sender = _tcp_with_ten_in_flight(k)
+    sender.receive(Ack(0), 0.1)                     # packet 0 acked; window slides by one
+    assert [m.seq for m in sender.datagrams_to_send(0.1)] == [10]
+    for i in range(k - 1):                          # packet 1 lost: 2, 3, ... each re-ack 0
+        sender.receive(Ack(0), 0.11 + i / 1000)
+        assert sender.datagrams_to_send(0.11) == []
+    sender.receive(Ack(0), 0.12)
+    resent = sender.datagrams_to_send(0.12)
+    assert [m.seq for m in resent] == [1]
+    assert sender.stats.fast_retransmits == 1 and sender.stats.timeouts == 0
+    for _ in range(5):                              # more duplicates: no second resend
+        sender.receive(Ack(0), 0.13)
+        assert sender.datagrams_to_send(0.13) == []
+    # The resend fills the gap up to 4, but 5 is missing too (a partial ACK): resend 5 now.
+    sender.receive(Ack(4), 0.2)
+    assert [m.seq for m in sender.datagrams_to_send(0.2)][0] == 5
+    assert sender.stats.timeouts == 0
+
+
+def test_tcp_fast_retransmit_off():
+    sender = _tcp_with_ten_in_flight(0)
+    for _ in range(20):
+        sender.receive(Ack(-1), 0.1)
+        assert sender.datagrams_to_send(0.1) == []
+    assert sender.next_timer() == pytest.approx(1.0)
+
+
+def test_tcp_duplicate_acks_with_nothing_in_flight_are_not_losses():
+    sender = make_sender("tcp", bytes(1024), CoreConfig(window=4, dup_ack_threshold=3, timeout=1.0))
+    sender.datagrams_to_send(0.0)
+    sender.receive(Ack(0), 0.1)
+    assert sender.done
+    for _ in range(5):
+        sender.receive(Ack(0), 0.2)
+    assert sender.stats.fast_retransmits == 0
+
+
+def test_sr_resends_a_packet_overtaken_by_k_later_ones():
+    sender = make_sender("sr", bytes(10 * 1024), CoreConfig(window=10, dup_ack_threshold=3, timeout=1.0))
+    sender.datagrams_to_send(0.0)
+    for seq in (1, 2):
+        sender.receive(Ack(seq), 0.1)
+    assert sender.datagrams_to_send(0.1) == []
+    sender.receive(Ack(3), 0.1)
+    assert [m.seq for m in sender.datagrams_to_send(0.1)] == [0]
+
+
+def test_sr_lost_ack_costs_nothing_with_sack():
+    config = CoreConfig(window=8, sack=True, timeout=1.0)
+    sender, receiver = make_sender("sr", bytes(8 * 1024), config), make_receiver("sr", config)
+    msgs = sender.datagrams_to_send(0.0)
+    acks = [receiver.receive(m, 0.05)[0] for m in msgs]
+    for ack in acks[1::2]:          # every other ACK lost
+        sender.receive(ack, 0.1)
+    assert sender.done and sender.stats.retransmissions == 0
