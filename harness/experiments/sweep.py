@@ -44,11 +44,11 @@ RunOne = Callable[[dict, int], dict]
 
 
 class SweepInterrupted(Exception):
-    """The sweep was interrupted (Ctrl-C); `frame` holds what was measured."""
+    """The sweep was interrupted (Ctrl-C); `frames` ({name: rows}) holds what was measured."""
 
-    def __init__(self, frame: pd.DataFrame):
+    def __init__(self, frames: dict[str, pd.DataFrame]):
         super().__init__("sweep interrupted; re-run with the same results file to resume")
-        self.frame = frame
+        self.frames = frames
 
 
 @dataclass
@@ -168,53 +168,67 @@ class _Plan:
 
 def run_sweep(sweep: Sweep, *, jobs: int | None = None, results_path: str | None = None,
               progress: bool = True) -> pd.DataFrame:
-    """Run every missing repetition; return all rows of this sweep (see `tidy`).
+    """Run every missing repetition of one sweep; return all its rows (see `tidy`)."""
+    return run_sweeps([sweep], jobs=jobs, results_path=results_path, progress=progress)[sweep.name]
 
-    Raises SweepInterrupted (with the partial frame) on Ctrl-C, after the running
-    repetitions were stopped; their rows are not kept, so a re-run measures them.
+
+def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: str | None = None,
+               progress: bool = True, desc: str | None = None) -> dict[str, pd.DataFrame]:
+    """Run several sweeps in one pool (longest cells first across all of them), so a
+    sheet's slow cells overlap with everything else. Returns {name: rows}.
+
+    Raises SweepInterrupted on Ctrl-C after stopping the running repetitions; its
+    `frames` holds what was measured (the rows of the stopped ones are not kept, so a
+    re-run measures them).
     """
     from tqdm.auto import tqdm
 
+    names = [s.name for s in sweeps]
+    if len(set(names)) != len(names):
+        raise ValueError(f"sweep names must differ: {names}")
     jobs = max(1, jobs or DEFAULT_JOBS)
-    results = _Results(sweep, results_path)
-    plan = _Plan(sweep, results)
-    order = sorted(sweep.cells, key=lambda c: -(sweep.cost(c) if sweep.cost else 0))
-    running: dict[str, set[int]] = {cell_key(c): set() for c in sweep.cells}
-    in_flight: dict[Future, tuple[str, int]] = {}
-    planned = sum(len(plan.more(c, set())) for c in sweep.cells)
-    bar = tqdm(total=planned, desc=sweep.name, unit="run", disable=not progress, leave=True)
-    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix=f"sweep-{sweep.name}")
+    plans = {s.name: _Plan(s, _Results(s, results_path)) for s in sweeps}
+    order = sorted(((s, c) for s in sweeps for c in s.cells),
+                   key=lambda sc: -(sc[0].cost(sc[1]) if sc[0].cost else 0))
+    running: dict[tuple[str, str], set[int]] = {(s.name, cell_key(c)): set() for s, c in order}
+    in_flight: dict[Future, tuple[str, str, int]] = {}
+    planned = sum(len(plans[s.name].more(c, set())) for s, c in order)
+    bar = tqdm(total=planned, desc=desc or ",".join(names), unit="run", disable=not progress, leave=True)
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="sweep")
+
+    def frames() -> dict[str, pd.DataFrame]:
+        return {s.name: tidy(s, plans[s.name].results.rows) for s in sweeps}
 
     def submit_ready() -> None:
         # Only as many as there are workers, so each start is decided on fresh results
         # (a cell whose first runs all failed is not started again).
-        for cell in order:
-            key = cell_key(cell)
-            for rep in plan.more(cell, running[key]):
+        for sweep, cell in order:
+            key = (sweep.name, cell_key(cell))
+            for rep in plans[sweep.name].more(cell, running[key]):
                 if len(in_flight) >= jobs:
                     return
                 running[key].add(rep)
-                in_flight[pool.submit(_run_one_rep, sweep, cell, rep)] = (key, rep)
+                in_flight[pool.submit(_run_one_rep, sweep, cell, rep)] = (*key, rep)
 
     try:
         submit_ready()
         while in_flight:
             done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
             for fut in done:
-                key, rep = in_flight.pop(fut)
-                running[key].discard(rep)
-                results.add(fut.result())   # exceptions are caught inside; Ctrl-C is not
+                name, key, rep = in_flight.pop(fut)
+                running[(name, key)].discard(rep)
+                plans[name].results.add(fut.result())   # exceptions are caught inside; Ctrl-C is not
                 bar.total = max(bar.total, bar.n + 1 + len(in_flight))
                 bar.update(1)
             submit_ready()
         bar.total = bar.n
     except KeyboardInterrupt:
         _stop_workers(pool, in_flight)
-        raise SweepInterrupted(tidy(sweep, results.rows)) from None
+        raise SweepInterrupted(frames()) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
-    return tidy(sweep, results.rows)
+    return frames()
 
 
 def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:

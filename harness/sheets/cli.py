@@ -1,0 +1,153 @@
+"""`rdtlab sheet NAME`: measure (or resume) and render a results sheet.
+
+    rdtlab sheet comn [--impl reference|DIR] [--quick] [--runs N] [--margin F [--cap N]]
+                      [--out DIR] [--backend auto|local|netns] [--jobs N] [--fresh]
+
+Results are appended to out/<sheet>/runs-<key>.jsonl as they arrive, keyed by what
+changes the numbers (programs, file size, backend, plan), so re-running the same
+command after an interruption measures only what is missing; --fresh starts over.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+
+from harness.backends import BACKENDS, resolve
+from harness.procs import UsageError
+
+SHEETS = ("comn",)
+QUESTIONS = ("q1", "q3", "q5", "q7")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", choices=SHEETS, help="which sheet")
+    p.add_argument("--impl", default="reference", metavar="reference|DIR",
+                   help="the programs: the reference ones, or a directory of COMN programs (Sender2.py ... Receiver4.py)")
+    p.add_argument("--quick", action="store_true", help="fewer cells and runs, a 100 KiB file (a few minutes)")
+    p.add_argument("--runs", type=_positive_int, default=None, metavar="N", help="runs per cell (default 5; 2 with --quick)")
+    p.add_argument("--margin", type=_fraction, default=None, metavar="F",
+                   help="repeat each cell until the 95%% margin of error is below F of the mean (e.g. 0.1), at least --runs times")
+    p.add_argument("--cap", type=_positive_int, default=30, metavar="N", help="most runs per cell with --margin (default 30)")
+    p.add_argument("--questions", default=",".join(QUESTIONS), metavar="LIST",
+                   help=f"which measured questions to run (default {','.join(QUESTIONS)})")
+    p.add_argument("--size", type=_size, default=None, metavar="BYTES", help="file size (default 1MiB; 100KiB with --quick)")
+    p.add_argument("--out", default="out", metavar="DIR", help="the sheet goes to DIR/<name>/ (default out)")
+    p.add_argument("--backend", choices=BACKENDS, default="auto")
+    p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                   help="transfers at once (default: the measured sweet spot for this machine)")
+    p.add_argument("--seed", type=int, default=1, help="sweep seed: each run's seed derives from it (default 1)")
+    p.add_argument("--fresh", action="store_true", help="forget earlier results of the same configuration")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def main(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from harness.sheets import comn
+    from harness.sheets.render import write_sheet
+    from harness.sheets.sheet import measure
+
+    impl = comn.REFERENCE if args.impl == "reference" else os.path.abspath(args.impl)
+    if not os.path.isdir(impl):
+        raise UsageError(f"--impl {args.impl!r}: no such directory (expected 'reference' or a directory of COMN programs)")
+    questions = tuple(q.strip() for q in args.questions.split(",") if q.strip())
+    unknown = [q for q in questions if q not in QUESTIONS]
+    if unknown or not questions:
+        raise UsageError(f"--questions: unknown {', '.join(unknown) or '(empty)'}; expected some of {', '.join(QUESTIONS)}")
+    missing = comn.missing_programs(impl)
+    needed = {q: files for q, files in missing.items() if q in questions}
+    if needed and len(needed) == len([q for q in questions if q in comn.PROGRAMS]):
+        raise UsageError(f"{impl} has none of the programs these questions need: "
+                         + "; ".join(f"{q} needs {', '.join(f)}" for q, f in needed.items()))
+    for q, files in needed.items():
+        print(f"rdtlab sheet: {q} will not run: {impl} lacks {', '.join(files)}", file=sys.stderr)
+    backend = resolve(args.backend)
+    plan = comn.QUICK if args.quick else comn.FULL
+    if args.size is not None:
+        plan = replace(plan, size=args.size)
+    sheet = comn.build(impl, plan, backend, runs=args.runs, until_margin=args.margin, cap=args.cap,
+                       seed=args.seed, questions=questions)
+
+    out_dir = os.path.join(args.out, args.name)
+    os.makedirs(out_dir, exist_ok=True)
+    key = _config_key(impl, plan, backend, args.seed)
+    results_path = os.path.join(out_dir, f"runs-{key}.jsonl")
+    if args.fresh and os.path.exists(results_path):
+        os.remove(results_path)
+    resumed = _count_lines(results_path)
+    print(f"rdtlab sheet {args.name}: {len(sheet.sweeps)} sweeps, programs {impl}, backend {backend}, "
+          f"{plan.size} bytes per transfer" + (f"; resuming: {resumed} runs already measured" if resumed else ""),
+          file=sys.stderr, flush=True)
+    started = time.monotonic()
+    results = measure(sheet, jobs=args.jobs, results_path=results_path, progress=not args.no_progress)
+    elapsed = time.monotonic() - started
+    header = [f"Generated by `rdtlab sheet {args.name}" + (" --quick" if args.quick else "")
+              + f"` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in {elapsed:.0f} s "
+              f"(backend {backend}). Raw runs: `{os.path.basename(results_path)}` and one CSV per question."]
+    paths = write_sheet(sheet, results, out_dir, header)
+    failed = _failed_cells(sheet, results)
+    print(f"rdtlab sheet {args.name}: wrote {paths['md']} and {paths['html']} "
+          f"({len(paths['png'])} plots, {len(paths['csv'])} CSV) in {elapsed:.0f} s", flush=True)
+    for line in failed:
+        print(f"rdtlab sheet: {line}", file=sys.stderr)
+    if results.interrupted:
+        print(f"rdtlab sheet: interrupted; partial results kept in {results_path}; run the same command to "
+              "measure the rest", file=sys.stderr)
+        return 130
+    return 1 if failed else 0
+
+
+def _failed_cells(sheet, results) -> list[str]:
+    """One line per cell where every run failed."""
+    from harness.experiments.sweep import summarize_cells
+    lines = []
+    for sweep in sheet.sweeps:
+        frame = results.frames.get(sweep.name)
+        if frame is None or frame.empty:
+            continue
+        table = summarize_cells(frame, sweep.param_names, sweep.metric)
+        for row in table[table["status"] == "failed"].to_dict("records"):
+            cell = ", ".join(f"{p}={row[p]}" for p in sweep.param_names)
+            lines.append(f"{sweep.name} cell {cell}: every run failed: {row['error']}")
+    return lines
+
+
+def _config_key(impl: str, plan, backend: str, seed: int) -> str:
+    text = json.dumps([impl, plan.size, backend, seed], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+def _count_lines(path: str) -> int:
+    if not os.path.exists(path):
+        return 0
+    with open(path) as f:
+        return sum(1 for _ in f)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction between 0 and 1 (e.g. 0.1), got {text!r}")
+    return value
+
+
+def _size(text: str) -> int:
+    from harness.cli import size_arg
+    return size_arg(text)

@@ -1,0 +1,506 @@
+"""The COMN results sheet (seed 004): questions 1-8, measured, modelled and discussed.
+
+Link: `loss 5% delay <d>ms rate 10mbit` as netem on `lo`: the same spec both ways,
+one shared rate queue for data and ACKs. File: `size` deterministic random bytes
+(1 MiB for the full sheet, like COMN's ~1 MB picture). Programs: the COMN ones
+(Sender2..4.py / Receiver2..4.py) from `impl`, the reference by default.
+
+The COMN sheet leaves the GBN/SR timeout open; we use the idle round trip plus 10 ms,
+rounded: 2·delay + 10 ms (20, 60 and 210 ms at 5, 25 and 100 ms), close to the
+20/66/219 ms of the seed's RTT-based choice.
+"""
+from __future__ import annotations
+
+import math
+import os
+import shlex
+from dataclasses import dataclass
+
+from harness.experiments.iperf import IperfRun, unavailable_reason as iperf_unavailable
+from harness.experiments.sweep import Sweep
+from harness.experiments.transfers import TransferRun
+from harness.models import (Link, gbn_textbook, gbn_timeout, mathis, pftk, pipelined_no_loss,
+                            sr_textbook, sr_timeout, stop_and_wait)
+from harness.sheets.sheet import Plot, Prompt, Results, Section, Sheet, Table
+from harness.sheets.tables import DASH, Metric, cells, comparison_table, fmt, mean_of
+from harness.transfer import Program
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REFERENCE = os.path.join(REPO, "reference", "comn")
+LOSS = 5                       # percent, each direction
+RATE = "10mbit"
+LINK = "delay {delay}ms loss {loss}% rate " + RATE
+RUN_OVERHEAD_S = 3.0           # start-up plus the reference receiver's 2 s linger
+TCP_MIN_RTO_S = 0.2            # Linux's minimum RTO, for PFTK's T0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the sheet measures: the full COMN sheet, or the quick one."""
+    size: int
+    runs: int
+    q1_timeouts: tuple
+    q3_delays: tuple
+    q3_windows: tuple
+    q5_windows: tuple
+    q7_windows_kB: tuple
+
+
+FULL = Plan(1 << 20, 5, (5, 10, 15, 20, 25, 30, 40, 50, 75, 100), (5, 25, 100),
+            (1, 2, 4, 8, 16, 32, 64, 128, 256), (1, 2, 4, 8, 16, 32, 64), (1, 2, 4, 8, 16, 32))
+QUICK = Plan(100 << 10, 2, (5, 10, 20, 50, 100), (5, 25, 100), (1, 4, 16, 64, 256), (1, 4, 16, 64),
+             (1, 4, 16, 32))
+
+PROGRAMS = {  # question -> the files it needs
+    "q1": ("Sender2.py", "Receiver2.py"),
+    "q3": ("Sender3.py", "Receiver3.py"),
+    "q5": ("Sender4.py", "Receiver4.py"),
+}
+
+
+def gbn_timeout_ms(delay_ms: float) -> int:
+    return int(2 * delay_ms + 10)
+
+
+def link_model(cell: dict) -> Link:
+    return Link(cell["delay"] / 1000, cell["loss"] / 100)
+
+
+def missing_programs(impl: str) -> dict[str, list[str]]:
+    """{question: [missing files]} for an implementation directory."""
+    return {q: [f for f in files if not os.path.isfile(os.path.join(impl, f))] for q, files in PROGRAMS.items()
+            if any(not os.path.isfile(os.path.join(impl, f)) for f in files)}
+
+
+def _program(impl: str, name: str, args: str, output_format: str | None = None) -> Program:
+    path = os.path.join(impl, name).replace("{", "{{").replace("}", "}}")
+    return Program(f"python3 {shlex.quote(path)} {args}", output_format=output_format)
+
+
+# ---- models per question -------------------------------------------------------------
+
+def q1_model(cell: dict, size: int):
+    return stop_and_wait(link_model(cell), cell["timeout"] / 1000, size)
+
+
+def q3_model(cell: dict) -> float:
+    return gbn_timeout(link_model(cell), cell["window"], cell["timeout"] / 1000)
+
+
+def q3_textbook(cell: dict) -> float:
+    return gbn_textbook(link_model(cell), cell["window"])
+
+
+def q5_model(cell: dict) -> float:
+    return sr_timeout(link_model(cell), cell["window"], cell["timeout"] / 1000)
+
+
+def q5_textbook(cell: dict) -> float:
+    return sr_textbook(link_model(cell), cell["window"])
+
+
+def tcp_rtt(cell: dict) -> float:
+    """RTT of a 1 KiB segment and its ACK (TCP/IP headers: 1024 + 52 + 14 bytes)."""
+    return Link(cell["delay"] / 1000, payload=1024, header=52 + 14, overhead=0, ack_bytes=66).rtt
+
+
+def q7_pftk(cell: dict) -> float:
+    rtt = tcp_rtt(cell)
+    return pftk(1024, rtt, cell["loss"] / 100, max(TCP_MIN_RTO_S, 2 * rtt) + rtt,
+                wmax_packets=cell["window_kB"], b=1) / 1024
+
+
+def q7_mathis(cell: dict) -> float:
+    return mathis(1024, tcp_rtt(cell), cell["loss"] / 100) / 1024
+
+
+def expected_seconds(kBps: float, size: int) -> float:
+    return size / 1024 / max(kBps, 0.1) + RUN_OVERHEAD_S
+
+
+# ---- the sheet ---------------------------------------------------------------------
+
+def build(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs: int | None = None,
+          until_margin: float | None = None, cap: int = 30, seed: int = 1,
+          questions: tuple = ("q1", "q3", "q5", "q7")) -> Sheet:
+    runs = runs or plan.runs
+    size = plan.size
+    missing = missing_programs(impl)
+
+    def sweep(name: str, run_one, cell_list: list[dict], kBps) -> Sweep:
+        cost = lambda c: expected_seconds(kBps(c), size)  # noqa: E731
+        run_one = _with_limit(run_one, lambda c: 5 * cost(c) + 60)
+        return Sweep(name, run_one, cell_list, runs=runs, until_margin=until_margin, cap=cap,
+                     seed=seed, cost=cost)
+
+    q1_cells = [{"delay": 5, "loss": LOSS, "timeout": t} for t in plan.q1_timeouts]
+    q1 = sweep("q1", TransferRun(
+        _program(impl, "Sender2.py", "{receiver_host} {receiver_port} {file} {timeout}", "comn-sw"),
+        _program(impl, "Receiver2.py", "{listen_port} {output}"), LINK, size=size, backend=backend),
+        q1_cells, lambda c: q1_model(c, size).throughput_kBps)
+
+    q3_cells = [{"delay": d, "loss": LOSS, "timeout": gbn_timeout_ms(d), "window": w}
+                for d in plan.q3_delays for w in plan.q3_windows]
+    q3 = sweep("q3", TransferRun(
+        _program(impl, "Sender3.py", "{receiver_host} {receiver_port} {file} {timeout} {window}", "comn"),
+        _program(impl, "Receiver3.py", "{listen_port} {output}"), LINK, size=size, backend=backend),
+        q3_cells, q3_model)
+
+    q5_cells = [{"delay": 25, "loss": LOSS, "timeout": gbn_timeout_ms(25), "window": w} for w in plan.q5_windows]
+    q5 = sweep("q5", TransferRun(
+        _program(impl, "Sender4.py", "{receiver_host} {receiver_port} {file} {timeout} {window}", "comn"),
+        _program(impl, "Receiver4.py", "{listen_port} {output} {window}"), LINK, size=size, backend=backend),
+        q5_cells, q5_model)
+
+    q7_cells = [{"delay": 25, "loss": LOSS, "window_kB": w} for w in plan.q7_windows_kB]
+    q7 = sweep("q7", IperfRun(LINK, size=size), q7_cells, q7_pftk)
+
+    def unavailable(q: str) -> str | None:
+        if q not in questions:
+            return "not selected (--questions)"
+        if q in missing:
+            return f"{impl} lacks {', '.join(missing[q])}"
+        if q == "q7":
+            why = iperf_unavailable()
+            if why or backend == "local":
+                return why or "iperf3 needs the netns backend (TCP through the engine in TUN mode)"
+        return None
+
+    sections = [
+        Section("Question 1 – stop-and-wait: retransmissions and throughput against the timeout", [q1],
+                q1_blocks(q1_cells, size), unavailable("q1")),
+        Section("Question 2 – discussion of question 1", [], [Prompt(Q2, lambda r: q2_answer(r, size))],
+                unavailable("q1")),
+        Section("Question 3 – Go-Back-N: throughput against window and delay", [q3], q3_blocks(q3_cells, plan),
+                unavailable("q3")),
+        Section("Question 4 – discussion of question 3", [], [Prompt(Q4, lambda r: q4_answer(r, plan))],
+                unavailable("q3")),
+        Section("Question 5 – Selective Repeat at 25 ms", [q5], q5_blocks(q5_cells), unavailable("q5")),
+        Section("Question 6 – Selective Repeat against Go-Back-N", [], [Prompt(Q6, lambda r: q6_answer(r, plan))],
+                unavailable("q5") or unavailable("q3")),
+        Section("Question 7 – TCP (iperf3) at 25 ms", [q7], q7_blocks(q7_cells), unavailable("q7")),
+        Section("Question 8 – TCP against Go-Back-N and Selective Repeat", [], [Prompt(Q8, q8_answer)],
+                unavailable("q7")),
+    ]
+    intro = [
+        f"Link: `loss {LOSS}% delay <d>ms rate {RATE}` as netem on `lo` (one shared rate queue, loss and "
+        f"delay once per direction), emulated by rdtlab's link engine. File: {size} deterministic random "
+        f"bytes ({math.ceil(size / 1024)} packets of 1024 bytes). {runs} runs per cell"
+        + (f", more until the 95% margin of error is under {until_margin:.0%} of the mean (at most {cap})"
+           if until_margin else "") + ".",
+        f"Programs: `{impl}`. Timeouts for Go-Back-N and Selective Repeat (the COMN sheet leaves them open): "
+        "2·delay + 10 ms, the idle round trip plus 10 ms: "
+        + ", ".join(f"{gbn_timeout_ms(d)} ms at {d} ms" for d in plan.q3_delays) + ".",
+        "Throughput is goodput measured on the wire by the engine (file bytes / 1024 / time from the first "
+        "data packet to the last packet out), in KB/s (KiB/s); ±95% is the half-width of the 95% confidence "
+        "interval of the mean (Student t). Model errors are (model − measured) / measured.",
+    ]
+    return Sheet("comn", "COMN Assignment 2 results sheet (rdtlab)", intro, sections)
+
+
+def _with_limit(run_one, limit):
+    """Give a TransferRun/IperfRun a time limit per cell (a copy; they are frozen)."""
+    from dataclasses import replace
+    return replace(run_one, time_limit=limit)
+
+
+# ---- question 1 and 2 ----------------------------------------------------------------
+
+def q1_blocks(cell_list: list[dict], size: int) -> list:
+    def table(r: Results):
+        return comparison_table(r.rows("q1"), cell_list, [("Timeout (ms)", "timeout")], [
+            Metric("Retransmissions (wire)", "retransmissions", 0,
+                   [("retx model", lambda c: q1_model(c, size).retransmissions)]),
+            Metric("printed by Sender2", "printed_retransmissions", 0),
+            Metric("Throughput (KB/s)", "goodput_kBps", 1,
+                   [("KB/s model", lambda c: q1_model(c, size).throughput_kBps)]),
+            Metric("printed KB/s", "printed_throughput_kBps", 1),
+        ])
+
+    def plot(r: Results, ax):
+        s_tp = cells(r.rows("q1"), ["timeout"], "goodput_kBps")
+        s_rx = cells(r.rows("q1"), ["timeout"], "retransmissions")
+        ts = [c["timeout"] for c in cell_list]
+        _errorbar(ax, ts, s_tp, [(t,) for t in ts], "C0", "throughput (measured)")
+        ax.plot(ts, [q1_model(c, size).throughput_kBps for c in cell_list], "C0--", label="throughput (model)")
+        ax.set_xlabel("retransmission timeout (ms)")
+        ax.set_ylabel("throughput (KB/s)")
+        ax2 = ax.twinx()
+        _errorbar(ax2, ts, s_rx, [(t,) for t in ts], "C3", "retransmissions (measured)")
+        ax2.plot(ts, [q1_model(c, size).retransmissions for c in cell_list], "C3--", label="retransmissions (model)")
+        ax2.set_ylabel("retransmissions")
+        lines = ax.get_legend_handles_labels()
+        lines2 = ax2.get_legend_handles_labels()
+        ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], fontsize=8, loc="upper right")
+        ax.set_title("Stop-and-wait, 5 ms, 5% loss, 10 Mbit/s")
+
+    return [
+        Table("Q1: stop-and-wait, 5 ms delay, 5% loss", table,
+              "Model: an attempt succeeds when neither the packet nor its ACK is lost (q = 0.95²); a failed "
+              "attempt costs the timeout; a timeout below the round trip sends ceil(RTT/timeout) − 1 extra copies "
+              "(harness/models/stop_and_wait.py). 'wire' counts payloads seen twice on the link; 'printed' is "
+              "what Sender2 printed."),
+        Plot("Q1: throughput and retransmissions against the timeout", "q1.png", plot),
+    ]
+
+
+Q2 = ("Question 2 – Discuss the impact of retransmission timeout value on the number of retransmissions "
+      "and throughput. Indicate the optimal timeout value from a communication efficiency viewpoint.")
+
+
+def q2_answer(r: Results, size: int) -> str:
+    tp = cells(r.rows("q1"), ["timeout"], "goodput_kBps")
+    rx = cells(r.rows("q1"), ["timeout"], "retransmissions")
+    if not tp:
+        return "(not measured)"
+    cell = {"delay": 5, "loss": LOSS}
+    link = link_model(cell)
+    floor = q1_model({**cell, "timeout": 1000}, size).retransmissions
+    timeouts = sorted(t for (t,) in tp)
+    premature = [t for t in timeouts if t < link.rtt * 1000]
+    sane = [t for t in timeouts if mean_of(rx, (t,)) <= 1.25 * floor and math.isfinite(mean_of(tp, (t,)))]
+    best = max(sane, key=lambda t: mean_of(tp, (t,))) if sane else None
+    fastest = max(timeouts, key=lambda t: mean_of(tp, (t,)) if math.isfinite(mean_of(tp, (t,))) else -1)
+    parts = [
+        f"The idle round trip is {link.rtt * 1000:.1f} ms: 2 × 5 ms of delay plus serialising a 1069-byte "
+        f"packet ({link.t_data * 1000:.2f} ms) and a 44-byte ACK at 10 Mbit/s. Loss alone costs about "
+        f"{floor:.0f} retransmissions for {link.packets(size)} packets (1024 · (1 − q)/q, q = 0.95²).",
+    ]
+    if premature:
+        parts.append(
+            "With timeouts below the round trip (" + ", ".join(f"{t} ms" for t in premature) + ") the sender "
+            "resends before any ACK can be back: " + ", ".join(
+                f"{fmt(mean_of(rx, (t,)), 0)} retransmissions at {t} ms (model "
+                f"{q1_model({**cell, 'timeout': t}, size).retransmissions:.0f})" for t in premature) + ".")
+    longest = timeouts[-1]
+    parts.append(
+        f"Above the round trip the retransmissions stay near the loss floor, while each loss costs a whole "
+        f"timeout, so throughput falls as the timeout grows: {fmt(mean_of(tp, (fastest,)))} KB/s at {fastest} ms, "
+        f"{fmt(mean_of(tp, (longest,)))} KB/s at {longest} ms (model "
+        f"{q1_model({**cell, 'timeout': longest}, size).throughput_kBps:.1f}).")
+    if best is not None:
+        parts.append(
+            f"Optimal timeout from these measurements: **{best} ms**, the highest throughput "
+            f"({fmt(mean_of(tp, (best,)))} KB/s) among timeouts whose retransmissions stay within 25% of the loss "
+            f"floor ({fmt(mean_of(rx, (best,)), 0)}). Rule of thumb: a little above one RTT, well below 2–3 RTTs.")
+    return "\n\n".join(parts)
+
+
+# ---- question 3 and 4 ----------------------------------------------------------------
+
+def q3_blocks(cell_list: list[dict], plan: Plan) -> list:
+    def table(r: Results):
+        return comparison_table(r.rows("q3"), cell_list,
+                                [("Delay (ms)", "delay"), ("Timeout (ms)", "timeout"), ("Window", "window")],
+                                [Metric("Throughput (KB/s)", "goodput_kBps", 1,
+                                        [("GBN model", q3_model), ("textbook", q3_textbook)])])
+
+    def wide(r: Results):
+        s = cells(r.rows("q3"), ["delay", "window"], "goodput_kBps")
+        rows = []
+        for w in plan.q3_windows:
+            row = {"Window": w}
+            for d in plan.q3_delays:
+                summary = s.get((d, w))
+                row[f"Delay = {d} ms"] = ("FAILED" if summary and summary["status"] == "failed"
+                                          else fmt(mean_of(s, (d, w))))
+            rows.append(row)
+        import pandas as pd
+        return pd.DataFrame(rows)
+
+    def plot(r: Results, ax):
+        s = cells(r.rows("q3"), ["delay", "window"], "goodput_kBps")
+        ws = list(plan.q3_windows)
+        for i, d in enumerate(plan.q3_delays):
+            colour = f"C{i}"
+            _errorbar(ax, ws, s, [(d, w) for w in ws], colour, f"{d} ms measured")
+            model_cells = [{"delay": d, "loss": LOSS, "timeout": gbn_timeout_ms(d), "window": w} for w in ws]
+            ax.plot(ws, [q3_model(c) for c in model_cells], colour + "--", lw=1.2, label=f"{d} ms model")
+            ax.plot(ws, [q3_textbook(c) for c in model_cells], colour + ":", lw=1, label=f"{d} ms textbook")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ws, [str(w) for w in ws])
+        ax.set_yscale("log")
+        ax.set_xlabel("window size (packets)")
+        ax.set_ylabel("average throughput (KB/s)")
+        ax.set_title("Go-Back-N, 5% loss, 10 Mbit/s")
+        ax.legend(fontsize=7, ncol=3)
+
+    return [
+        Table("Q3: average throughput (KB/s), as on the COMN sheet", wide),
+        Plot("Q3: throughput against window size, one line per delay (models dashed, textbook dotted)",
+             "q3.png", plot,
+             "Dashed: harness/models gbn_timeout (loss costs a timeout; a burst's ACKs queue behind data on the "
+             "shared queue). Dotted: the textbook GBN efficiency, which ignores both."),
+        Table("Q3 in detail: every cell with its models", table,
+              "The textbook model (Stallings: U = (1−P)/(1+2aP) or W(1−P)/((1+2a)(1−P+WP))) assumes a loss is "
+              "noticed one round trip later and that ACKs cost nothing. Here a loss costs a timeout and, at large "
+              "windows, ACKs wait behind the data in the shared queue, so it is far too high there."),
+    ]
+
+
+Q4 = "Question 4 – Discuss your results from Question 3."
+
+
+def q4_answer(r: Results, plan: Plan) -> str:
+    s = cells(r.rows("q3"), ["delay", "window"], "goodput_kBps")
+    if not s:
+        return "(not measured)"
+    parts = []
+    peaks = []
+    for d in plan.q3_delays:
+        measured = {w: mean_of(s, (d, w)) for w in plan.q3_windows if math.isfinite(mean_of(s, (d, w)))}
+        if not measured:
+            continue
+        best = max(measured, key=measured.get)
+        last = plan.q3_windows[-1]
+        peaks.append(f"at {d} ms (timeout {gbn_timeout_ms(d)} ms) throughput peaks at window {best} "
+                     f"({fmt(measured[best])} KB/s) and is {fmt(measured.get(last))} KB/s at window {last}")
+    parts.append("Measured: " + "; ".join(peaks) + ". Throughput first grows with the window, because more "
+                 "packets share each round trip, until the window covers the bandwidth-delay product; the "
+                 "longer the delay, the larger that window.")
+    small, big = plan.q3_windows[0], plan.q3_windows[-1]
+    d0 = plan.q3_delays[0]
+    ratios = []
+    for d in plan.q3_delays[1:]:
+        for w in (small, big):
+            a, b = mean_of(s, (d0, w)), mean_of(s, (d, w))
+            if math.isfinite(a) and math.isfinite(b) and b > 0:
+                ratios.append(f"{a / b:.1f}× at window {w} ({d0} vs {d} ms)")
+    if ratios:
+        parts.append("Delay hurts small windows most: the throughput ratio is " + ", ".join(ratios) +
+                     ". With small windows the sender waits for the round trip; with large ones the "
+                     "transmission time of the window dominates.")
+    link = link_model({"delay": d0, "loss": LOSS})
+    timeout = gbn_timeout_ms(d0) / 1000
+    burst = next((w for w in plan.q3_windows
+                  if _first_ack_ms(d0, w) > gbn_timeout_ms(d0)), None)
+    cell_big = {"delay": d0, "loss": LOSS, "timeout": gbn_timeout_ms(d0), "window": big}
+    parts.append(
+        f"Large windows lose throughput. On `lo` data and ACKs share one 10 Mbit/s queue: a window of W "
+        f"packets takes W × {link.t_data * 1000:.2f} ms to serialise, and an ACK queues behind the data sent "
+        f"before it. After a timeout the sender resends the whole window as one burst; at {d0} ms the first ACK "
+        f"of a burst of {burst} packets is back after {_first_ack_ms(d0, burst or big):.0f} ms, later than the "
+        f"{timeout * 1000:.0f} ms timeout, so the burst is resent for nothing. Every loss also makes the "
+        "receiver discard the rest of the window, which the sender then sends again.")
+    meas_big = mean_of(s, (d0, big))
+    parts.append(
+        f"Models: at window {big} and {d0} ms the textbook GBN efficiency predicts {q3_textbook(cell_big):.0f} KB/s, "
+        f"{_times(q3_textbook(cell_big), meas_big)} the measured {fmt(meas_big)}; the timeout-and-shared-queue "
+        f"model (harness/models gbn_timeout) predicts {q3_model(cell_big):.0f} KB/s. The textbook model is "
+        "close only while the window is small and losses are rare per window.")
+    return "\n\n".join(parts)
+
+
+def _first_ack_ms(delay_ms: float, window: int) -> float:
+    from harness.models import first_ack_after_burst
+    return first_ack_after_burst(link_model({"delay": delay_ms, "loss": LOSS}), window) * 1000
+
+
+def _times(model: float, measured: float) -> str:
+    if not (math.isfinite(measured) and measured > 0):
+        return "against"
+    return f"{model / measured:.1f}×"
+
+
+# ---- question 5 and 6 ----------------------------------------------------------------
+
+def q5_blocks(cell_list: list[dict]) -> list:
+    def table(r: Results):
+        return comparison_table(r.rows("q5"), cell_list, [("Window", "window")],
+                                [Metric("Throughput (KB/s)", "goodput_kBps", 1,
+                                        [("SR model", q5_model), ("textbook", q5_textbook)])])
+    return [Table("Q5: Selective Repeat, 25 ms delay, timeout 60 ms", table,
+                  "SR model: rounds of W packets, each lasting one round trip plus one timeout per failed "
+                  "attempt of its unluckiest packet (harness/models sr_timeout). Textbook: U = W(1−P)/(1+2a), at "
+                  "most 1−P, with P the loss of a packet or its ACK (COMN ACKs acknowledge one packet).")]
+
+
+Q6 = ("Question 6 – Compare the throughput obtained when using Selective Repeat with the corresponding results "
+      "you got from the Go Back N experiment and explain the reasons behind any differences.")
+
+
+def q6_answer(r: Results, plan: Plan) -> str:
+    sr = cells(r.rows("q5"), ["window"], "goodput_kBps")
+    gbn = cells(r.rows("q3"), ["delay", "window"], "goodput_kBps")
+    if not sr or not gbn:
+        return "(not measured)"
+    pairs = []
+    for w in plan.q5_windows:
+        a, b = mean_of(sr, (w,)), mean_of(gbn, (25, w))
+        if math.isfinite(a) and math.isfinite(b) and b > 0:
+            pairs.append(f"window {w}: SR {fmt(a)} vs GBN {fmt(b)} KB/s ({a / b:.2f}×)")
+    return "\n\n".join([
+        "Same link (25 ms, 5% loss), same file, same timeout (60 ms): " + "; ".join(pairs) + ".",
+        "With window 1 the two protocols are the same stop-and-wait and measure alike. As the window grows SR "
+        "pulls ahead: a loss makes GBN resend the lost packet and everything sent after it, which the receiver "
+        "had discarded, while SR resends only the packets (or ACKs) that were lost, and its receiver keeps "
+        "what arrives out of order. SR also sends fewer bursts of a whole window, so its ACKs queue behind less "
+        "data. In return each SR ACK covers one packet, so a lost ACK costs a retransmission that GBN's "
+        "cumulative ACKs avoid.",
+    ])
+
+
+# ---- question 7 and 8 ----------------------------------------------------------------
+
+def q7_blocks(cell_list: list[dict]) -> list:
+    def table(r: Results):
+        return comparison_table(r.rows("q7"), cell_list, [("Window -w (KB)", "window_kB")], [
+            Metric("Throughput (KB/s)", "goodput_kBps", 1, [("PFTK", q7_pftk), ("Mathis bound", q7_mathis)]),
+            Metric("TCP retransmits", "retransmissions", 0),
+        ])
+    return [Table("Q7: iperf3 TCP, 25 ms delay, 5% loss, MSS 1 KB", table,
+                  "iperf3 -c … -M 1024 -w <window> -n <file size> -J between two network namespaces joined by the "
+                  "engine; receiver-side throughput. PFTK (Padhye et al. 1998) with Wmax = window / MSS, b = 1, "
+                  f"T0 = max({TCP_MIN_RTO_S * 1000:.0f} ms, 2·RTT) + RTT; Mathis: 1.22·MSS/(RTT·√p), "
+                  "independent of the window.")]
+
+
+Q8 = ("Question 8 – Compare the throughput obtained when using Selective Repeat and Go Back N with the "
+      "corresponding results you got from the iperf experiment and explain the reasons behind any differences.")
+
+
+def q8_answer(r: Results) -> str:
+    tcp = cells(r.rows("q7"), ["window_kB"], "goodput_kBps")
+    if not tcp:
+        return "(not measured)"
+    sr = cells(r.rows("q5"), ["window"], "goodput_kBps")
+    gbn = cells(r.rows("q3"), ["delay", "window"], "goodput_kBps")
+    cell = {"delay": 25, "loss": LOSS}
+    rtt = tcp_rtt(cell)
+    windows = sorted(w for (w,) in tcp)
+    best = max(windows, key=lambda w: mean_of(tcp, (w,)) if math.isfinite(mean_of(tcp, (w,))) else -1)
+    compare = []
+    for w in windows:
+        parts = [f"TCP {fmt(mean_of(tcp, (w,)))}"]
+        if math.isfinite(mean_of(sr, (w,))):
+            parts.append(f"SR {fmt(mean_of(sr, (w,)))}")
+        if math.isfinite(mean_of(gbn, (25, w))):
+            parts.append(f"GBN {fmt(mean_of(gbn, (25, w)))}")
+        compare.append(f"{w} KB: " + ", ".join(parts))
+    window_bound = {w: pipelined_no_loss(Link(0.025), w) for w in windows}
+    return "\n\n".join([
+        "At equal window (1 KB = one packet): " + "; ".join(compare) + " (KB/s).",
+        f"TCP's best here is {fmt(mean_of(tcp, (best,)))} KB/s at -w {best} KB. Its congestion control halves "
+        f"the window at each loss, so at 5% loss it cannot keep a large window open: Mathis' bound "
+        f"1.22·MSS/(RTT·√p) with RTT {rtt * 1000:.1f} ms and p = 0.05 is "
+        f"{q7_mathis({**cell}):.0f} KB/s whatever the window. A window of w KB also caps throughput at "
+        f"w/RTT (" + ", ".join(f"{fmt(window_bound[w], 0)} at {w} KB" for w in windows[:3]) + ", …), which is "
+        "why the small windows grow almost linearly.",
+        "GBN and SR keep their whole window in flight regardless of loss: they do no congestion control, which "
+        "on this link (only our transfer on it) buys throughput, but on a shared network it would take capacity "
+        "from others and could collapse under congestion. TCP's retransmission timeout is also at least 200 ms "
+        "(Linux), far above our 60 ms timeout, so the losses it cannot repair by fast retransmit cost more.",
+    ])
+
+
+def _errorbar(ax, xs: list, summary: dict, keys: list[tuple], colour: str, label: str) -> None:
+    points = [(x, summary[k]["mean"], summary[k]["margin"]) for x, k in zip(xs, keys)
+              if k in summary and summary[k]["n"]]
+    if not points:
+        return
+    x, y, e = zip(*points)
+    e = [v if math.isfinite(v) else 0 for v in e]
+    ax.errorbar(x, y, yerr=e, fmt="o-", color=colour, ms=4, capsize=3, label=label)
+
+
+__all__ = ["build", "FULL", "QUICK", "Plan", "REFERENCE", "missing_programs", "DASH"]

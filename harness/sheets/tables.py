@@ -1,0 +1,90 @@
+"""Helpers the sheets share: cell summaries by parameters, formatting, and the
+"measurement next to its model" table every sheet question uses."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pandas as pd
+
+from harness.experiments.sweep import summarize_cells
+
+DASH = "–"
+
+
+def fmt(x, digits: int = 1) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return DASH
+    return f"{x:,.{digits}f}"
+
+
+def fmt_error(model: float, measured: float) -> str:
+    """Model error relative to the measurement, signed: +20% = model 20% too high."""
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in (model, measured)) or measured == 0:
+        return DASH
+    return f"{(model - measured) / measured * 100:+.0f}%"
+
+
+def cells(frame: pd.DataFrame, params: list[str], metric: str) -> dict[tuple, dict]:
+    """{(param values...): summary row} for one metric of one sweep."""
+    if frame is None or frame.empty or any(p not in frame for p in params):
+        return {}
+    table = summarize_cells(frame, params, metric)
+    return {tuple(row[p] for p in params): row for row in table.to_dict("records")}
+
+
+def mean_of(summary: dict[tuple, dict], key: tuple) -> float:
+    row = summary.get(key)
+    return row["mean"] if row and row["n"] else float("nan")
+
+
+@dataclass
+class Metric:
+    label: str                  # column header, with unit
+    column: str                 # field of the sweep rows
+    digits: int = 1
+    models: list[tuple[str, Callable[[dict], float]]] = field(default_factory=list)  # (header, f(cell))
+
+
+def comparison_table(frame: pd.DataFrame, cell_list: list[dict], params: list[tuple[str, str]],
+                     metrics: list[Metric]) -> pd.DataFrame:
+    """One row per cell: the parameters, then for each metric the mean, its 95% margin
+    and each model's value with its error; then how many runs succeeded. A cell whose
+    every run failed says so in place of the mean, with the reason."""
+    names = [p for _, p in params]
+    headers = [label for label, _ in params] + [h for m in metrics for h in (m.label, *(n for n, _ in m.models))]
+    if len(set(headers)) != len(headers):
+        raise ValueError(f"comparison_table: column headers must differ: {headers}")
+    summaries = {m.column: cells(frame, names, m.column) for m in metrics}
+    rows = []
+    for cell in cell_list:
+        key = tuple(cell[p] for p in names)
+        row = {label: cell[p] for label, p in params}
+        first = None
+        for m in metrics:
+            s = summaries[m.column].get(key)
+            first = first or s
+            if s is None:
+                row[m.label], row[f"{m.label} ±95%"] = "not measured", DASH
+            elif s["status"] == "failed":
+                row[m.label], row[f"{m.label} ±95%"] = f"FAILED: {(s['error'] or '')[:90]}", DASH
+            else:
+                row[m.label], row[f"{m.label} ±95%"] = fmt(s["mean"], m.digits), fmt(s["margin"], m.digits)
+            for header, model in m.models:
+                value = model(cell)
+                row[header] = fmt(value, m.digits)
+                row[f"{header} error"] = fmt_error(value, s["mean"] if s is not None and s["n"] else float("nan"))
+        row["runs ok"] = runs_text(first)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def runs_text(s: dict | None) -> str:
+    if s is None:
+        return "0"
+    total = s["n"] + s["failed"]
+    text = f"{s['n']}/{total}"
+    if s["failed"] and s["status"] != "failed":
+        text += f" ({s['error'][:60]})"
+    return text
