@@ -72,7 +72,7 @@ pub fn ks_statistic(samples: &mut [f64], cdf: impl Fn(f64) -> f64) -> f64 {
         }
         let below = i as f64 / n; // F_n(v-)
         let upto = j as f64 / n; // F_n(v)
-        let eps = 1e-9 * v.abs().max(1.0);
+        let eps = 1e-6 * v.abs().max(1.0);
         d = d.max((upto - cdf(v)).abs()).max((below - cdf(v - eps)).abs());
         i = j;
     }
