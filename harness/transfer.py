@@ -344,7 +344,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
             return failed(f"sender {e}", receiver=_program_result(rx)), False
         tx.timed_out = not tx.wait(plan.time_limit)
         procs.stop(tx)
-        if not tx.timed_out:
+        if not tx.timed_out and tx.exit_code == 0:   # a failed sender: no use waiting
             rx.timed_out = not _wait_receiver(plan, rx, infile, output)
         procs.stop(rx)
         engine_died = session.engine is not None and session.engine.proc.wait(0)

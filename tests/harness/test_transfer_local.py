@@ -110,7 +110,8 @@ def test_receiver_that_writes_nothing():
 
 def test_corrupted_output_names_the_first_differing_byte():
     # Corruption lands in the relayed payload; this receiver has no checksum.
-    res = run_transfer(sw_sender(), sw_receiver(), Link("corrupt 100%"), size=3000, seed=2, backend="local")
+    res = run_transfer(sw_sender(), sw_receiver(), Link("corrupt 100%", reverse=""), size=3000, seed=2,
+                       backend="local", time_limit=10)
     assert not res.ok and res.error.startswith("output differs from input at byte ")
 
 
