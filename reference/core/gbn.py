@@ -3,10 +3,13 @@
 Sender. Up to ``window`` packets past the oldest unacked one (``base``) may be in
 flight. An ACK carrying n means "every packet up to n arrived" (cumulative), so it
 acks n and everything before it, and ``base`` moves to n+1. There is one timer, for
-the oldest unacked packet: it starts when ``base`` is sent and restarts whenever
-``base`` moves. When it expires, the sender "goes back N": it resends every packet
-from ``base`` to the newest sent, because the receiver threw away everything after
-the lost packet.
+the oldest unacked packet: it starts when ``base`` is sent and restarts on every ACK
+while packets are in flight, duplicates included (the textbook sender of Kurose and
+Ross, which the COMN sheet and harness.models.sliding_window.gbn_timeout assume): an
+ACK shows the receiver is still answering, and a window's worth of duplicate ACKs
+drains before the sender gives up on the gap. When the timer expires, the sender
+"goes back N": it resends every packet from ``base`` to the newest sent, because the
+receiver threw away everything after the lost packet.
 
 Receiver. It accepts only the next packet in order; anything else is discarded, and
 it re-acks the last packet it has in order (-1 before the first), which tells the
@@ -48,8 +51,12 @@ class GoBackNSender(SenderBase):
     def receive(self, ack: Ack, now: float) -> None:
         self.stats.acks_received += 1
         cumulative = ack.seq
-        if self.done or not self.base <= cumulative < self.next_seq:
-            return    # a duplicate (nothing new acked) or nonsense
+        if self.done or not self.base - 1 <= cumulative < self.next_seq:
+            return    # an old ACK, overtaken by a later one, or nonsense
+        if cumulative == self.base - 1:       # a duplicate: nothing new, but restart the timer
+            if self.base < self.next_seq and self.deadline is not None:
+                self.deadline = now + self.rto.rto
+            return
         if cumulative not in self.resent:    # Karn's rule
             rtt = now - self.sent_at[cumulative]
             self.stats.rtt_samples.append(rtt)
