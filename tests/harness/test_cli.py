@@ -1,0 +1,78 @@
+"""`rdtlab run` and `rdtlab demo`: exit status 0/1/2, one-line errors, --json fields."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from harness.cli import main, size_arg
+from harness_helpers import FIXTURES, REPO
+
+SW = ["--sender", f"python3 {FIXTURES}/sw_sender.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
+      "--receiver", f"python3 {FIXTURES}/sw_receiver.py {{listen_port}} {{output}}",
+      "--param", "timeout=50", "--output-format", "comn-sw", "--backend", "local"]
+
+
+def test_json_has_the_contract_fields(capsys):
+    assert main(["run", *SW, "--link", "delay 1ms loss 10%", "--size", "10KiB", "--seed", "3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is True and out["backend"] == "local" and out["seed"] == 3
+    assert out["size_bytes"] == 10240 and out["goodput_kBps"] > 0 and out["wire_time_s"] > 0
+    assert out["retransmissions"] == out["printed"]["retransmissions"]
+    assert out["params"] == {"timeout": 50}
+
+
+def test_human_summary_prints_the_seed_even_when_random(capsys):
+    assert main(["run", *SW, "--link", "delay 1ms", "--size", "4096"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK: the file arrived intact")
+    assert "seed " in out and "goodput" in out and "forward" in out and "reverse" in out
+
+
+def test_failed_transfer_exits_1(capsys):
+    code = main(["run", "--sender", f"python3 {FIXTURES}/badprog.py crash", "--receiver", SW[3],
+                 "--backend", "local", "--size", "100", "--json"])
+    assert code == 1
+    assert json.loads(capsys.readouterr().out)["error"] == "sender failed (exit 3: badprog: crashing on purpose)"
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--link", "dely 5ms"], "dely"),
+    (["--file", "/nonexistent/rdt"], "file to send not found: /nonexistent/rdt"),
+    (["--size", "10XB"], "expected a size like"),
+    (["--timeout", "-1"], "expected a positive number of seconds"),
+    (["--param", "=3"], "expected KEY=VALUE"),
+])
+def test_bad_usage_exits_2_with_one_line(capsys, args, says):
+    with pytest.raises(SystemExit) as e:
+        code = main(["run", *SW, *args])
+        raise SystemExit(code)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+
+
+def test_unavailable_backend_exits_2(capsys):
+    from harness.backends.kernel import unavailable_reason
+    if unavailable_reason() is None:
+        pytest.skip("this kernel has sch_netem")
+    assert main(["run", *SW[:-2], "--backend", "kernel", "--size", "10"]) == 2
+    assert capsys.readouterr().err.strip() == f"rdtlab run: {unavailable_reason()}"
+
+
+def test_entry_point_never_prints_a_traceback():
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", *SW, "--link", "delay 5ms lose 3%"],
+                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("rdtlab run: bad forward link spec") and done.stderr.count("\n") == 1
+
+
+def test_demo_runs_a_real_comn_transfer(capsys):
+    assert main(["demo", "--backend", "local", "--size", "20KiB", "--seed", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] and out["printed"] is not None
+
+
+@pytest.mark.parametrize("text, n", [("4096", 4096), ("100KiB", 102400), ("1MiB", 1 << 20), ("2MB", 2_000_000)])
+def test_sizes(text, n):
+    assert size_arg(text) == n
