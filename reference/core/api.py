@@ -12,14 +12,17 @@ field wraps them on the wire and unwraps them on decode.
 
 Time is a float in seconds on any monotonic clock.
 
-    sender = make_sender(data, config)
-    for msg in sender.datagrams_to_send(now): send(msg)
-    deadline = sender.next_timer()          # float or None
+    sender = make_sender(protocol, data, config)     # reference.core
+    for msg in sender.datagrams_to_send(now): send(msg)   # call after every event
+    deadline = sender.next_timer()          # float or None; may fire early (no-op)
     ... on datagram:  sender.receive(ack, now)
     ... on deadline:  sender.handle_timer(now)
-    until sender.done
+    until sender.done                       # every packet acked, or sender.failed
 
-    receiver = make_receiver(config)
+    sender.failed -> True when a packet was resent config.max_retries times without
+    an answer (the receiver is gone); done is then True as well.
+
+    receiver = make_receiver(protocol, config)
     for ack in receiver.receive(data_msg, now): send(ack)
     receiver.complete -> True once every byte up to end-of-file is in order;
     receiver.output() -> the bytes
@@ -47,7 +50,10 @@ class Ack:
     ``seq`` means what the protocol says: GBN and TCP-like, cumulative (the highest
     in-order packet received; -1 for none); stop-and-wait and SR, the packet acked.
     ``sack`` carries selective-ACK ranges ``(first, last)`` inclusive, in formats that
-    have room for them; a core must work when it is empty.
+    have room for them; a core must work when it is empty. The SR receiver lists at
+    most ``config.max_sack_ranges``, most useful first: ``(0, base-1)`` (everything
+    below its window) when base > 0, then the runs it received most recently, then
+    the highest runs. A format that has room for fewer keeps the first ones.
     """
 
     seq: int
