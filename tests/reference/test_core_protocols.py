@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from reference.core import CoreConfig, make_receiver, make_sender
-from reference.core.api import Data
+from reference.core.api import Ack, Data
 from reference.sim import Channel, SimPath, simulate
 
 CONFIGS = {
@@ -172,3 +172,72 @@ def test_bad_config_is_a_clear_value_error():
         make_sender("sw", b"x", CoreConfig(timeout=-1))
     make_sender("sr", b"x", CoreConfig(window=32768, seq_modulus=2**16))   # exactly half: fine
     make_sender("sw", b"x", CoreConfig(window=40000, seq_modulus=2**16))   # sw sends one at a time
+
+
+def _max_in_flight(protocol, config, data, link):
+    """Run over ``link`` and return the most bytes and packets ever in flight."""
+    sender = make_sender(protocol, data, config)
+    most = [0, 0]
+    original = sender.datagrams_to_send
+
+    def watching(now):
+        out = original(now)
+        most[0] = max(most[0], sender.bytes_in_flight)
+        most[1] = max(most[1], sender.next_seq - sender.base)
+        return out
+
+    sender.datagrams_to_send = watching
+    res = simulate(sender, make_receiver(protocol, config), link, data=data)
+    assert res.ok
+    return most
+
+
+@pytest.mark.parametrize("protocol", ["gbn", "sr", "tcp"])
+def test_byte_window_caps_the_bytes_in_flight(protocol):
+    config = CoreConfig(window_bytes=3000, timeout=0.1)
+    most_bytes, most_packets = _max_in_flight(protocol, config, file_of(40 * 1024), LINK)
+    assert most_bytes == 2048 and most_packets == 2      # a third packet would make 3072
+
+
+@pytest.mark.parametrize("protocol,window", [("sw", 1), ("gbn", 7), ("sr", 7), ("tcp", 7), ("mh", 7)])
+def test_packet_window_is_reached_and_never_exceeded(protocol, window):
+    config = CoreConfig(window=window, timeout=0.1, paths=1)
+    _, most_packets = _max_in_flight(protocol, config, file_of(40 * 1024), replace(LINK, loss=0.1))
+    assert most_packets == window
+
+
+def test_sr_in_flight_cap_keeps_the_window_wide():
+    config = CoreConfig(window=64, max_in_flight=5, timeout=0.1)
+    sender = make_sender("sr", file_of(80 * 1024), config)
+    assert len(sender.datagrams_to_send(0.0)) == 5
+    sender.receive(Ack(0), 0.1)
+    assert [m.seq for m in sender.datagrams_to_send(0.1)] == [5]
+
+
+def test_gbn_receiver_discards_out_of_order_and_reacks_the_last_in_order():
+    receiver = make_receiver("gbn", CoreConfig(window=4))
+    assert [a.seq for a in receiver.receive(Data(1, b"b"), 0)] == [-1]     # nothing in order yet
+    assert [a.seq for a in receiver.receive(Data(0, b"a"), 0)] == [0]
+    assert [a.seq for a in receiver.receive(Data(2, b"c"), 0)] == [0]      # 1 was discarded
+    assert [a.seq for a in receiver.receive(Data(1, b"b"), 0)] == [1]
+    assert receiver.stats.out_of_window == 2 and receiver.output() == b"ab"
+
+
+def test_tcp_receiver_keeps_out_of_order_and_acks_cumulatively():
+    receiver = make_receiver("tcp", CoreConfig(window=4))
+    assert [a.seq for a in receiver.receive(Data(1, b"b"), 0)] == [-1]
+    assert [a.seq for a in receiver.receive(Data(2, b"c", eof=True), 0)] == [-1]
+    assert [a.seq for a in receiver.receive(Data(0, b"a"), 0)] == [2]
+    assert receiver.complete and receiver.output() == b"abc"
+
+
+def test_sr_receiver_window_edges():
+    receiver = make_receiver("sr", CoreConfig(window=4, sack=True))
+    for seq in range(4):
+        receiver.receive(Data(seq, b"x"), 0)
+    assert receiver.base == 4
+    assert receiver.receive(Data(8, b"x"), 0) == []               # base+N: outside
+    assert [a.seq for a in receiver.receive(Data(7, b"x"), 0)] == [7]   # base+N-1: buffered
+    assert [a.seq for a in receiver.receive(Data(0, b"x"), 0)] == [0]   # base-N: re-acked
+    ack = receiver.receive(Data(5, b"x"), 0)[0]
+    assert ack.sack == ((0, 3), (5, 5), (7, 7))    # below base, newest run, then the rest
