@@ -42,9 +42,11 @@ class MultiHomedSender(SelectiveRepeatSender):
         for path in self._probes:
             if self.in_flight and not self.failed:
                 # Probe with the oldest packet in flight: useful if it gets through.
-                seq = min(self.in_flight)
+                # Its ACK may answer the probe, so it gives no RTT sample (Karn).
+                packet = self.in_flight[min(self.in_flight)]
+                packet.resends += 1
                 self._count_send(resend=True)
-                out.append(self._message(seq, path))
+                out.append(self._message(packet.seq, path))
         self._probes.clear()
         return out + super().datagrams_to_send(now)
 
