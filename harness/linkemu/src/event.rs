@@ -30,6 +30,11 @@ pub const REVERSE: usize = 1;
 const READ_BATCH: usize = 32;
 /// Payload hashes remembered per direction for `repeats`.
 const SEEN_CAPACITY: usize = 1 << 17;
+/// The timer is armed this long before a deadline and the last stretch is spun, so
+/// departures leave on time despite the ~10-20 µs it takes a sleeping thread to wake
+/// (measured in BENCHMARKS.md). Spinning happens only when a packet is due that soon:
+/// an idle link sleeps.
+const SPIN_NS: u64 = 25_000;
 /// Read buffer: the largest UDP payload or IP packet.
 const BUF_SIZE: usize = 65536;
 
@@ -110,6 +115,7 @@ impl Engine {
             move |e| format!("{what}: {e}")
         }
         sys::set_timer_slack_1ns();
+        sys::try_realtime();
         let epoll = Epoll::new().map_err(os("epoll"))?;
         let timer = Timer::new().map_err(os("timerfd"))?;
         let signals = Signals::new().map_err(os("signalfd"))?;
@@ -209,7 +215,10 @@ impl Engine {
             for &t in &tokens {
                 let (kind, path, index) = untoken(t);
                 match kind {
-                    K_TIMER => self.timer.acknowledge(),
+                    K_TIMER => {
+                        self.timer.acknowledge();
+                        self.spin_until_due();
+                    }
                     K_SIGNAL => {
                         if self.signals.take() {
                             break 'serve;
@@ -222,7 +231,7 @@ impl Engine {
                 }
                 self.release_due(sys::now_ns());
             }
-            self.timer.arm(self.next_deadline());
+            self.timer.arm(self.next_deadline().map(|d| d.saturating_sub(SPIN_NS)));
         }
         self.write_stats_file()?;
         if let Some(p) = &mut self.pcap {
@@ -323,6 +332,15 @@ impl Engine {
                 while let Some(dep) = path.links[li].dequeue(now) {
                     deliver(mode, &path.io, path.up, &mut path.stats, &mut self.pcap, dep);
                 }
+            }
+        }
+    }
+
+    /// Woken SPIN_NS early: wait out the rest of the way to the deadline.
+    fn spin_until_due(&self) {
+        if let Some(due) = self.next_deadline() {
+            while sys::now_ns() < due && due - sys::now_ns() <= SPIN_NS {
+                std::hint::spin_loop();
             }
         }
     }

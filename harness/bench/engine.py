@@ -1,0 +1,237 @@
+"""Link engine benchmark: `python -m harness.bench engine [--quick]`.
+
+Measures the real `linkemu` on loopback (UDP-relay mode):
+
+- delay: 20 ms at ~4 Mbit/s of 1000-byte datagrams. The sender writes its send time
+  (CLOCK_REALTIME, `time.time_ns()`) into each datagram just before `send`; the
+  receiver takes the kernel's receive timestamp (SO_TIMESTAMPNS, the same clock, same
+  host). error = (kernel receive − user send) − 20 ms, so it includes the sender's own
+  syscall and two loopback traversals, not only the engine. The same run with no delay
+  gives that fixed cost for comparison.
+- rate: 10 and 100 Mbit/s with a sender at 1.2× the rate (the queue stays full). The
+  delivered rate counts bytes as netem on lo does (payload + 42), between the kernel
+  receive timestamps of the first and last datagram; inter-arrival gaps are compared
+  with the serialisation time (1042 bytes × 8 / rate).
+- capacity: 64-byte datagrams sent as fast as `udpbench blast` (sendmmsg) can, through
+  linkemu with no impairment and through `udpbench relay` (recv/send, no pipeline),
+  interleaved rounds; forwarded datagrams per second and their ratio.
+- CPU: the engine's user+system time (/proc/PID/stat) while idle and during the tests.
+
+The machine is shared (2 cores), so every figure is a median over rounds.
+"""
+import json
+import os
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+CRATE = REPO / "harness" / "linkemu"
+RELEASE = CRATE / "target" / "release"
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
+WIRE_EXTRA = 42  # UDP 8 + IPv4 20 + Ethernet 14: what netem on lo counts beyond the payload
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def build() -> None:
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--manifest-path", str(CRATE / "Cargo.toml")], check=True)
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
+
+
+class Relay:
+    """A running relay process (linkemu or the plain one) with its ready line read."""
+
+    def __init__(self, argv: list[str]):
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+        ready = json.loads(self.proc.stdout.readline())
+        listen = ready["listen"] if "listen" in ready else ready["paths"][0]["listen"]
+        host, port = listen.rsplit(":", 1)
+        self.addr = (host, int(port))
+
+    def stop(self) -> str:
+        self.proc.send_signal(signal.SIGTERM)
+        out = self.proc.stdout.read()
+        self.proc.wait(10)
+        return out
+
+
+def start_linkemu(target: tuple[str, int], forward: str, stats: Path) -> Relay:
+    return Relay([str(RELEASE / "linkemu"), "udp", "--listen", "127.0.0.1:0", "--to", f"{target[0]}:{target[1]}",
+                  "--forward", forward, "--stats", str(stats)])
+
+
+def receiver_socket() -> socket.socket:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    try:
+        s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 32 << 20)
+    except OSError:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 << 20)
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    s.settimeout(1.0)
+    return s
+
+
+def collect(sock: socket.socket, out: list, stop: threading.Event) -> None:
+    """Append (kernel receive ns, first 8 bytes, length) for each datagram until stopped."""
+    while not stop.is_set():
+        try:
+            data, anc, _, _ = sock.recvmsg(2048, 64)
+        except socket.timeout:
+            continue
+        rx = None
+        for level, kind, body in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                sec, nsec = struct.unpack("qq", body[:16])
+                rx = sec * 1_000_000_000 + nsec
+        out.append((rx, data[:8], len(data)))
+
+
+def paced_send(dest, size: int, pps: float, seconds: float, burst_s: float = 0.001) -> int:
+    """Send `size`-byte datagrams at `pps` for `seconds`, stamped with time.time_ns()."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect(dest)
+    pad = bytes(size - 8)
+    start = time.monotonic()
+    sent = 0
+    while (now := time.monotonic()) - start < seconds:
+        due = int((now - start) * pps) + 1
+        while sent < due:
+            s.send(struct.pack("q", time.time_ns()) + pad)
+            sent += 1
+        time.sleep(burst_s)
+    s.close()
+    return sent
+
+
+def quantiles(xs: list[float]) -> dict:
+    xs = sorted(xs)
+    pick = lambda q: xs[min(len(xs) - 1, int(q * len(xs)))]
+    return {"p50": round(pick(0.5), 1), "p99": round(pick(0.99), 1), "max": round(xs[-1], 1), "n": len(xs)}
+
+
+def run_link(forward: str, size: int, pps: float, seconds: float) -> tuple[list, dict, float]:
+    """Send through one linkemu; returns receptions, the engine's stats and its CPU share."""
+    sink = receiver_socket()
+    got: list = []
+    stop = threading.Event()
+    t = threading.Thread(target=collect, args=(sink, got, stop))
+    t.start()
+    with tempfile.TemporaryDirectory() as tmp:
+        stats_path = Path(tmp) / "stats.json"
+        eng = start_linkemu(sink.getsockname(), forward, stats_path)
+        cpu0, t0 = cpu_seconds(eng.proc.pid), time.monotonic()
+        paced_send(eng.addr, size, pps, seconds)
+        cpu = (cpu_seconds(eng.proc.pid) - cpu0) / (time.monotonic() - t0)
+        time.sleep(0.5)  # let the link drain
+        eng.stop()
+        stats = json.loads(stats_path.read_text())["forward"]
+    stop.set()
+    t.join()
+    sink.close()
+    return got, stats, cpu
+
+
+def bench_delay(seconds: float) -> dict:
+    res = {}
+    for name, forward, nominal_ms in (("delay_20ms", "delay 20ms", 20), ("no_delay", "", 0)):
+        got, stats, cpu = run_link(forward, 1000, 500, seconds)
+        err = [(rx - struct.unpack("q", head)[0]) / 1000 - nominal_ms * 1000 for rx, head, _ in got if rx]
+        res[name] = {"error_us": quantiles(err), "engine_lag_us": stats["lag_us"], "engine_cpu": round(cpu, 4),
+                     "delivered": stats["delivered"]}
+    return res
+
+
+def bench_rate(mbit: int, seconds: float) -> dict:
+    size = 1000
+    pps = mbit * 1e6 / 8 / (size + WIRE_EXTRA) * 1.2
+    got, stats, cpu = run_link(f"rate {mbit}mbit", size, pps, seconds)
+    rx = [r for r, _, _ in got if r]
+    wire_bytes = (len(rx) - 1) * (size + WIRE_EXTRA)
+    rate = wire_bytes * 8 / ((rx[-1] - rx[0]) / 1e9)
+    t_ser_us = (size + WIRE_EXTRA) * 8 / (mbit * 1e6) * 1e6
+    gaps = [(b - a) / 1000 for a, b in zip(rx, rx[1:])]
+    return {"rate_mbit": round(rate / 1e6, 3), "rate_error_pct": round((rate / (mbit * 1e6) - 1) * 100, 3),
+            "t_ser_us": round(t_ser_us, 2), "gap_us": quantiles(gaps),
+            "gap_p1_us": round(sorted(gaps)[len(gaps) // 100], 1),
+            "delivered": stats["delivered"], "queue_drops": stats["queue_drops"], "engine_cpu": round(cpu, 3),
+            "engine_lag_us": stats["lag_us"]}
+
+
+def bench_capacity(rounds: int, seconds: float) -> dict:
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # nobody reads: the kernel drops
+    sink.bind(("127.0.0.1", 0))
+    target = sink.getsockname()
+    plain, engine = [], []
+    blast = str(RELEASE / "udpbench")
+    for _ in range(rounds):
+        relay = Relay([blast, "relay", "127.0.0.1:0", f"{target[0]}:{target[1]}"])
+        subprocess.run([blast, "blast", f"{relay.addr[0]}:{relay.addr[1]}", "64", str(seconds)], check=True,
+                       capture_output=True)
+        time.sleep(0.1)
+        plain.append(json.loads(relay.stop().strip().splitlines()[-1])["forwarded"] / seconds)
+        with tempfile.TemporaryDirectory() as tmp:
+            stats_path = Path(tmp) / "s.json"
+            eng = start_linkemu(target, "", stats_path)
+            subprocess.run([blast, "blast", f"{eng.addr[0]}:{eng.addr[1]}", "64", str(seconds)], check=True,
+                           capture_output=True)
+            time.sleep(0.1)
+            eng.stop()
+            engine.append(json.loads(stats_path.read_text())["forward"]["delivered"] / seconds)
+    sink.close()
+    ratios = [e / p for e, p in zip(engine, plain)]
+    return {"plain_relay_pps": [round(x) for x in plain], "linkemu_pps": [round(x) for x in engine],
+            "ratio_median": round(statistics.median(ratios), 3), "ratios": [round(r, 3) for r in ratios]}
+
+
+def bench_idle_cpu(seconds: float) -> float:
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sink.bind(("127.0.0.1", 0))
+    with tempfile.TemporaryDirectory() as tmp:
+        eng = start_linkemu(sink.getsockname(), "delay 20ms rate 10mbit", Path(tmp) / "s.json")
+        cpu0 = cpu_seconds(eng.proc.pid)
+        time.sleep(seconds)
+        cpu = (cpu_seconds(eng.proc.pid) - cpu0) / seconds
+        eng.stop()
+    sink.close()
+    return cpu
+
+
+def run(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    unknown = [a for a in argv if a != "--quick"]
+    if unknown:
+        print(f"harness.bench engine: unknown argument {unknown[0]!r}; expected --quick", file=sys.stderr)
+        return 2
+    build()
+    secs = 3 if quick else 10
+    results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "host": os.uname().nodename,
+               "cpus": os.cpu_count()}
+    steps = [
+        ("idle_cpu", lambda: round(bench_idle_cpu(secs / 2), 5)),
+        ("delay", lambda: bench_delay(secs)),
+        ("rate_10mbit", lambda: bench_rate(10, secs / 2)),
+        ("rate_100mbit", lambda: bench_rate(100, secs / 2)),
+        ("capacity", lambda: bench_capacity(3 if quick else 5, 2 if quick else 3)),
+    ]
+    for name, step in steps:
+        print(f"engine: {name} ...", flush=True)
+        results[name] = step()
+        print(json.dumps(results[name]), flush=True)
+    out = REPO / "out" / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "engine.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"engine: results in {out / 'engine.json'}")
+    return 0
