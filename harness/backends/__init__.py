@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from harness.procs import UsageError
 
 BACKENDS = ("auto", "local", "netns", "kernel")
+# Not offered to users: loopback with no engine at all, the baseline of the overhead
+# benchmark (harness/bench/transfer.py).
+DIRECT = "direct"
 
 
 class BackendUnavailable(UsageError):
@@ -76,6 +79,8 @@ def netns_unavailable_reason() -> str | None:
 
 def resolve(name: str) -> str:
     """The concrete backend for `name` ('auto' resolved), or BackendUnavailable / UsageError."""
+    if name == DIRECT:
+        return name
     if name not in BACKENDS:
         raise UsageError(f"unknown backend {name!r}; expected one of: {', '.join(BACKENDS)}")
     if name == "auto":
@@ -94,6 +99,9 @@ def resolve(name: str) -> str:
 
 def open_session(name: str, **kwargs) -> Session:
     """Set up one run on backend `name` (already resolved); see each module's `open`."""
+    if name == DIRECT:
+        from harness.backends.local import open as local_open
+        return local_open(relay=False, **kwargs)
     if name == "local":
         from harness.backends.local import open as open_
     elif name == "netns":

@@ -11,6 +11,7 @@ import socket
 
 from harness.backends import Host, Session
 from harness.engine import Engine
+from harness.procs import UsageError
 
 
 def free_udp_port(host: str) -> int:
@@ -30,10 +31,20 @@ def join_hostport(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False) -> Session:
-    """Start the engine relaying each path to the receiver's port; return the session."""
+def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False,
+         relay: bool = True) -> Session:
+    """Start the engine relaying each path to the receiver's port; return the session.
+
+    relay=False (backend "direct", for the overhead benchmark only): no engine, the
+    sender talks straight to the receiver, so there are no impairments and no counters.
+    """
     host = "::1" if ipv6 else "127.0.0.1"
     port = free_udp_port(host)
+    if not relay:
+        if any(p["forward"] or p["reverse"] for p in paths):
+            raise UsageError("the direct backend has no link engine: it takes only a perfect link ('')")
+        return Session("direct", Host("sender", None, [host]), Host("receiver", None, [host]), port,
+                       [(host, port)] * len(paths))
     engine_paths = [dict(p, listen=join_hostport(host, 0), to=join_hostport(host, port)) for p in paths]
     session = Session("local", Host("sender", None, [host] * len(paths)),
                       Host("receiver", None, [host] * len(paths)), port, [])

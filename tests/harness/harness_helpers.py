@@ -1,8 +1,12 @@
 """Helpers for the harness tests: the test programs and what a run may leave behind."""
 import os
+import signal
+import threading
 from pathlib import Path
 
-from harness import Program
+import pytest
+
+from harness import Link, Program, run_transfer
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 REPO = FIXTURES.parent.parent
@@ -47,3 +51,15 @@ def our_namespaces() -> list[str]:
         return [n for n in os.listdir("/run/netns") if n.startswith(prefix)]
     except FileNotFoundError:
         return []
+
+
+def interrupted_run(backend):
+    """Ctrl-C (SIGINT, as in a notebook) in the middle of a run."""
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_transfer(bad("hang"), sw_receiver(), Link("delay 1ms"), size=100, seed=1, backend=backend,
+                         time_limit=30)
+    finally:
+        timer.cancel()

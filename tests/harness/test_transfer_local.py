@@ -1,11 +1,10 @@
 """run_transfer on the local backend: real programs, a real engine, bad input."""
 import os
-import sys
 
 import pytest
 
 from harness import BackendUnavailable, Link, Program, SpecError, UsageError, run_transfer
-from harness_helpers import FIXTURES, REPO, bad, sw_receiver, sw_sender
+from harness_helpers import FIXTURES, REPO, bad, interrupted_run, sw_receiver, sw_sender
 
 LOSSY = Link("delay 2ms loss 10%")
 TALK = bad("talk", "1")      # a "sender" that exits at once
@@ -152,3 +151,12 @@ def test_kernel_backend_says_what_is_missing():
     assert str(e.value) == unavailable_reason()
     if os.geteuid() == 0:
         assert "sch_netem" in str(e.value)
+
+
+def test_ctrl_c_mid_run_leaves_nothing():
+    interrupted_run("local")      # the clean_run fixture checks what is left
+
+
+def test_auto_picks_netns_with_root_and_tun_else_local():
+    from harness.backends import netns_unavailable_reason, resolve
+    assert resolve("auto") == ("local" if netns_unavailable_reason() else "netns")

@@ -5,7 +5,7 @@ import pytest
 
 from harness import Link, Path, Program, run_transfer
 from harness.backends.netns import sweep_stale
-from harness_helpers import sw_receiver, sw_sender
+from harness_helpers import interrupted_run, sw_receiver, sw_sender
 
 pytestmark = pytest.mark.netns
 
@@ -58,3 +58,7 @@ def test_hanging_sender_in_a_namespace_is_killed():
     from harness_helpers import bad
     res = run_transfer(bad("hang"), sw_receiver(), Link(""), size=100, seed=1, backend="netns", time_limit=1)
     assert res.error.startswith("timed out after 1 s") and res.sender.exit_code == -9
+
+
+def test_ctrl_c_mid_run_leaves_no_namespace_or_process():
+    interrupted_run("netns")
