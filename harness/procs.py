@@ -137,6 +137,18 @@ class Proc:
             self.exited_ns = time.monotonic_ns()
         return bool(ready)
 
+    def wait_or(self, other: "Proc | None", timeout: float) -> bool:
+        """Wait for self to exit (True); False on time-out or when `other` exits first."""
+        if other is None:
+            return self.wait(timeout)
+        deadline = time.monotonic() + timeout
+        while not self.wait(0):
+            left = deadline - time.monotonic()
+            if left <= 0 or other.wait(0):
+                return False
+            select.select([self._pidfd, other._pidfd], [], [], left)
+        return True
+
     @property
     def running(self) -> bool:
         return not self.wait(0)

@@ -365,19 +365,23 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
         except ProgramNotFound as e:
             procs.stop(rx)
             return failed(f"sender {e}", receiver=_program_result(rx)), False
-        tx.timed_out = not tx.wait(plan.time_limit)
+        engine_proc = session.engine.proc if session.engine is not None else None
+        # A dead engine would stall the sender until its time limit: watch both.
+        tx.timed_out = not tx.wait_or(engine_proc, plan.time_limit) and not tx.wait(0) \
+            and not (engine_proc and engine_proc.wait(0))
         procs.stop(tx)
         if not tx.timed_out and tx.exit_code == 0:   # a failed sender: no use waiting
             rx.timed_out = not _wait_receiver(plan, rx, infile, output)
         procs.stop(rx)
-        engine_died = session.engine is not None and session.engine.proc.wait(0)
+        engine_died = engine_proc is not None and engine_proc.wait(0)
         stats = session.engine.stop() if session.engine is not None else None
     finally:
         session.close()
 
     error = _first_error(plan, tx, rx)
-    if engine_died and error is None:
-        error = f"engine failed: it exited during the transfer ({describe_exit(session.engine.proc.exit_code, None, session.engine.proc.last_stderr_line())})"
+    if engine_died:
+        why = describe_exit(engine_proc.exit_code, None, engine_proc.last_stderr_line())
+        error = f"engine failed: it exited during the transfer ({why})"
     verified = False
     if plan.verify and (error is None or not error.startswith("engine")):
         verified, mismatch = _verify(infile, output, plan.size)
@@ -410,11 +414,12 @@ def _wait_receiver(plan: _Plan, rx: Proc, infile: str, output: str) -> bool:
     that lingers to re-ACK (COMN's linger 2 s) does not cost every run that long.
     """
     deadline = time.monotonic() + plan.receiver_grace
+    want = sha256_file(infile)
     while time.monotonic() < deadline:
         if rx.wait(0.02):
             return True
         if plan.verify and plan.stop_receiver_when_done and os.path.exists(output) \
-                and os.path.getsize(output) == plan.size and sha256_file(output) == sha256_file(infile):
+                and os.path.getsize(output) == plan.size and sha256_file(output) == want:
             rx.stopped_when_done = True
             return True
     return False

@@ -1,5 +1,8 @@
 """run_transfer on the local backend: real programs, a real engine, bad input."""
 import os
+import signal
+import threading
+import time
 
 import pytest
 
@@ -160,3 +163,23 @@ def test_ctrl_c_mid_run_leaves_nothing():
 def test_auto_picks_netns_with_root_and_tun_else_local():
     from harness.backends import netns_unavailable_reason, resolve
     assert resolve("auto") == ("local" if netns_unavailable_reason() else "netns")
+
+
+def test_engine_dying_mid_run_ends_the_run_at_once(clean_run):
+    def kill_engine():
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+            except OSError:
+                continue
+            if b"linkemu" in cmd and str(clean_run).encode() in cmd:
+                os.kill(int(pid), signal.SIGKILL)
+    timer = threading.Timer(1.0, kill_engine)
+    timer.start()
+    t = time.monotonic()
+    try:
+        res = failed(bad("hang"), sw_receiver(), time_limit=30)
+    finally:
+        timer.cancel()
+    assert res.error == "engine failed: it exited during the transfer (killed by SIGKILL)"
+    assert time.monotonic() - t < 10
