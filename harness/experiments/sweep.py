@@ -13,7 +13,11 @@ derived from the sweep seed, the sweep name, the cell and the repetition number,
 re-run (or the same cell measured serially) uses the same seeds.
 
 Parallelism: transfers are separate processes that mostly wait on timers and the link,
-so a thread pool suffices; `jobs` bounds how many run at once (see DEFAULT_JOBS).
+so a thread pool suffices; `jobs` bounds how many run at once (see DEFAULT_JOBS). A
+transfer that drives the link at full rate is sensitive to CPU scheduling (a GBN sender
+bursting a window of 256 packets measures lower when it competes for the CPU), so
+each run may declare a `load` and the runs in flight keep their loads within
+`cpu_budget`: many timer-bound transfers go together, saturating ones nearly alone.
 Cells are started longest-expected-first (`cost`), so the slow cells of a sheet do not
 end up alone at the tail.
 """
@@ -35,9 +39,10 @@ import pandas as pd
 
 from harness.statistics import needs_more_runs, summarize
 
-# Transfers measured at once by default. Measured on the 2-core machine (BENCHMARKS.md,
-# "Results sheets"): beyond this the engine's scheduling lag p99 grows past a packet time.
-DEFAULT_JOBS = 6
+# Transfers at once, and the summed `load` of those in flight, by default. Measured on
+# the 2-core machine (BENCHMARKS.md, "Results sheets").
+DEFAULT_JOBS = 10
+DEFAULT_CPU_BUDGET = 1.5
 GIVE_UP_AFTER = 2   # failures in a cell with no success before its other runs are skipped
 
 RunOne = Callable[[dict, int], dict]
@@ -62,6 +67,7 @@ class Sweep:
     metric: str = "goodput_kBps"
     seed: int = 1
     cost: Callable[[dict], float] | None = None   # expected seconds of one run
+    load: Callable[[dict], float] | None = None   # share of the CPU budget one run takes
 
     def __post_init__(self) -> None:
         if self.runs < 1:
@@ -167,13 +173,15 @@ class _Plan:
 
 
 def run_sweep(sweep: Sweep, *, jobs: int | None = None, results_path: str | None = None,
-              progress: bool = True) -> pd.DataFrame:
+              progress: bool = True, cpu_budget: float = DEFAULT_CPU_BUDGET) -> pd.DataFrame:
     """Run every missing repetition of one sweep; return all its rows (see `tidy`)."""
-    return run_sweeps([sweep], jobs=jobs, results_path=results_path, progress=progress)[sweep.name]
+    return run_sweeps([sweep], jobs=jobs, results_path=results_path, progress=progress,
+                      cpu_budget=cpu_budget)[sweep.name]
 
 
 def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: str | None = None,
-               progress: bool = True, desc: str | None = None) -> dict[str, pd.DataFrame]:
+               progress: bool = True, desc: str | None = None,
+               cpu_budget: float = DEFAULT_CPU_BUDGET) -> dict[str, pd.DataFrame]:
     """Run several sweeps in one pool (longest cells first across all of them), so a
     sheet's slow cells overlap with everything else. Returns {name: rows}.
 
@@ -192,6 +200,7 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
                    key=lambda sc: -(sc[0].cost(sc[1]) if sc[0].cost else 0))
     running: dict[tuple[str, str], set[int]] = {(s.name, cell_key(c)): set() for s, c in order}
     in_flight: dict[Future, tuple[str, str, int]] = {}
+    loads: dict[Future, float] = {}
     planned = sum(len(plans[s.name].more(c, set())) for s, c in order)
     bar = tqdm(total=planned, desc=desc or ",".join(names), unit="run", disable=not progress, leave=True)
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="sweep")
@@ -204,11 +213,15 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
         # (a cell whose first runs all failed is not started again).
         for sweep, cell in order:
             key = (sweep.name, cell_key(cell))
+            load = sweep.load(cell) if sweep.load else 0.0
             for rep in plans[sweep.name].more(cell, running[key]):
                 if len(in_flight) >= jobs:
                     return
+                if in_flight and sum(loads.values()) + load > cpu_budget + 1e-9:
+                    break   # too heavy to add now; a lighter cell may still fit
                 running[key].add(rep)
-                in_flight[pool.submit(_run_one_rep, sweep, cell, rep)] = (*key, rep)
+                fut = pool.submit(_run_one_rep, sweep, cell, rep)
+                in_flight[fut], loads[fut] = (*key, rep), load
 
     try:
         submit_ready()
@@ -216,6 +229,7 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
             done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
             for fut in done:
                 name, key, rep = in_flight.pop(fut)
+                loads.pop(fut)
                 running[(name, key)].discard(rep)
                 plans[name].results.add(fut.result())   # exceptions are caught inside; Ctrl-C is not
                 bar.total = max(bar.total, bar.n + 1 + len(in_flight))

@@ -65,21 +65,24 @@ def first_ack_after_burst(link: Link, window: int) -> float:
 
 
 def gbn_timeout(link: Link, window: int, timeout_s: float) -> float:
-    """GBN with a fixed timeout on the shared queue (the model the COMN sheet compares
-    with; seed 004 Q4 explains the effects).
+    """GBN with a fixed timeout on the oldest unacknowledged packet, on the shared queue
+    (the reference Sender3; seed 004 Q4 discusses the effects).
 
     Renewal argument: the sender delivers packets at r = W/RTT_eff (at most the
-    capacity) until a loss event; each event stalls it for D, so
-    goodput = 1 / (1/r + e/(1-e)·D) packets/s, where
+    capacity; RTT_eff grows with the queue, see `effective_rtt`) until a loss event;
+    each event stalls it for D, so goodput = 1 / (1/r + e/(1-e)·D) packets/s, where
     - e = loss + (1-loss)·loss^W: a data loss, or (mostly at W = 1) the loss of every
       ACK that could have covered the packet;
-    - D = timeout + RTT_eff·(2 - 1/W) for W >= 2: the sender goes on sending the rest
-      of the window, duplicate ACKs keep restarting the timer (Kurose-Ross sender) until
-      the last one is back, then it waits the timeout. For W = 1, D = timeout.
-    - spurious timeouts: after a restart the window goes out as a burst; if its first
-      ACK (queued behind the data, `first_ack_after_burst`) is not back within the
-      timeout, the whole window is sent again for nothing: D grows by W·t_data.
+    - D = timeout + RTT_eff·(1 - 1/W): the wait for the lost packet's timer, plus the
+      time the W-1 packets sent after it held the pipe, which the receiver discarded
+      and the sender sends again.
     Assumes independent losses, zero processing time, a sender that always has data.
+    Not modelled: when the queueing delay of a full window, W·(t_data + t_ack), is well
+    above the timeout (5 ms: W >= 64 at 20 ms), packets time out while their ACKs wait
+    in the queue and every timeout pushes a whole window more into it; measured
+    throughput then collapses far below this model (about 3x at 5 ms, W = 64).
+    Against the reference (1 MiB, 5% loss; BENCHMARKS.md) it is within about 25% below
+    that point; at W = 1 it is exactly stop-and-wait.
     """
     _check_window(window)
     if timeout_s <= 0:
@@ -88,9 +91,7 @@ def gbn_timeout(link: Link, window: int, timeout_s: float) -> float:
     rtt = effective_rtt(link, window)
     rate = min(window / rtt, link.capacity_pps)
     event = p + (1 - p) * p ** window
-    stall = timeout_s if window == 1 else timeout_s + rtt * (2 - 1 / window)
-    if window > 1 and first_ack_after_burst(link, window) > timeout_s:
-        stall += window * link.t_data
+    stall = timeout_s + rtt * (1 - 1 / window)
     return link.kBps(1 / (1 / rate + event / (1 - event) * stall))
 
 

@@ -71,13 +71,15 @@ class Sheet:
         return [s for sec in self.sections if not sec.unavailable for s in sec.sweeps]
 
 
-def measure(sheet: Sheet, *, jobs: int | None, results_path: str, progress: bool = True) -> Results:
+def measure(sheet: Sheet, *, jobs: int | None, results_path: str, progress: bool = True,
+            cpu_budget: float | None = None) -> Results:
     """Run (or resume) every sweep of the sheet. Ctrl-C stops the runs and returns what
     was measured, with `interrupted` set, so the sheet can still be rendered."""
     results = Results(skipped={s.title: s.unavailable for s in sheet.sections if s.unavailable})
     try:
+        extra = {} if cpu_budget is None else {"cpu_budget": cpu_budget}
         results.frames = run_sweeps(sheet.sweeps, jobs=jobs, results_path=results_path,
-                                    progress=progress, desc=sheet.name)
+                                    progress=progress, desc=sheet.name, **extra)
     except SweepInterrupted as e:
         results.frames, results.interrupted = e.frames, True
     return results

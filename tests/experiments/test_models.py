@@ -71,7 +71,15 @@ def test_gbn_timeout_model_has_the_seed_004_shape():
     curve = [gbn_timeout(LINK5, w, 0.020) for w in (1, 2, 4, 8, 16, 32, 64, 128, 256)]
     peak = curve.index(max(curve))
     assert 3 <= peak <= 5 and curve[-1] < curve[peak] / 4
-    assert gbn_textbook(LINK5, 256) > 10 * gbn_timeout(LINK5, 256, 0.020)
+    assert gbn_textbook(LINK5, 256) > 5 * gbn_timeout(LINK5, 256, 0.020)
+
+
+def test_gbn_timeout_known_value():
+    # 25 ms, W = 8, T = 60 ms: RTT_eff = 50.8904 ms, r = 8/0.0508904 = 157.20/s;
+    # e = 0.05 + 0.95*0.05^8 = 0.05000000037, e/(1-e) = 0.0526316;
+    # D = 0.060 + 0.0508904*(7/8) = 0.1045291; 1/r + e/(1-e)*D = 0.0063613 + 0.0055015
+    # = 0.0118628 s -> 84.30 packets/s = 84.30 KiB/s.
+    assert gbn_timeout(LINK25, 8, 0.060) == pytest.approx(84.30, abs=0.01)
 
 
 def test_sr_timeout_round_model():

@@ -3,6 +3,7 @@ failure marking. (Real transfers are in test_sheet_e2e.py.)"""
 import json
 import random
 import threading
+import time
 
 import pytest
 
@@ -52,7 +53,7 @@ def test_resume_after_an_interruption_measures_only_what_is_missing(tmp_path):
 
     with pytest.raises(SweepInterrupted) as info:
         run_sweep(Sweep("r", interrupted_on_fourth, cells, runs=2), jobs=1, results_path=path, progress=False)
-    kept = info.value.frame
+    kept = info.value.frames["r"]
     assert len(kept) == 3 and kept["ok"].all()
     assert len(open(path).read().splitlines()) == 3
 
@@ -108,3 +109,27 @@ def test_bad_sweep_definitions():
         Sweep("x", noisy_goodput, grid(window=[1, 1]))
     with pytest.raises(ValueError):
         Sweep("x", noisy_goodput, grid(window=[1]), runs=0)
+
+
+def test_the_cpu_budget_keeps_heavy_runs_apart():
+    lock, now, peak = threading.Lock(), {"heavy": 0, "all": 0}, {"heavy": 0, "all": 0}
+
+    def timed(params, seed):
+        kind = "heavy" if params["heavy"] else "light"
+        with lock:
+            now["all"] += 1
+            now["heavy"] += kind == "heavy"
+            for k in peak:
+                peak[k] = max(peak[k], now[k])
+        time.sleep(0.03)
+        with lock:
+            now["all"] -= 1
+            now["heavy"] -= kind == "heavy"
+        return {"ok": True, "goodput_kBps": 1.0}
+
+    cells = grid(heavy=[True, False], n=[1, 2, 3, 4])
+    sweep = Sweep("b", timed, cells, runs=3, load=lambda c: 1.0 if c["heavy"] else 0.1)
+    frame = run_sweep(sweep, jobs=6, cpu_budget=1.5, progress=False)
+    assert len(frame) == 24 and frame["ok"].all()
+    assert peak["heavy"] == 1            # two saturating runs never overlap
+    assert peak["all"] >= 4              # light ones still go in parallel
