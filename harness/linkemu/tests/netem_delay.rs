@@ -9,8 +9,6 @@ use linkemu::link::Link;
 const N: usize = 100_000;
 const MS: u64 = 1_000_000;
 const ALPHA: f64 = 0.001;
-/// iproute2's tables cap values at i16::MAX in units of σ/8192.
-const TABLE_MAX_SIGMAS: f64 = 32767.0 / 8192.0;
 
 /// Standardised jitter (delay - μ)/σ of `n` packets through `s`.
 fn jitter_samples(s: &str, seed: u64, mu: f64, sigma: f64) -> Vec<f64> {
@@ -27,50 +25,6 @@ fn assert_ks(what: &str, mut xs: Vec<f64>, cdf: impl Fn(f64) -> f64) -> f64 {
     d
 }
 
-/// Pareto (α = 3, x_m = 1) centred on its mean 1.5 and scaled by 4/3, as pareto.c.
-fn pareto_quantile(q: f64) -> f64 {
-    ((1.0 - q).powf(-1.0 / 3.0) - 1.5) * 4.0 / 3.0
-}
-
-fn pareto_cdf(z: f64) -> f64 {
-    // Capped entries come back within a nanosecond's rounding (5e-8 σ here) of the cap.
-    if z >= TABLE_MAX_SIGMAS - 5e-8 {
-        1.0
-    } else if z <= -2.0 / 3.0 {
-        0.0
-    } else {
-        1.0 - (1.5 + 0.75 * z).powi(-3)
-    }
-}
-
-fn normal_quantile(q: f64) -> f64 {
-    bisect(|x| normal_cdf(x) - q, -12.0, 12.0)
-}
-
-/// paretonormal.c: (normal + 3·pareto)/4 of the same quantile, pareto capped.
-fn paretonormal_cdf(z: f64) -> f64 {
-    let g = |q: f64| (normal_quantile(q) + 3.0 * pareto_quantile(q).min(TABLE_MAX_SIGMAS)) / 4.0;
-    if z < g(1e-12) {
-        return 0.0;
-    }
-    if z >= g(1.0 - 1e-12) {
-        return 1.0;
-    }
-    bisect(|q| g(q) - z, 1e-12, 1.0 - 1e-12)
-}
-
-fn bisect(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> f64 {
-    for _ in 0..60 {
-        let mid = 0.5 * (lo + hi);
-        if f(mid) < 0.0 {
-            lo = mid
-        } else {
-            hi = mid
-        }
-    }
-    0.5 * (lo + hi)
-}
-
 #[test]
 fn constant_delay_is_exact_and_keeps_order() {
     let mut link = Link::new(spec("delay 10ms"), 1);
@@ -84,7 +38,7 @@ fn uniform_jitter_is_uniform() {
     // netem's default: delay ± jitter, uniform.
     let xs = jitter_samples("delay 100ms 20ms", 2, 100e6, 20e6);
     assert!(xs.iter().all(|&z| (-1.0..1.0).contains(&z)));
-    assert_ks("uniform", xs, |z| ((z + 1.0) / 2.0).clamp(0.0, 1.0));
+    assert_ks("uniform", xs, uniform_cdf);
 }
 
 #[test]
@@ -109,7 +63,7 @@ fn paretonormal_jitter_is_paretonormal() {
 fn ks_rejects_the_wrong_distribution() {
     // The test has teeth: normal jitter is not uniform, pareto is not normal.
     let mut xs = jitter_samples("delay 100ms 20ms distribution normal", 6, 100e6, 20e6);
-    let d = ks_statistic(&mut xs, |z| ((z + 1.0) / 2.0).clamp(0.0, 1.0));
+    let d = ks_statistic(&mut xs, uniform_cdf);
     assert!(d > 10.0 * ks_critical(N, ALPHA));
     let mut xs = jitter_samples("delay 100ms 20ms distribution pareto", 7, 100e6, 20e6);
     let d = ks_statistic(&mut xs, normal_cdf);
@@ -144,5 +98,5 @@ fn delay_correlation_is_as_weak_as_netems() {
     let independent = mean_step(&by_arrival("delay 100ms 20ms"));
     let correlated = mean_step(&by_arrival("delay 100ms 20ms 90%"));
     assert!(correlated > 0.9 * independent, "{correlated} vs {independent}");
-    assert_ks("uniform, 90% correlated", xs, |z| ((z + 1.0) / 2.0).clamp(0.0, 1.0));
+    assert_ks("uniform, 90% correlated", xs, uniform_cdf);
 }

@@ -25,24 +25,6 @@ fn check(what: &str, lost: &[bool], chain: &[Vec<f64>], f: &[f64]) {
     assert_within(&format!("{what}: mean burst"), m, burst, sd * sd / bursts.len() as f64);
 }
 
-/// Gilbert-Elliott's chain: states good, bad; lost with 1-k in good, 1-h in bad.
-fn ge_chain(p: f64, r: f64, one_minus_h: f64, one_minus_k: f64) -> (Vec<Vec<f64>>, Vec<f64>) {
-    (vec![vec![1.0 - p, p], vec![r, 1.0 - r]], vec![one_minus_k, one_minus_h])
-}
-
-/// netem's 4-state chain (states 1..4 as indices 0..3; 3 and 4 lose).
-fn four_state_chain(p13: f64, p31: f64, p32: f64, p23: f64, p14: f64) -> (Vec<Vec<f64>>, Vec<f64>) {
-    (
-        vec![
-            vec![1.0 - p13 - p14, 0.0, p13, p14],
-            vec![0.0, 1.0 - p23, p23, 0.0],
-            vec![p31, p32, 1.0 - p31 - p32, 0.0],
-            vec![1.0, 0.0, 0.0, 0.0],
-        ],
-        vec![0.0, 0.0, 1.0, 1.0],
-    )
-}
-
 #[test]
 fn simple_gilbert_bursts_last_1_over_r() {
     // 1-h = 100% (every packet lost in bad), 1-k = 0: bursts are bad sojourns, mean 1/r.
@@ -92,5 +74,7 @@ fn four_state_isolated_losses_only() {
     let lost = losses("loss state 0% 100% 0% 0% 10%", 6, N);
     assert!(loss_bursts(lost.iter().copied()).iter().all(|&b| b == 1));
     let (chain, f) = four_state_chain(0.0, 1.0, 0.0, 0.0, 0.10);
+    let (mean, _, _) = markov_loss(&chain, &f);
+    assert!((mean - 0.1 / 1.1).abs() < 1e-9, "theory helper: {mean}");
     check("state isolated", &lost, &chain, &f);
 }

@@ -2,6 +2,7 @@
 //! the statistics the checks need (binomial bounds, Kolmogorov-Smirnov, Markov chains).
 #![allow(dead_code)]
 
+use linkemu::dist::normal_cdf;
 use linkemu::link::{Departure, Link, Verdict};
 use linkemu::spec::NetemSpec;
 
@@ -49,7 +50,8 @@ pub fn assert_binomial(what: &str, k: usize, n: usize, p: f64) {
 
 /// `observed` is within 99.9% (normal approximation) of `mean` given `variance`.
 pub fn assert_within(what: &str, observed: f64, mean: f64, variance: f64) {
-    let bound = Z999 * variance.sqrt();
+    // (plus float slack, for theory that is exact and samples with no spread)
+    let bound = Z999 * variance.sqrt() + 1e-9 * mean.abs().max(1.0);
     assert!(
         (observed - mean).abs() <= bound,
         "{what}: observed {observed:.1}, expected {mean:.1} ± {bound:.1} (99.9%)"
@@ -89,13 +91,15 @@ pub fn ks_critical(n: usize, alpha: f64) -> f64 {
 /// asymptotic variance of the loss count per packet, mean loss-burst length).
 pub fn markov_loss(p: &[Vec<f64>], f: &[f64]) -> (f64, f64, f64) {
     let n = p.len();
-    // Stationary distribution by power iteration.
-    let mut pi = vec![1.0 / n as f64; n];
+    // Stationary distribution reached from state 0 (where netem starts), by power
+    // iteration of the lazy chain (I + P)/2: same fixed point, never periodic.
+    let mut pi = vec![0.0; n];
+    pi[0] = 1.0;
     for _ in 0..100_000 {
-        let mut next = vec![0.0; n];
+        let mut next: Vec<f64> = pi.iter().map(|x| x / 2.0).collect();
         for i in 0..n {
             for j in 0..n {
-                next[j] += pi[i] * p[i][j];
+                next[j] += pi[i] * p[i][j] / 2.0;
             }
         }
         pi = next;
@@ -144,3 +148,79 @@ pub fn mean_and_sd(xs: &[f64]) -> (f64, f64) {
     let v = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
     (m, v.sqrt())
 }
+
+// ---- theory: jitter distributions, in units of σ ----
+
+/// iproute2's tables cap values at i16::MAX in units of σ/8192.
+pub const TABLE_MAX_SIGMAS: f64 = 32767.0 / 8192.0;
+
+/// Pareto (α = 3, x_m = 1) centred on its mean 1.5 and scaled by 4/3, as pareto.c.
+pub fn pareto_quantile(q: f64) -> f64 {
+    ((1.0 - q).powf(-1.0 / 3.0) - 1.5) * 4.0 / 3.0
+}
+
+pub fn pareto_cdf(z: f64) -> f64 {
+    // Capped entries come back within a nanosecond's rounding (5e-8 σ here) of the cap.
+    if z >= TABLE_MAX_SIGMAS - 5e-8 {
+        1.0
+    } else if z <= -2.0 / 3.0 {
+        0.0
+    } else {
+        1.0 - (1.5 + 0.75 * z).powi(-3)
+    }
+}
+
+pub fn normal_quantile(q: f64) -> f64 {
+    bisect(|x| normal_cdf(x) - q, -12.0, 12.0)
+}
+
+/// paretonormal.c: (normal + 3·pareto)/4 of the same quantile, pareto capped.
+pub fn paretonormal_cdf(z: f64) -> f64 {
+    let g = |q: f64| (normal_quantile(q) + 3.0 * pareto_quantile(q).min(TABLE_MAX_SIGMAS)) / 4.0;
+    if z < g(1e-12) {
+        return 0.0;
+    }
+    if z >= g(1.0 - 1e-12) {
+        return 1.0;
+    }
+    bisect(|q| g(q) - z, 1e-12, 1.0 - 1e-12)
+}
+
+pub fn bisect(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> f64 {
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if f(mid) < 0.0 {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+
+/// netem's default jitter: uniform on [-1, 1).
+pub fn uniform_cdf(z: f64) -> f64 {
+    ((z + 1.0) / 2.0).clamp(0.0, 1.0)
+}
+
+// ---- theory: loss models as Markov chains ----
+
+/// Gilbert-Elliott's chain: states good, bad; lost with 1-k in good, 1-h in bad.
+pub fn ge_chain(p: f64, r: f64, one_minus_h: f64, one_minus_k: f64) -> (Vec<Vec<f64>>, Vec<f64>) {
+    (vec![vec![1.0 - p, p], vec![r, 1.0 - r]], vec![one_minus_k, one_minus_h])
+}
+
+/// netem's 4-state chain (states 1..4 as indices 0..3; 3 and 4 lose).
+pub fn four_state_chain(p13: f64, p31: f64, p32: f64, p23: f64, p14: f64) -> (Vec<Vec<f64>>, Vec<f64>) {
+    (
+        vec![
+            vec![1.0 - p13 - p14, 0.0, p13, p14],
+            vec![0.0, 1.0 - p23, p23, 0.0],
+            vec![p31, p32, 1.0 - p31 - p32, 0.0],
+            vec![1.0, 0.0, 0.0, 0.0],
+        ],
+        vec![0.0, 0.0, 1.0, 1.0],
+    )
+}
+
