@@ -183,3 +183,11 @@ def test_engine_dying_mid_run_ends_the_run_at_once(clean_run):
         timer.cancel()
     assert res.error == "engine failed: it exited during the transfer (killed by SIGKILL)"
     assert time.monotonic() - t < 10
+
+
+def test_a_scheduled_outage_stalls_the_transfer_and_is_counted():
+    res = run_transfer(sw_sender(), sw_receiver(), Link("delay 10ms"), size=30_000, seed=1, backend="local",
+                       schedule=[{"at_ms": 200, "cmd": "down", "path": "p0"}, {"at_ms": 700, "cmd": "up", "path": "p0"}])
+    assert res.ok, res.error
+    assert res.link["paths"]["p0"]["forward"]["down_drops"] + res.link["paths"]["p0"]["reverse"]["down_drops"] > 0
+    assert res.wire_time_s > 0.5 + 30 * 0.02 * 0.9    # the outage plus 30 round trips of 20 ms

@@ -62,3 +62,16 @@ def test_hanging_sender_in_a_namespace_is_killed():
 
 def test_ctrl_c_mid_run_leaves_no_namespace_or_process():
     interrupted_run("netns")
+
+
+def test_kernel_backend_set_up_over_veth(monkeypatch):
+    """The kernel backend's namespaces, veth pair and addresses, with netem's absence
+    patched over and a perfect link (which adds no qdisc): the set-up that does not
+    need sch_netem is exercised here; with sch_netem the same path adds the qdiscs."""
+    monkeypatch.setattr("harness.backends.kernel.unavailable_reason", lambda: None)
+    res = run_transfer(sw_sender(), sw_receiver(), Link(""), size=20_000, seed=1, backend="kernel")
+    assert res.ok, res.error
+    assert res.backend == "kernel" and res.link is None and res.endpoints["targets"] == ["198.18.1.2:5001"]
+    shared = run_transfer(sw_sender(), sw_receiver(), Link("", shared_queue=True), size=20_000, seed=1, backend="kernel")
+    assert shared.ok, shared.error
+    assert shared.endpoints["targets"] == ["127.0.0.1:5001"]
