@@ -53,8 +53,8 @@ def cpu_seconds(pid: int) -> float:
 class Relay:
     """A running relay process (linkemu or the plain one) with its ready line read."""
 
-    def __init__(self, argv: list[str]):
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    def __init__(self, argv: list[str], env: dict | None = None):
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env)
         ready = json.loads(self.proc.stdout.readline())
         listen = ready["listen"] if "listen" in ready else ready["paths"][0]["listen"]
         host, port = listen.rsplit(":", 1)
@@ -67,9 +67,10 @@ class Relay:
         return out
 
 
-def start_linkemu(target: tuple[str, int], forward: str, stats: Path) -> Relay:
+def start_linkemu(target: tuple[str, int], forward: str, stats: Path, realtime: bool = True) -> Relay:
+    env = None if realtime else {**os.environ, "LINKEMU_SCHED": "normal"}
     return Relay([str(RELEASE / "linkemu"), "udp", "--listen", "127.0.0.1:0", "--to", f"{target[0]}:{target[1]}",
-                  "--forward", forward, "--stats", str(stats)])
+                  "--forward", forward, "--stats", str(stats)], env)
 
 
 def receiver_socket() -> socket.socket:
@@ -184,7 +185,8 @@ def bench_capacity(rounds: int, seconds: float) -> dict:
         plain.append(json.loads(relay.stop().strip().splitlines()[-1])["forwarded"] / seconds)
         with tempfile.TemporaryDirectory() as tmp:
             stats_path = Path(tmp) / "s.json"
-            eng = start_linkemu(target, "", stats_path)
+            # Same scheduling class as the plain relay: a like-for-like comparison.
+            eng = start_linkemu(target, "", stats_path, realtime=False)
             subprocess.run([blast, "blast", f"{eng.addr[0]}:{eng.addr[1]}", "64", str(seconds)], check=True,
                            capture_output=True)
             time.sleep(0.1)

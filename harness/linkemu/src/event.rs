@@ -20,13 +20,13 @@ use crate::spec::NetemSpec;
 use crate::stats::{payload_hash, DirStats, SeenPayloads};
 use crate::sys::{self, Epoll, Signals, Timer};
 use crate::tun::{self, TunIo};
-use crate::udp::{self, UdpIo};
+use crate::udp::UdpIo;
 
 pub const FORWARD: usize = 0;
 pub const REVERSE: usize = 1;
 
-/// Datagrams read from one descriptor before looking at due departures again:
-/// bounds how late a departure can be made by a burst of arrivals.
+/// Packets read from one TUN device before looking at due departures again (UDP
+/// sockets: one recvmmsg batch): bounds how late a burst of arrivals makes a departure.
 const READ_BATCH: usize = 32;
 /// Payload hashes remembered per direction for `repeats`.
 const SEEN_CAPACITY: usize = 1 << 17;
@@ -105,6 +105,8 @@ pub struct Engine {
     next_scheduled: usize,
     /// When the first packet arrived: the origin of the schedule's times.
     first_packet_ns: Option<u64>,
+    /// recvmmsg buffers (UDP mode) and the read buffer (TUN mode).
+    batch: sys::RecvBatch,
     buf: Vec<u8>,
 }
 
@@ -159,6 +161,7 @@ impl Engine {
             schedule: cfg.schedule,
             next_scheduled: 0,
             first_packet_ns: None,
+            batch: sys::RecvBatch::default(),
             buf: vec![0; BUF_SIZE],
         })
     }
@@ -240,75 +243,78 @@ impl Engine {
         Ok(())
     }
 
-    /// Read up to READ_BATCH packets from one descriptor into the links.
+    /// Take what is waiting on one descriptor into the links.
     fn drain(&mut self, kind: u64, p: usize, index: usize) {
-        for _ in 0..READ_BATCH {
-            let mut buf = std::mem::take(&mut self.buf);
-            let read = match (&mut self.paths[p].io, kind) {
-                (PathIo::Udp(u), K_UDP_LISTEN) => match u.read_listen(&mut buf) {
-                    udp::Read::Packet { client, len, new_fd } => {
-                        if let Some(fd) = new_fd {
-                            // Cannot fail for a fresh socket short of running out of memory;
-                            // then replies from this client are lost, and counted nowhere else.
-                            let _ = self.epoll.add(fd, token(K_UDP_UPSTREAM, p, client as u64));
-                        }
-                        Some(Ok((FORWARD, client, len)))
-                    }
-                    udp::Read::Dropped => Some(Err(FORWARD)),
-                    udp::Read::Empty => None,
-                },
-                (PathIo::Udp(u), K_UDP_UPSTREAM) => match u.read_upstream(index, &mut buf) {
-                    udp::Read::Packet { client, len, .. } => Some(Ok((REVERSE, client, len))),
-                    // An error here is ICMP (e.g. port unreachable) about what we sent forward.
-                    udp::Read::Dropped => Some(Err(FORWARD)),
-                    udp::Read::Empty => None,
-                },
-                (PathIo::Tun(t), K_TUN) => match t.read(index, &mut buf) {
-                    Ok(Some(len)) => Some(Ok((index, 0, len))),
-                    Ok(None) => None,
-                    Err(_) => Some(Err(index)),
-                },
-                _ => None,
-            };
-            let data = match read {
-                Some(Ok((dir, endpoint, len))) => Some((dir, endpoint, buf[..len].to_vec())),
-                Some(Err(dir)) => {
-                    self.paths[p].stats[dir].io_errors += 1;
-                    None
-                }
-                None => {
-                    self.buf = buf;
-                    return;
-                }
-            };
-            self.buf = buf;
-            if let Some((dir, endpoint, data)) = data {
-                self.ingress(p, dir, endpoint, data, sys::now_ns());
-            }
+        if kind == K_TUN {
+            self.drain_tun(p, index);
+        } else {
+            self.drain_udp(kind == K_UDP_LISTEN, p, index);
         }
     }
 
-    /// A packet entered path `p` in direction `dir`: count it and hand it to the link.
-    fn ingress(&mut self, p: usize, dir: usize, endpoint: usize, data: Vec<u8>, now: u64) {
-        self.first_packet_ns.get_or_insert(now);
-        let mode = self.mode;
+    /// One recvmmsg batch from the listen socket (forward) or a client's upstream
+    /// socket (reverse). Fully consumed here, so one batch buffer serves every socket.
+    fn drain_udp(&mut self, from_listen: bool, p: usize, client: usize) {
         let path = &mut self.paths[p];
-        let st = &mut path.stats[dir];
-        st.arrived(now, data.len());
-        if !path.up {
-            st.down_drops += 1;
-            return;
-        }
-        let (range, key) = match mode {
-            Mode::Udp => (0..data.len(), (!data.is_empty()).then(|| payload_hash(&[&endpoint.to_be_bytes(), &data]))),
-            Mode::Tun => (tun::corrupt_range(&data), tun::repeat_key(&data)),
+        let fd = match &path.io {
+            PathIo::Udp(u) if from_listen => u.listen_fd(),
+            PathIo::Udp(u) => u.upstream_fd(client),
+            PathIo::Tun(_) => return,
         };
-        if key.is_some_and(|k| path.seen[dir].check_and_insert(k)) {
-            st.repeats += 1;
+        let n = match self.batch.recv(fd) {
+            Ok(n) => n,
+            Err(_) => {
+                // ICMP errors (e.g. port unreachable) concern what we sent forward.
+                path.stats[FORWARD].io_errors += 1;
+                return;
+            }
+        };
+        let now = sys::now_ns();
+        if n > 0 {
+            self.first_packet_ns.get_or_insert(now);
         }
-        let li = if path.shared { 0 } else { dir };
-        let verdict = path.links[li].enqueue(now, data, range, (endpoint << 1 | dir) as u32);
-        count_verdict(st, verdict);
+        for i in 0..n {
+            let (data, from, truncated) = self.batch.get(i);
+            let (dir, endpoint) = if from_listen {
+                let PathIo::Udp(u) = &mut path.io else { return };
+                match from.and_then(|a| u.client_for(a)) {
+                    Some((c, new_fd)) => {
+                        if let Some(fd) = new_fd {
+                            // Fails only when out of memory; then replies are lost.
+                            let _ = self.epoll.add(fd, token(K_UDP_UPSTREAM, p, c as u64));
+                        }
+                        (FORWARD, c)
+                    }
+                    None => {
+                        path.stats[FORWARD].io_errors += 1;
+                        continue;
+                    }
+                }
+            } else {
+                (REVERSE, client)
+            };
+            if truncated {
+                path.stats[dir].io_errors += 1;
+                continue;
+            }
+            ingress(self.mode, path, dir, endpoint, data.to_vec(), now);
+        }
+    }
+
+    fn drain_tun(&mut self, p: usize, dir: usize) {
+        for _ in 0..READ_BATCH {
+            let path = &mut self.paths[p];
+            let PathIo::Tun(t) = &path.io else { return };
+            match t.read(dir, &mut self.buf) {
+                Ok(Some(len)) => {
+                    let now = sys::now_ns();
+                    self.first_packet_ns.get_or_insert(now);
+                    ingress(self.mode, path, dir, 0, self.buf[..len].to_vec(), now);
+                }
+                Ok(None) => return,
+                Err(_) => path.stats[dir].io_errors += 1,
+            }
+        }
     }
 
     /// Send every packet that is due, and run scheduled commands that are due.
@@ -452,6 +458,26 @@ impl Engine {
                 format!("stats file {}: {e}", path.display())
             })
     }
+}
+
+/// A packet entered `path` in direction `dir`: count it and hand it to the link.
+fn ingress(mode: Mode, path: &mut PathRt, dir: usize, endpoint: usize, data: Vec<u8>, now: u64) {
+    let st = &mut path.stats[dir];
+    st.arrived(now, data.len());
+    if !path.up {
+        st.down_drops += 1;
+        return;
+    }
+    let (range, key) = match mode {
+        Mode::Udp => (0..data.len(), (!data.is_empty()).then(|| payload_hash(&[&endpoint.to_be_bytes(), &data]))),
+        Mode::Tun => (tun::corrupt_range(&data), tun::repeat_key(&data)),
+    };
+    if key.is_some_and(|k| path.seen[dir].check_and_insert(k)) {
+        st.repeats += 1;
+    }
+    let li = if path.shared { 0 } else { dir };
+    let verdict = path.links[li].enqueue(now, data, range, (endpoint << 1 | dir) as u32);
+    count_verdict(st, verdict);
 }
 
 fn count_verdict(st: &mut DirStats, v: Verdict) {

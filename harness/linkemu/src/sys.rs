@@ -200,3 +200,91 @@ impl Signals {
         n == size as isize
     }
 }
+
+/// Datagrams taken per recvmmsg call.
+pub const RECV_BATCH: usize = 32;
+/// Room for each: the largest UDP payload or IP packet.
+pub const RECV_SIZE: usize = 65536;
+
+/// Buffers for receiving up to RECV_BATCH datagrams with one recvmmsg call: one
+/// syscall for a burst instead of one per datagram (the engine's I/O is syscall-bound).
+pub struct RecvBatch {
+    buf: Vec<u8>,
+    addrs: Vec<libc::sockaddr_storage>,
+    lens: Vec<usize>,
+    truncated: Vec<bool>,
+}
+
+impl Default for RecvBatch {
+    fn default() -> Self {
+        RecvBatch {
+            buf: vec![0; RECV_BATCH * RECV_SIZE],
+            // SAFETY: all-zero is a valid sockaddr_storage.
+            addrs: vec![unsafe { std::mem::zeroed() }; RECV_BATCH],
+            lens: vec![0; RECV_BATCH],
+            truncated: vec![false; RECV_BATCH],
+        }
+    }
+}
+
+impl RecvBatch {
+    /// Receive what is waiting on `fd`, without blocking: Ok(0) when nothing is.
+    pub fn recv(&mut self, fd: RawFd) -> io::Result<usize> {
+        let mut iovs: Vec<libc::iovec> = self
+            .buf
+            .chunks_mut(RECV_SIZE)
+            .map(|c| libc::iovec { iov_base: c.as_mut_ptr() as *mut libc::c_void, iov_len: RECV_SIZE })
+            .collect();
+        let mut msgs: Vec<libc::mmsghdr> = iovs
+            .iter_mut()
+            .zip(self.addrs.iter_mut())
+            .map(|(iov, addr)| {
+                // SAFETY: a zeroed mmsghdr is valid; we point it at our buffers.
+                let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                m.msg_hdr.msg_name = addr as *mut _ as *mut libc::c_void;
+                m.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+                m.msg_hdr.msg_iov = iov;
+                m.msg_hdr.msg_iovlen = 1;
+                m
+            })
+            .collect();
+        // SAFETY: msgs holds RECV_BATCH headers pointing into buffers that outlive the call.
+        let n = unsafe {
+            libc::recvmmsg(fd, msgs.as_mut_ptr(), RECV_BATCH as u32, libc::MSG_DONTWAIT, std::ptr::null_mut())
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::WouldBlock { Ok(0) } else { Err(e) };
+        }
+        for (i, m) in msgs[..n as usize].iter().enumerate() {
+            self.lens[i] = m.msg_len as usize;
+            self.truncated[i] = m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
+        }
+        Ok(n as usize)
+    }
+
+    /// Datagram `i` of the last `recv`: its bytes, its sender and whether it was cut.
+    pub fn get(&self, i: usize) -> (&[u8], Option<std::net::SocketAddr>, bool) {
+        let start = i * RECV_SIZE;
+        (&self.buf[start..start + self.lens[i]], sockaddr_to_std(&self.addrs[i]), self.truncated[i])
+    }
+}
+
+fn sockaddr_to_std(a: &libc::sockaddr_storage) -> Option<std::net::SocketAddr> {
+    use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
+    match a.ss_family as libc::c_int {
+        libc::AF_INET => {
+            // SAFETY: the family says this storage holds a sockaddr_in.
+            let s = unsafe { &*(a as *const _ as *const libc::sockaddr_in) };
+            let ip = Ipv4Addr::from(u32::from_be(s.sin_addr.s_addr));
+            Some(SocketAddrV4::new(ip, u16::from_be(s.sin_port)).into())
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says this storage holds a sockaddr_in6.
+            let s = unsafe { &*(a as *const _ as *const libc::sockaddr_in6) };
+            let ip = Ipv6Addr::from(s.sin6_addr.s6_addr);
+            Some(SocketAddrV6::new(ip, u16::from_be(s.sin6_port), s.sin6_flowinfo, s.sin6_scope_id).into())
+        }
+        _ => None,
+    }
+}

@@ -29,18 +29,6 @@ pub struct UdpIo {
     by_addr: HashMap<SocketAddr, usize>,
 }
 
-/// What one read gave.
-pub enum Read {
-    /// `len` bytes from `client` in the buffer; `new_fd` is set when this datagram
-    /// opened a new client, whose upstream socket must be watched.
-    Packet { client: usize, len: usize, new_fd: Option<RawFd> },
-    /// A datagram that cannot be relayed (too many clients) or a socket error
-    /// (e.g. ECONNREFUSED from the target): count it and go on.
-    Dropped,
-    /// Nothing more to read now.
-    Empty,
-}
-
 fn new_socket(bind: SocketAddr) -> io::Result<UdpSocket> {
     let s = UdpSocket::bind(bind)?;
     s.set_nonblocking(true)?;
@@ -52,14 +40,6 @@ fn unspecified_like(a: &SocketAddr) -> SocketAddr {
     match a {
         SocketAddr::V4(_) => SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
         SocketAddr::V6(_) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
-    }
-}
-
-fn classify<T>(r: io::Result<T>, ok: impl FnOnce(T) -> Read) -> Read {
-    match r {
-        Ok(v) => ok(v),
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Read::Empty,
-        Err(_) => Read::Dropped,
     }
 }
 
@@ -84,32 +64,26 @@ impl UdpIo {
         self.clients[client].addr
     }
 
-    /// Read one datagram sent to the listen socket (forward direction).
-    pub fn read_listen(&mut self, buf: &mut [u8]) -> Read {
-        let (len, from) = match self.listen.recv_from(buf) {
-            Ok(v) => v,
-            Err(e) => return classify::<()>(Err(e), |_| Read::Empty),
-        };
+    pub fn upstream_fd(&self, client: usize) -> RawFd {
+        self.clients[client].upstream.as_raw_fd()
+    }
+
+    /// The client index of sender `from`, opening its upstream socket the first time
+    /// (then its descriptor comes back too, to be watched). None when the client limit
+    /// is reached or no socket can be opened: the datagram is dropped and counted.
+    pub fn client_for(&mut self, from: SocketAddr) -> Option<(usize, Option<RawFd>)> {
         if let Some(&client) = self.by_addr.get(&from) {
-            return Read::Packet { client, len, new_fd: None };
+            return Some((client, None));
         }
         if self.clients.len() >= MAX_CLIENTS {
-            return Read::Dropped;
+            return None;
         }
-        let upstream = match new_socket(unspecified_like(&self.to)).and_then(|s| s.connect(self.to).map(|_| s)) {
-            Ok(s) => s,
-            Err(_) => return Read::Dropped,
-        };
+        let upstream = new_socket(unspecified_like(&self.to)).and_then(|s| s.connect(self.to).map(|_| s)).ok()?;
         let fd = upstream.as_raw_fd();
         let client = self.clients.len();
         self.clients.push(Client { addr: from, upstream });
         self.by_addr.insert(from, client);
-        Read::Packet { client, len, new_fd: Some(fd) }
-    }
-
-    /// Read one reply that arrived on a client's upstream socket (reverse direction).
-    pub fn read_upstream(&mut self, client: usize, buf: &mut [u8]) -> Read {
-        classify(self.clients[client].upstream.recv(buf), |len| Read::Packet { client, len, new_fd: None })
+        Some((client, Some(fd)))
     }
 
     /// Forward: from the client's upstream socket to the target.
