@@ -310,3 +310,24 @@ def test_pcap_records_what_crossed(relay, tmp_path):
     assert b"hello pcap" in data and b"reply" in data
     first = data[24 + 16:]
     assert first[0] == 0x45 and first[9] == 17  # IPv4, UDP
+
+
+def test_empty_datagram_is_relayed(relay):
+    eng, client, target = relay()
+    exchange(client, target, b"", b"")
+    s = eng.stop()["forward"]
+    assert (s["delivered"], s["bytes_delivered"], s["repeats"]) == (1, 0, 0)
+
+
+def test_clients_beyond_the_limit_are_dropped_and_counted(relay):
+    eng, client, target = relay()
+    extra = [udp_socket() for _ in range(64)]  # with `client`: 65 clients
+    for i, s in enumerate([client] + extra):
+        s.sendto(b"client %d" % i, eng.listen())
+        time.sleep(0.001)
+    got = drain(target, 0.3)
+    s = eng.stop()["forward"]
+    assert len(got) == s["delivered"] == 64
+    assert s["io_errors"] == 1 and s["packets_in"] == 64
+    for sock in extra:
+        sock.close()

@@ -222,4 +222,33 @@ mod tests {
         fix_transport_checksum(&mut p, &t);
         assert_eq!(&p[26..28], &[0, 0]);
     }
+
+    mod fuzz {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Whatever bytes arrive on a TUN device, parsing never panics and every
+            /// range it gives lies inside the packet.
+            #[test]
+            fn parse_never_panics(pkt in proptest::collection::vec(any::<u8>(), 0..200)) {
+                if let Some(t) = parse(&pkt) {
+                    prop_assert!(t.start <= t.payload.start && t.payload.end <= pkt.len());
+                    let _ = transport_checksum_ok(&pkt, &t);
+                }
+            }
+
+            /// Any one-bit flip in the payload of a valid UDP packet is repaired.
+            #[test]
+            fn any_payload_flip_is_repaired(payload in proptest::collection::vec(any::<u8>(), 1..100),
+                                            pick in any::<usize>(), bit in 0u8..8) {
+                let mut p = crate::pcap::synth_udp("10.0.0.1:5".parse().unwrap(), "10.0.0.2:6".parse().unwrap(), &payload);
+                let t = parse(&p).unwrap();
+                let i = t.payload.start + pick % t.payload.len();
+                p[i] ^= 1 << bit;
+                fix_transport_checksum(&mut p, &t);
+                prop_assert!(transport_checksum_ok(&p, &t));
+            }
+        }
+    }
 }

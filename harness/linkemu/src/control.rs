@@ -229,4 +229,32 @@ mod tests {
         assert!(p(r#"{"cmd":7}"#).unwrap_err().contains("\"cmd\" must be a string"));
         assert!(p(r#"[1]"#).unwrap_err().contains("expected a JSON object"));
     }
+
+    mod fuzz {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Nonsense on the control socket gives an error line, never a panic.
+            #[test]
+            fn any_json_gets_an_answer(text in "\\PC{0,80}") {
+                if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                    if let Err(e) = Command::from_json(&v, &[]) {
+                        prop_assert!(!e.contains('\n'));
+                    }
+                }
+            }
+
+            #[test]
+            fn any_command_object_gets_an_answer(cmd in "[a-z]{0,8}", path in any::<Option<String>>(),
+                                                 spec in any::<Option<String>>(), dir in any::<Option<String>>()) {
+                let mut o = serde_json::Map::new();
+                o.insert("cmd".into(), Value::String(cmd));
+                for (k, v) in [("path", path), ("spec", spec), ("direction", dir)] {
+                    if let Some(v) = v { o.insert(k.into(), Value::String(v)); }
+                }
+                let _ = Command::from_json(&Value::Object(o), &[]);
+            }
+        }
+    }
 }
