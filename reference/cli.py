@@ -95,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="once complete, exit after S seconds without a datagram (default 2)")
     recv.add_argument("--idle-timeout", type=_number(float, 1e-3, "a positive number of seconds"),
                       default=60.0, metavar="S", help="fail if the sender is silent S seconds mid-transfer (default 60)")
+    # `--help` at the top shows every option of both commands
+    parser.epilog = "\n".join(sub.format_usage() for sub in (send, recv)) + \
+        "\nWire formats, ending and exit statuses: reference/PROTOCOL.md"
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
 
 

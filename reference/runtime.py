@@ -11,6 +11,7 @@ because epoll rounds its timeout up to whole milliseconds.
 """
 from __future__ import annotations
 
+import errno
 import os
 import selectors
 import socket
@@ -125,9 +126,9 @@ def listening_socket(port: int, bind: str | None = None) -> socket.socket:
         except OSError as e:
             sock.close()
             error = e
-            if e.errno == 98:     # EADDRINUSE: no point trying another family
+            if e.errno == errno.EADDRINUSE:   # no point trying another family
                 break
-    if error is not None and error.errno == 98:
+    if error is not None and error.errno == errno.EADDRINUSE:
         raise UsageError(f"port {port} is already in use")
     raise UsageError(f"cannot listen on port {port}: {getattr(error, 'strerror', error)}")
 

@@ -95,7 +95,7 @@ def measure(kind: str, loss: float, window: int, size: int, seed: int) -> dict:
 
 def plan(quick: bool) -> list[tuple[str, float, int]]:
     losses = [0.05, 0.15, 0.30]
-    sr_windows = [256, 1024] if quick else [64, 256, 1024]
+    sr_windows = [256, 2048] if quick else [64, 256, 1024, 2048]
     gbn_windows = [16] if quick else [8, 16, 64]
     runs = [("sr", p, w) for p in losses for w in sr_windows]
     runs += [("sr-ext", p, w) for p in losses for w in sr_windows]

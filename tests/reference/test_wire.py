@@ -17,6 +17,7 @@ def payloads(fmt):
 
 
 @pytest.mark.parametrize("name", ALL)
+@settings(deadline=None)
 @given(data=st.data())
 def test_data_round_trip_near_the_reference(name, data):
     fmt = get_format(name)
@@ -28,6 +29,7 @@ def test_data_round_trip_near_the_reference(name, data):
 
 
 @pytest.mark.parametrize("name", ALL)
+@settings(deadline=None)
 @given(data=st.data())
 def test_ack_round_trip_including_minus_one(name, data):
     fmt = get_format(name)
@@ -61,6 +63,7 @@ def test_sixteen_bit_numbers_unwrap_across_the_wrap():
     assert unwrap(5, 2**32 + 3, 32) == 2**32 + 5
 
 
+@settings(deadline=None)
 @given(st.integers(-2**40, 2**40), st.integers(-2**14, 2**14), st.sampled_from([16, 32]))
 def test_unwrap_inverts_wrapping_within_half_the_space(reference, offset, bits):
     value = reference + offset
@@ -68,7 +71,7 @@ def test_unwrap_inverts_wrapping_within_half_the_space(reference, offset, bits):
 
 
 @pytest.mark.parametrize("name", ALL)
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(blob=st.binary(max_size=200) | st.binary(min_size=1020, max_size=1100))
 def test_arbitrary_bytes_decode_or_raise_wire_error(name, blob):
     fmt = get_format(name)
@@ -102,6 +105,7 @@ def test_comn_rejects_bad_eof_flag_and_wrong_sized_ack():
         comn.decode_data(b"\x00\x00\x00" + b"x" * 1025, 0)
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=300), st.data())
 def test_ext_catches_any_single_bit_flip(payload, data):
     for wire in (ext.encode_data(Data(77, payload, True, 1)), ext.encode_ack(Ack(76, ((80, 90),), 1))):
