@@ -7,7 +7,9 @@ engine), alternating, several times. Two timings, medians compared:
 - transfer time: the sender's own clock (size / the throughput it prints), which leaves
   out Python's start-up and so shows the relay's per-packet cost undiluted.
 On a perfect loopback link a round trip is ~0.1 ms, so any relay's fixed latency per
-packet weighs far more than it does on the lab's links (milliseconds of delay).
+packet weighs far more than it does on the lab's links (milliseconds of delay). So a
+third figure: stop-and-wait over `delay 5ms` on the local backend against what talking
+directly would take on such a link (the direct time plus 10 ms per message).
 
     python -m harness.bench transfer [--reps N] [--size BYTES]
 """
@@ -33,9 +35,10 @@ CASES = {
 }
 
 
-def measure(sender: Program, receiver: Program, backend: str, size: int, seed: int) -> tuple[float, float]:
+def measure(sender: Program, receiver: Program, backend: str, size: int, seed: int,
+            link: Link = Link("")) -> tuple[float, float]:
     """(process time, the sender's own transfer time) in seconds."""
-    res = run_transfer(sender, receiver, Link(""), size=size, seed=seed, backend=backend, time_limit=300)
+    res = run_transfer(sender, receiver, link, size=size, seed=seed, backend=backend, time_limit=300)
     if not res.ok:
         raise RuntimeError(f"{backend} run failed: {res.error}")
     return res.process_time_s, size / 1024 / res.printed["throughput_kBps"]
@@ -59,4 +62,17 @@ def run(argv: list[str]) -> int:
             d, l = (statistics.median(got[b][i]) for b in ("direct", "local"))
             print(f"  {what:<31} direct {d:.3f} s, local {l:.3f} s: overhead {l / d - 1:+.1%} "
                   f"(target within {TARGET:.0%})", flush=True)
+        if "stop-and-wait" in name:
+            sw_at_5ms(sender, receiver, args, statistics.median(got["direct"][1]))
     return 0
+
+
+def sw_at_5ms(sender: Program, receiver: Program, args, direct_s: float) -> None:
+    """Stop-and-wait over 5 ms each way: measured vs direct time + 10 ms per message."""
+    size = args.size // 8     # 256 messages at 2 MiB: ~2.6 s a run
+    messages = -(-size // 1024)
+    got = [measure(sender, receiver, "local", size, rep, Link("delay 5ms"))[1] for rep in range(args.reps)]
+    ideal = direct_s / 8 + messages * 0.010
+    local = statistics.median(got)
+    print(f"  over 'delay 5ms', {size} bytes: local {local:.3f} s vs direct + 10 ms/message {ideal:.3f} s: "
+          f"overhead {local / ideal - 1:+.1%} (target within {TARGET:.0%})", flush=True)
