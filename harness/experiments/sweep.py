@@ -23,11 +23,11 @@ end up alone at the tail.
 """
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import itertools
 import json
 import os
+import signal
 import threading
 import time
 from collections import Counter
@@ -263,14 +263,26 @@ def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:
 
 
 def _stop_workers(pool: ThreadPoolExecutor, in_flight: dict) -> None:
-    """Cancel queued repetitions and raise KeyboardInterrupt inside running ones, so
-    their `with Processes()` blocks end the programs they started."""
+    """Cancel queued repetitions and end the running ones: SIGTERM to the process group
+    of every child of this process (each program and engine runs in its own group).
+    A worker blocked waiting on its programs then sees them exit, and its own cleanup
+    (`with Processes()`, the backend session) runs as after any failed run."""
     for fut in in_flight:
         fut.cancel()
-    for thread in list(pool._threads):
-        if thread.is_alive() and thread.ident is not None:
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident),
-                                                       ctypes.py_object(KeyboardInterrupt))
+    me, my_group = os.getpid(), os.getpgid(0)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me and int(fields[2]) != my_group:
+            try:
+                os.killpg(int(fields[2]), signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def tidy(sweep: Sweep, rows: list[dict]) -> pd.DataFrame:

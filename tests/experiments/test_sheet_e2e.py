@@ -93,3 +93,53 @@ def test_parallel_and_serial_real_cells_agree(tmp_path):
         # The confidence intervals overlap (same seeds, so the same losses).
         assert abs(a.loc[delay, "mean"] - b.loc[delay, "mean"]) <= a.loc[delay, "margin"] + b.loc[delay, "margin"]
     assert a.loc[5, "mean"] > a.loc[15, "mean"]        # the delay shows in the numbers
+
+
+def test_ctrl_c_keeps_partial_results_and_a_rerun_resumes(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "harness.cli", "sheet", "comn", "--quick", "--questions", "q1", "--size", "30KiB",
+            "--runs", "3", "--jobs", "2", "--out", str(out), "--no-progress"]
+    # SIGINT must be at its default: a background shell would start us with it ignored.
+    scratch = tmp_path / "tmp"          # the runs' work directories go here (TMPDIR)
+    scratch.mkdir()
+    env = dict(os.environ, TMPDIR=str(scratch))
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 60
+    results = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = list((out / "comn").glob("runs-*.jsonl")) if (out / "comn").exists() else []
+        if found and found[0].read_text().count("\n") >= 2:
+            results = found[0]
+            break
+        time.sleep(0.1)
+    assert results is not None, "no run finished within 60 s"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted; partial results kept" in err
+    assert "**Interrupted**" in (out / "comn" / "sheet.md").read_text()
+    kept = results.read_text().splitlines()
+    assert 2 <= len(kept) < 15
+    assert not list(scratch.iterdir())                              # every run cleaned up
+    assert not _processes_working_in(scratch)                       # and nothing left running
+    assert subprocess.run(argv, capture_output=True, text=True, env=env).returncode == 0
+    lines = results.read_text().splitlines()
+    assert lines[: len(kept)] == kept and len(lines) == 15          # nothing measured twice
+    assert "Interrupted" not in (out / "comn" / "sheet.md").read_text()
+
+
+def _processes_working_in(directory) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.readlink(f"/proc/{entry}/cwd").startswith(str(directory)):
+                found.append(int(entry))
+        except OSError:
+            pass
+    return found
