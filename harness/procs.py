@@ -27,6 +27,7 @@ DEFAULT_FILE_CAP = 64 << 20   # RLIMIT_FSIZE when the caller gives none
 KILL_GRACE_S = 1.0            # SIGTERM -> SIGKILL
 
 _CLONE_NEWNET = 0x40000000
+_PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -174,7 +175,14 @@ class Proc:
 
 def _child_setup(file_cap: int, netns_fd: int | None) -> Callable[[], None]:
     """What the child does between fork and exec (it must not allocate much or lock)."""
+    parent = os.getpid()
+
     def setup() -> None:
+        # If the harness itself is killed hard (SIGKILL, a notebook kernel dying), its
+        # children go with it instead of running on (the engine would run forever).
+        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_cap, file_cap))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if netns_fd is not None and _libc.setns(netns_fd, _CLONE_NEWNET) != 0:

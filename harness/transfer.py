@@ -12,9 +12,11 @@ import hashlib
 import json
 import os
 import random
+import re
 import secrets
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Mapping
@@ -309,9 +311,29 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
     return result
 
 
+_swept = False
+_sweep_lock = threading.Lock()
+_RUN_DIR = re.compile(r"^rdt-run-(\d+)-")
+
+
+def _sweep_stale_dirs_once() -> None:
+    """Remove run dirs left by a harness process that died hard (its pid is gone)."""
+    global _swept
+    with _sweep_lock:
+        if _swept:
+            return
+        _swept = True
+        top = tempfile.gettempdir()
+        for name in os.listdir(top):
+            m = _RUN_DIR.match(name)
+            if m and not os.path.exists(f"/proc/{m.group(1)}"):
+                shutil.rmtree(os.path.join(top, name), ignore_errors=True)
+
+
 def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
     """One try; the flag says the receiver lost its port to another program (retry)."""
-    workdir = tempfile.mkdtemp(prefix="rdt-run-")
+    _sweep_stale_dirs_once()
+    workdir = tempfile.mkdtemp(prefix=f"rdt-run-{os.getpid()}-")
     try:
         for sub in ("sender", "receiver"):
             os.mkdir(os.path.join(workdir, sub))

@@ -1,0 +1,48 @@
+"""The harness killed hard (SIGKILL, a notebook kernel dying) mid-run: its programs and
+engine die with it (PDEATHSIG), and what it could not clean (its temp dir, its
+namespaces) is swept by the next harness process."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness import transfer
+from harness.backends.netns import sweep_stale
+from harness_helpers import FIXTURES, REPO, our_processes
+
+SCRIPT = """
+import sys, tempfile
+sys.path.insert(0, {here!r})
+tempfile.tempdir = {tmp!r}
+from harness import Link, run_transfer
+from harness_helpers import bad, sw_receiver
+run_transfer(bad("hang"), sw_receiver(), Link("delay 1ms"), size=100, seed=1, backend={backend!r}, time_limit=60)
+"""
+
+
+@pytest.mark.parametrize("backend", ["local", pytest.param("netns", marks=pytest.mark.netns)])
+def test_hard_kill_takes_children_along_and_leftovers_are_swept(clean_run, backend, monkeypatch):
+    script = SCRIPT.format(here=str(FIXTURES.parent / "harness"), tmp=str(clean_run), backend=backend)
+    harness = subprocess.Popen([sys.executable, "-c", script], cwd=REPO)
+    try:
+        deadline = time.monotonic() + 20
+        while not any("badprog.py hang" in p for p in our_processes(str(clean_run))):
+            assert time.monotonic() < deadline, "the run never started its sender"
+            time.sleep(0.05)
+    finally:
+        harness.kill()
+        harness.wait()
+    deadline = time.monotonic() + 5
+    while our_processes(str(clean_run)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert our_processes(str(clean_run)) == []
+
+    left = [d for d in os.listdir(clean_run) if d.startswith(f"rdt-run-{harness.pid}-")]
+    assert left, "a hard-killed harness cannot remove its own run dir"
+    monkeypatch.setattr(transfer, "_swept", False)
+    transfer._sweep_stale_dirs_once()
+    assert os.listdir(clean_run) == []
+    if backend == "netns":
+        assert sorted(sweep_stale()) == [f"rdt-{harness.pid}-1-r", f"rdt-{harness.pid}-1-s"]
