@@ -95,6 +95,7 @@ def run_add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output-format", choices=["comn-sw", "comn"], default=None,
                    help="how to read the sender's last line (comn-sw: '<retx> <KB/s>', comn: '<KB/s>')")
     p.add_argument("--ipv6", action="store_true", help="run over IPv6")
+    p.add_argument("--pcap", metavar="FILE", help="write the packets crossing the link to FILE (pcap)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
 
 
@@ -103,7 +104,7 @@ def run_main(args: argparse.Namespace) -> int:
     result = run_transfer(Program(args.sender, output_format=args.output_format), Program(args.receiver),
                           Link(args.link, args.reverse, args.shared_queue), params=dict(args.param),
                           file=args.file, size=None if args.file else size, seed=args.seed,
-                          backend=args.backend, time_limit=args.timeout, ipv6=args.ipv6)
+                          backend=args.backend, time_limit=args.timeout, ipv6=args.ipv6, pcap=args.pcap)
     return report(result, args.json)
 
 

@@ -12,6 +12,7 @@ import queue
 import shutil
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 from harness.procs import Proc, Processes, UsageError
@@ -99,8 +100,6 @@ class Engine:
         return self
 
     def _wait_ready(self, timeout: float) -> dict:
-        import time
-
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()

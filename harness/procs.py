@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Mapping
 
 TAIL_BYTES = 1 << 20          # stdout/stderr kept per program (the tail)
 DEFAULT_FILE_CAP = 64 << 20   # RLIMIT_FSIZE when the caller gives none

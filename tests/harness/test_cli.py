@@ -29,6 +29,14 @@ def test_human_summary_prints_the_seed_even_when_random(capsys):
     assert "seed " in out and "goodput" in out and "forward" in out and "reverse" in out
 
 
+def test_pcap_of_the_link(capsys, tmp_path):
+    pcap = tmp_path / "link.pcap"
+    assert main(["run", *SW, "--link", "delay 1ms", "--size", "3000", "--pcap", str(pcap)]) == 0
+    data = pcap.read_bytes()
+    assert data[:4] in (bytes.fromhex("d4c3b2a1"), bytes.fromhex("a1b2c3d4"), bytes.fromhex("4d3cb2a1"), bytes.fromhex("a1b23c4d"))
+    assert len(data) > 3000     # the three data messages at least
+
+
 def test_failed_transfer_exits_1(capsys):
     code = main(["run", "--sender", f"python3 {FIXTURES}/badprog.py crash", "--receiver", SW[3],
                  "--backend", "local", "--size", "100", "--json"])
