@@ -39,6 +39,8 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 WIRE_EXTRA = 42  # UDP 8 + IPv4 20 + Ethernet 14: what netem on lo counts beyond the payload
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+NORMAL_PRIORITY = {"LINKEMU_SCHED": "normal"}
+SPIN_25 = {"LINKEMU_SPIN_US": "25"}
 
 
 def build() -> None:
@@ -67,8 +69,9 @@ class Relay:
         return out
 
 
-def start_linkemu(target: tuple[str, int], forward: str, stats: Path, realtime: bool = True) -> Relay:
-    env = None if realtime else {**os.environ, "LINKEMU_SCHED": "normal"}
+def start_linkemu(target: tuple[str, int], forward: str, stats: Path, env: dict | None = None) -> Relay:
+    """`env`: extra environment, e.g. LINKEMU_SCHED=normal or LINKEMU_SPIN_US=0."""
+    env = {**os.environ, **env} if env else None
     return Relay([str(RELEASE / "linkemu"), "udp", "--listen", "127.0.0.1:0", "--to", f"{target[0]}:{target[1]}",
                   "--forward", forward, "--stats", str(stats)], env)
 
@@ -123,7 +126,7 @@ def quantiles(xs: list[float]) -> dict:
     return {"p50": round(pick(0.5), 1), "p99": round(pick(0.99), 1), "max": round(xs[-1], 1), "n": len(xs)}
 
 
-def run_link(forward: str, size: int, pps: float, seconds: float) -> tuple[list, dict, float]:
+def run_link(forward: str, size: int, pps: float, seconds: float, env: dict | None = None) -> tuple[list, dict, float]:
     """Send through one linkemu; returns receptions, the engine's stats and its CPU share."""
     sink = receiver_socket()
     got: list = []
@@ -132,7 +135,7 @@ def run_link(forward: str, size: int, pps: float, seconds: float) -> tuple[list,
     t.start()
     with tempfile.TemporaryDirectory() as tmp:
         stats_path = Path(tmp) / "stats.json"
-        eng = start_linkemu(sink.getsockname(), forward, stats_path)
+        eng = start_linkemu(sink.getsockname(), forward, stats_path, env)
         cpu0, t0 = cpu_seconds(eng.proc.pid), time.monotonic()
         paced_send(eng.addr, size, pps, seconds)
         cpu = (cpu_seconds(eng.proc.pid) - cpu0) / (time.monotonic() - t0)
@@ -146,19 +149,25 @@ def run_link(forward: str, size: int, pps: float, seconds: float) -> tuple[list,
 
 
 def bench_delay(seconds: float) -> dict:
+    """The default engine, then with a 25 µs final spin and without real-time priority
+    (to show what each changes), and a 0-ms link for the fixed cost of the path."""
+    variants = (("delay_20ms", "delay 20ms", 20, None),
+                ("delay_20ms_spin25", "delay 20ms", 20, SPIN_25),
+                ("delay_20ms_normal_priority", "delay 20ms", 20, NORMAL_PRIORITY),
+                ("no_delay", "", 0, None))
     res = {}
-    for name, forward, nominal_ms in (("delay_20ms", "delay 20ms", 20), ("no_delay", "", 0)):
-        got, stats, cpu = run_link(forward, 1000, 500, seconds)
+    for name, forward, nominal_ms, env in variants:
+        got, stats, cpu = run_link(forward, 1000, 500, seconds, env)
         err = [(rx - struct.unpack("q", head)[0]) / 1000 - nominal_ms * 1000 for rx, head, _ in got if rx]
         res[name] = {"error_us": quantiles(err), "engine_lag_us": stats["lag_us"], "engine_cpu": round(cpu, 4),
                      "delivered": stats["delivered"]}
     return res
 
 
-def bench_rate(mbit: int, seconds: float) -> dict:
+def bench_rate(mbit: int, seconds: float, env: dict | None = None) -> dict:
     size = 1000
     pps = mbit * 1e6 / 8 / (size + WIRE_EXTRA) * 1.2
-    got, stats, cpu = run_link(f"rate {mbit}mbit", size, pps, seconds)
+    got, stats, cpu = run_link(f"rate {mbit}mbit", size, pps, seconds, env)
     rx = [r for r, _, _ in got if r]
     wire_bytes = (len(rx) - 1) * (size + WIRE_EXTRA)
     rate = wire_bytes * 8 / ((rx[-1] - rx[0]) / 1e9)
@@ -186,7 +195,7 @@ def bench_capacity(rounds: int, seconds: float) -> dict:
         with tempfile.TemporaryDirectory() as tmp:
             stats_path = Path(tmp) / "s.json"
             # Same scheduling class as the plain relay: a like-for-like comparison.
-            eng = start_linkemu(target, "", stats_path, realtime=False)
+            eng = start_linkemu(target, "", stats_path, env=NORMAL_PRIORITY)
             subprocess.run([blast, "blast", f"{eng.addr[0]}:{eng.addr[1]}", "64", str(seconds)], check=True,
                            capture_output=True)
             time.sleep(0.1)
@@ -226,6 +235,7 @@ def run(argv: list[str]) -> int:
         ("delay", lambda: bench_delay(secs)),
         ("rate_10mbit", lambda: bench_rate(10, secs / 2)),
         ("rate_100mbit", lambda: bench_rate(100, secs / 2)),
+        ("rate_100mbit_spin25", lambda: bench_rate(100, secs / 2, SPIN_25)),
         ("capacity", lambda: bench_capacity(3 if quick else 5, 2 if quick else 3)),
     ]
     for name, step in steps:

@@ -37,9 +37,9 @@ pub fn set_timer_slack_1ns() {
 }
 
 /// Run at real-time priority (SCHED_FIFO 1) when allowed, so other work on a busy
-/// machine does not delay the link's departures (measured: p99 lag 300 µs -> 30 µs
-/// under load, see BENCHMARKS.md). The engine never busy-waits for long (see
-/// event.rs), so it cannot starve the machine. Set LINKEMU_SCHED=normal to opt out.
+/// machine does not delay the link's departures (measured under load: lag p99
+/// ~160-300 µs -> ~30 µs, see BENCHMARKS.md). The engine sleeps whenever nothing is
+/// due, so it cannot starve the machine. Set LINKEMU_SCHED=normal to opt out.
 /// Returns whether real-time scheduling is on.
 pub fn try_realtime() -> bool {
     if std::env::var("LINKEMU_SCHED").is_ok_and(|v| v == "normal") {
