@@ -72,6 +72,8 @@ def which(argv0: str, env: Mapping[str, str] | None = None) -> str:
     path = (env or os.environ).get("PATH", os.defpath)
     found = shutil.which(argv0, path=path)
     if found is None:
+        if "/" in argv0 and os.path.isfile(argv0):
+            raise ProgramNotFound(f"command not executable: {argv0!r} (chmod +x it, or start the command with python3)")
         raise ProgramNotFound(f"command not found: {argv0!r}")
     return found
 

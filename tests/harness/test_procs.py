@@ -33,6 +33,13 @@ def test_missing_executable_is_program_not_found(tmp_path):
         procs.start("x", ["no-such-program-rdt"], cwd=str(tmp_path))
 
 
+def test_a_script_without_execute_permission_says_so(tmp_path):
+    script = tmp_path / "Sender.py"
+    script.write_text("print(1)\n")
+    with Processes() as procs, pytest.raises(ProgramNotFound, match=r"not executable: .*chmod \+x"):
+        procs.start("x", [str(script)], cwd=str(tmp_path))
+
+
 def test_group_is_killed_with_grandchildren(tmp_path):
     with Processes() as procs:
         p = procs.start("spawner", [*BAD, "spawn"], cwd=str(tmp_path))
