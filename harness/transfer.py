@@ -255,6 +255,8 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
     engine_paths, checked = [], set()
     for k, p in enumerate(plist):
         for spec, d in ((p.link.forward, "forward"), (p.link.reverse_spec, "reverse")):
+            if not isinstance(spec, str):
+                raise UsageError(f"the {d} link spec must be a netem spec string, not {spec!r}")
             if spec not in checked:
                 check_spec(spec, f"{d} link spec")
                 checked.add(spec)
@@ -276,6 +278,10 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
     if not time_limit or time_limit <= 0:
         raise UsageError(f"time limit must be > 0 s, not {time_limit!r}")
     params = dict(params or {})
+    dummy = placeholders([("h", 1)] * len(plist), 1, "f", "o", {})
+    clash = sorted(set(params) & set(dummy))
+    if clash:
+        raise UsageError(f"params {clash} clash with the harness's own placeholders; rename them")
     dummy = placeholders([("h", 1)] * len(plist), 1, "f", "o", params)
     render(sender.command, dummy, "sender command")
     render(receiver.command, dummy, "receiver command")

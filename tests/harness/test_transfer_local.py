@@ -135,6 +135,11 @@ def test_unknown_placeholder():
         run_transfer(Program("python3 x.py {windw}"), sw_receiver(), Link(""), size=10, backend="local")
 
 
+def test_param_clashing_with_a_placeholder():
+    with pytest.raises(UsageError, match=r"\['file'\] clash"):
+        run_transfer(sw_sender(), sw_receiver(), Link(""), size=10, backend="local", params={"file": "x"})
+
+
 def test_missing_file():
     with pytest.raises(UsageError, match="file to send not found"):
         run_transfer(sw_sender(), sw_receiver(), Link(""), file="/nonexistent/rdt", backend="local")
