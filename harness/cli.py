@@ -66,7 +66,23 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def progress_printer(as_json: bool):
+    """A progress line on stderr, rewritten each second, when a person is watching."""
+    if as_json or not sys.stderr.isatty():
+        return None
+
+    def show(info: dict) -> None:
+        line = f"  {info['elapsed_s']:.0f} s of {info['time_limit_s']:g} s"
+        if "forward_packets" in info:
+            line += (f", {info['forward_packets']} packets sent, "
+                     f"{info['forward_bytes_delivered'] / 1024:.0f} KiB delivered")
+        print(f"\r{line}\x1b[K", end="", file=sys.stderr, flush=True)
+    return show
+
+
 def report(result: TransferResult, as_json: bool) -> int:
+    if not as_json and sys.stderr.isatty():
+        print("\r\x1b[K", end="", file=sys.stderr, flush=True)   # clear the progress line
     if as_json:
         print(json.dumps(result.to_dict()))
     else:
@@ -104,7 +120,8 @@ def run_main(args: argparse.Namespace) -> int:
     result = run_transfer(Program(args.sender, output_format=args.output_format), Program(args.receiver),
                           Link(args.link, args.reverse, args.shared_queue), params=dict(args.param),
                           file=args.file, size=None if args.file else size, seed=args.seed,
-                          backend=args.backend, time_limit=args.timeout, ipv6=args.ipv6, pcap=args.pcap)
+                          backend=args.backend, time_limit=args.timeout, ipv6=args.ipv6, pcap=args.pcap,
+                          progress=progress_printer(args.json))
     return report(result, args.json)
 
 
@@ -140,7 +157,7 @@ def demo_main(args: argparse.Namespace) -> int:
         print(f"COMN stop-and-wait ({which}), RetryTimeout 20 ms, over "
               f"'{COMN_LINK.forward}' with a shared queue (netem on lo), {args.size} bytes", flush=True)
     result = run_transfer(sender, receiver, COMN_LINK, params={"timeout": 20}, size=args.size,
-                          seed=args.seed, backend=args.backend, time_limit=300)
+                          seed=args.seed, backend=args.backend, time_limit=300, progress=progress_printer(args.json))
     return report(result, args.json)
 
 

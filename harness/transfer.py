@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
 from harness import backends
 from harness.engine import REPO, EngineError, check_spec
@@ -240,6 +240,7 @@ class _Plan:
     pcap: str | None
     stop_receiver_when_done: bool
     verify: bool
+    progress: Callable[[dict], None] | None
 
 
 def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time_limit, file_cap,
@@ -298,7 +299,7 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
                  receiver_grace: float = RECEIVER_GRACE_S, bind_timeout: float = BIND_TIMEOUT_S,
                  file_cap: int | None = None, schedule: list | None = None,
                  pcap: str | None = None, stop_receiver_when_done: bool = True,
-                 verify: bool = True) -> TransferResult:
+                 verify: bool = True, progress: Callable[[dict], None] | None = None) -> TransferResult:
     """Send `file` (or `size` seeded random bytes) from sender to receiver over the link.
 
     `schedule`: engine events, e.g. [{"at_ms": 2000, "cmd": "down", "path": "p1"}].
@@ -308,6 +309,8 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
     (its `stopped_when_done` is then True); False waits up to `receiver_grace` s.
     `verify=False`: for programs that bring their own data (iperf3 -c/-s -1): no file
     is compared, `ok` means both exited 0 in time; read `printed` (e.g. "iperf3-json").
+    `progress`: called about once a second while the sender runs, with a dict
+    (`elapsed_s`, `time_limit_s`, and from the engine `forward_packets`, ...).
     """
     plan = _plan(**locals())
     for _ in range(PORT_RETRIES):
@@ -394,9 +397,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
             procs.stop(rx)
             return failed(f"sender {e}", receiver=_program_result(rx)), False
         engine_proc = session.engine.proc if session.engine is not None else None
-        # A dead engine would stall the sender until its time limit: watch both.
-        tx.timed_out = not tx.wait_or(engine_proc, plan.time_limit) and not tx.wait(0) \
-            and not (engine_proc and engine_proc.wait(0))
+        tx.timed_out = not _wait_sender(plan, tx, session.engine)
         procs.stop(tx)
         if not tx.timed_out and tx.exit_code == 0:   # a failed sender: no use waiting
             rx.timed_out = not _wait_receiver(plan, rx, infile, output)
@@ -420,6 +421,36 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
                             printed=parse_printed(plan.sender.output_format, tx.stdout()))
     _add_link_figures(result, stats, tx)
     return result, False
+
+
+def _wait_sender(plan: _Plan, tx: Proc, engine) -> bool:
+    """True once the sender exits; False at the time limit or if the engine dies (which
+    would stall the sender until its time limit). Reports progress each second if asked."""
+    deadline = time.monotonic() + plan.time_limit
+    engine_proc = engine.proc if engine is not None else None
+    while True:
+        left = deadline - time.monotonic()
+        step = min(left, 1.0) if plan.progress else left
+        if tx.wait_or(engine_proc, max(step, 0)):
+            return True
+        if engine_proc is not None and engine_proc.wait(0):
+            return False
+        if left <= step:
+            return False
+        if plan.progress:
+            _report_progress(plan, tx, engine)
+
+
+def _report_progress(plan: _Plan, tx: Proc, engine) -> None:
+    info = {"elapsed_s": (time.monotonic_ns() - tx.started_ns) / 1e9, "time_limit_s": plan.time_limit}
+    if engine is not None:
+        try:
+            stats = engine.stats()
+            info.update(forward_packets=stats["forward"]["packets_in"], reverse_packets=stats["reverse"]["packets_in"],
+                        forward_bytes_delivered=stats["forward"]["bytes_delivered"])
+        except (OSError, ValueError, KeyError, EngineError):
+            pass
+    plan.progress(info)
 
 
 def _wait_bound(rx: Proc, port: int, timeout: float) -> bool:

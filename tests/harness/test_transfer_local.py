@@ -196,3 +196,11 @@ def test_a_scheduled_outage_stalls_the_transfer_and_is_counted():
     assert res.ok, res.error
     assert res.link["paths"]["p0"]["forward"]["down_drops"] + res.link["paths"]["p0"]["reverse"]["down_drops"] > 0
     assert res.wire_time_s > 0.5 + 30 * 0.02 * 0.9    # the outage plus 30 round trips of 20 ms
+
+
+def test_progress_is_reported_each_second_with_link_counters():
+    seen = []
+    res = run_transfer(sw_sender(), sw_receiver(), Link("delay 10ms"), size=60_000, seed=1, backend="local",
+                       progress=seen.append)
+    assert res.ok and len(seen) >= 1
+    assert seen[-1]["forward_packets"] > 0 and 0.9 < seen[0]["elapsed_s"] < 2.0
