@@ -397,7 +397,8 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
             procs.stop(rx)
             return failed(f"sender {e}", receiver=_program_result(rx)), False
         engine_proc = session.engine.proc if session.engine is not None else None
-        tx.timed_out = not _wait_sender(plan, tx, session.engine)
+        sender_done = _wait_sender(plan, tx, session.engine)
+        tx.timed_out = not sender_done and not (engine_proc is not None and engine_proc.wait(0))
         procs.stop(tx)
         if not tx.timed_out and tx.exit_code == 0:   # a failed sender: no use waiting
             rx.timed_out = not _wait_receiver(plan, rx, infile, output)

@@ -187,6 +187,7 @@ def test_engine_dying_mid_run_ends_the_run_at_once(clean_run):
     finally:
         timer.cancel()
     assert res.error == "engine failed: it exited during the transfer (killed by SIGKILL)"
+    assert not res.sender.timed_out
     assert time.monotonic() - t < 10
 
 
