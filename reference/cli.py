@@ -87,8 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     send.add_argument("--dead-path-timeouts", type=positive_int, metavar="N",
                       help="mh: consecutive timeouts that mark a path dead (default 5)")
     send.add_argument("--max-retries", type=count, metavar="N", help="give up after N resends of one packet")
-    send.add_argument("--give-up", type=_number(float, 1e-3, "a positive number of seconds"), default=30.0,
-                      metavar="S", help="give up after S seconds without any ACK (default 30)")
+    send.add_argument("--give-up", type=_number(float, 1e-3, "a positive number of seconds"), metavar="S",
+                      help="give up after S seconds without any ACK (default 30, or 20 timeouts if longer)")
     recv.add_argument("--bind", metavar="ADDR", help="address to listen on (default: every IPv4 and IPv6 one)")
     recv.add_argument("--paths", type=positive_int, help="mh: number of paths (senders' addresses) to accept (default 2)")
     recv.add_argument("--linger", type=seconds, default=2.0, metavar="S",
@@ -149,7 +149,7 @@ def run(argv: list[str]) -> int:
     if args.command == "send":
         destinations = [(args.host, args.port), *args.path]
         result = send_file(lambda data: make_sender(args.protocol, data, config), args.file, fmt,
-                           destinations, give_up_after=args.give_up)
+                           destinations, give_up_after=args.give_up or max(30.0, 20 * config.timeout))
         if args.json:
             print(json.dumps({"protocol": args.protocol, "format": fmt.name, **result.to_dict()}))
         else:

@@ -25,6 +25,7 @@ from reference.core.api import Ack, Data, ReceiverCore, ReceiverStats, SenderCor
 
 RECV_BUFFER = 4 * 1024 * 1024   # room for a full window arriving at once on loopback
 MAX_DATAGRAM = 65535
+LINGER_GAPS = 3                 # linger at least this many times the longest silence seen
 BATCH = 256                     # datagrams read per wake-up before timers are looked at again
 
 
@@ -271,8 +272,10 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
     The first ``max_peers`` source addresses that send a valid data message are the
     sender (one per path); anything else is a stranger and ignored. Once complete the
     file is written atomically, then the receiver lingers, re-acknowledging
-    duplicates (its last ACK may have been lost), until ``linger`` seconds pass with
-    nothing from the sender (or ``max_linger`` in all). Before completion, silence of
+    duplicates (its last ACK may have been lost), until it has heard nothing from the
+    sender for ``linger`` seconds or LINGER_GAPS times the longest silence it saw
+    during the transfer, whichever is longer (a sender with a long retry timeout
+    leaves long silences), or ``max_linger`` in all. Before completion, silence of
     ``idle_timeout`` seconds after the first datagram is a failure: no file is written.
     """
     result = ReceiverResult(core.stats)
@@ -280,15 +283,17 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
     path_address: dict = {}         # path id -> the address its data came from
     highest = 0             # reference for unwrapping sequence numbers
     last_heard = None
+    longest_gap = 0.0       # longest silence between the sender's datagrams so far
     try:
         with selectors.SelectSelector() as selector:
             selector.register(sock, selectors.EVENT_READ)
             while True:
                 now = clock()
                 if result.complete_at is not None:
-                    if now - last_heard >= linger or now - result.complete_at >= max_linger:
+                    quiet = max(linger, LINGER_GAPS * longest_gap)
+                    if now - last_heard >= quiet or now - result.complete_at >= max_linger:
                         return result
-                    wake = min(last_heard + linger, result.complete_at + max_linger)
+                    wake = min(last_heard + quiet, result.complete_at + max_linger)
                 elif last_heard is not None:
                     if now - last_heard >= idle_timeout:
                         raise TransferFailed(
@@ -314,6 +319,8 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
                         msg = Data(msg.seq, msg.payload, msg.eof, peers.index(source))
                     path_address.setdefault(msg.path, source)
                     highest = max(highest, msg.seq)
+                    if last_heard is not None and result.complete_at is None:
+                        longest_gap = max(longest_gap, now - last_heard)
                     last_heard = now
                     if result.first_data is None:
                         result.first_data = now

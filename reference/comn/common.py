@@ -4,9 +4,10 @@ calls into the socket runtime (reference/runtime.py).
 The programs take exactly the COMN assignment's arguments. Two things the assignment
 leaves open are settled here (see reference/PROTOCOL.md):
   - byte order: big-endian, or little-endian when RDT_BYTE_ORDER=little;
-  - ending: a sender gives up (exit status 1) after GIVE_UP_AFTER seconds without any
-    ACK; a receiver writes the file once complete, then lingers LINGER seconds after
-    the last datagram, re-acknowledging, in case its last ACK was lost.
+  - ending: a sender gives up (exit status 1) after GIVE_UP_AFTER seconds, or 20
+    retry timeouts if longer, without any ACK; a receiver writes the file once
+    complete, then lingers, re-acknowledging, in case its last ACK was lost: until
+    LINGER seconds (or 3 times the longest silence it saw) pass without a datagram.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from reference.runtime import UsageError, receive_file, send_file
 from reference.wire import get_format
 
 PAYLOAD = 1024          # bytes of the file in each data message
-GIVE_UP_AFTER = 10.0    # seconds without any ACK before the sender stops
+GIVE_UP_AFTER = 10.0    # seconds without any ACK before the sender stops (at least)
+GIVE_UP_TIMEOUTS = 20   # ... or this many retry timeouts, if longer
 LINGER = 2.0            # seconds of quiet after completion before the receiver exits
 MAX_WINDOW = 1 << 14    # 16-bit sequence numbers; see PROTOCOL.md "Sequence numbers"
 
@@ -65,8 +67,9 @@ def config(timeout: float = 0.1, window: int = 1) -> CoreConfig:
 
 def send(protocol: str, host: str, port: int, filename: str, settings: CoreConfig):
     """Send ``filename`` with ``protocol``; returns the runtime's SenderResult."""
+    give_up_after = max(GIVE_UP_AFTER, GIVE_UP_TIMEOUTS * settings.timeout)
     return send_file(lambda data: make_sender(protocol, data, settings), filename,
-                     wire_format(), [(host, port)], give_up_after=GIVE_UP_AFTER)
+                     wire_format(), [(host, port)], give_up_after=give_up_after)
 
 
 def receive(protocol: str, port: int, filename: str, settings: CoreConfig):

@@ -128,7 +128,7 @@ def test_comn_pair_transfers_byte_exact_and_prints_the_comn_line(n, tmp_path):
     data = make_file(tmp_path / "in.bin", 150_000 + n)
     port = free_port()
     (s_rc, s_out, s_err), (r_rc, r_out, r_err) = run_pair(
-        comn_receiver(n, port, tmp_path / "out.bin"), comn_sender(n, "127.0.0.1", port, tmp_path / "in.bin"), port)
+        comn_receiver(n, port, tmp_path / "out.bin"), comn_sender(n, "localhost", port, tmp_path / "in.bin"), port)
     assert (s_rc, s_err, r_rc, r_err, r_out) == (0, "", 0, "", "")
     assert re.fullmatch(OUTPUT_FORMAT[n], s_out), s_out
     assert (tmp_path / "out.bin").read_bytes() == data
@@ -390,3 +390,33 @@ def test_bad_arguments_give_one_line_and_exit_2(case, tmp_path, busy_port):
     assert out == "" and len(err.splitlines()) == 1 and expected in err, err
     assert not (tmp_path / "out.bin").exists()
     assert_no_leftovers(tmp_path)
+
+
+def test_receiver_lingers_longer_after_a_transfer_with_long_silences(tmp_path):
+    """--linger 0.2, but the sender went 0.6 s quiet mid-transfer: the receiver must
+    still answer a resend of the last packet 1 s after completion (3 x 0.6 s rule)."""
+    fmt = get_format("comn")
+    port = free_port()
+    receiver = start(cli("recv", "--protocol", "sr", "--window", "4", "--port", port,
+                         "--file", tmp_path / "out.bin", "--linger", "0.2"), CLI_ENV)
+    try:
+        wait_bound(port, receiver)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as me:
+            me.connect(("127.0.0.1", port))
+            me.settimeout(2)
+            me.send(fmt.encode_data(Data(0, b"first ")))
+            assert me.recv(10) == b"\x00\x00"
+            time.sleep(0.6)                          # a long silence, like a long retry timeout
+            last = fmt.encode_data(Data(1, b"and last", True))
+            me.send(last)
+            assert me.recv(10) == b"\x00\x01"
+            time.sleep(1.0)                          # > --linger, < 3 x 0.6 s
+            me.send(last)                            # "the ACK was lost": resend
+            assert me.recv(10) == b"\x00\x01"
+        rc, _, err = finish(receiver, 10)
+    finally:
+        if receiver.poll() is None:
+            receiver.kill()
+            receiver.communicate()
+    assert (rc, err) == (0, "")
+    assert (tmp_path / "out.bin").read_bytes() == b"first and last"
