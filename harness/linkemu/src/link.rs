@@ -9,7 +9,8 @@
 //!    duplication off); 7. reorder (sent at once, ahead of the queue) or delay with
 //!    jitter; 8. with `rate`, serialisation behind the last packet in the queue:
 //!    `due = max(last_due, now + delay) + t_ser`, so with a rate jitter never reorders;
-//! 9. release in due-time order.
+//! 9. release in due-time order; with `slot`, only while a slot is open, up to its
+//!    packets/bytes, after which the next slot is drawn (netem_dequeue's slot logic).
 //!
 //! Time is u64 nanoseconds from any monotonic clock the caller likes.
 //!
@@ -33,7 +34,7 @@
 use crate::dist::{self, Table};
 use crate::loss::Loss;
 use crate::rng::{Correlated, Rng};
-use crate::spec::{NetemSpec, Rate};
+use crate::spec::{NetemSpec, Rate, Slot, SlotDelay};
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Range;
 
@@ -106,6 +107,7 @@ struct Params {
     gap: u32,
     rate: Option<Rate>,
     limit: usize,
+    slot: Option<Slot>,
     delay_cor: Correlated,
     dup_cor: Correlated,
     corrupt_cor: Correlated,
@@ -126,6 +128,7 @@ impl Params {
             gap: spec.gap,
             rate: spec.rate,
             limit: spec.limit as usize,
+            slot: spec.slot,
             delay_cor: Correlated::new(spec.delay_corr.scaled(), rng),
             dup_cor: Correlated::new(spec.duplicate.corr.scaled(), rng),
             corrupt_cor: Correlated::new(spec.corrupt.corr.scaled(), rng),
@@ -148,6 +151,16 @@ pub struct Link {
     /// netem's reorder counter: packets delayed since the last reordered one.
     counter: u32,
     arrivals: u64,
+    /// The current slot, when `slot` is set.
+    slot: Option<SlotState>,
+}
+
+/// netem's `struct slotstate`: when the next slot opens and what it may still let out.
+#[derive(Clone, Copy, Debug)]
+struct SlotState {
+    next: u64,
+    packets_left: i64,
+    bytes_left: i64,
 }
 
 impl Link {
@@ -157,6 +170,7 @@ impl Link {
         let p = Params::new(&spec, &mut rng);
         Link {
             spec,
+            slot: open_slot(&p),
             p,
             rng,
             wire_overhead: 0,
@@ -185,6 +199,7 @@ impl Link {
         }
         self.p = Params::new(&spec, &mut self.rng);
         self.counter = 0;
+        self.slot = open_slot(&self.p);
         self.spec = spec;
     }
 
@@ -197,26 +212,68 @@ impl Link {
     /// flip (clipped to the packet). `tag` is opaque and comes back with the packet.
     pub fn enqueue(&mut self, now: u64, data: Vec<u8>, corrupt_range: Range<usize>, tag: u32) -> Verdict {
         let pkt = Departure { data, tag, due: now, arrived: now, duplicate: false, corrupted: false };
-        self.netem_enqueue(now, pkt, &corrupt_range, true)
+        let verdict = self.netem_enqueue(now, pkt, &corrupt_range, true);
+        self.refresh_slot(now);
+        verdict
     }
 
-    /// When the next packet is due out, if any.
+    /// When the next packet is due out, if any (with `slot`: not before the slot opens;
+    /// a `dequeue` at that time may still find that a new slot had to be drawn).
     pub fn next_due(&self) -> Option<u64> {
         match self.head.front() {
             Some(p) => Some(p.due),
-            None => self.tfifo.keys().next().map(|&(due, _)| due),
+            None => {
+                let due = self.tfifo.keys().next().map(|&(due, _)| due)?;
+                Some(self.slot.map_or(due, |s| due.max(s.next)))
+            }
         }
     }
 
-    /// The next packet due at or before `now`, if any. Reordered packets go first.
+    /// The next packet due at or before `now`, if any. Reordered packets go first
+    /// (and, as in netem, ignore slots).
     pub fn dequeue(&mut self, now: u64) -> Option<Departure> {
         if self.head.front().is_some_and(|p| p.due <= now) {
             return self.head.pop_front();
         }
-        match self.tfifo.first_key_value() {
-            Some((&(due, _), _)) if due <= now => self.tfifo.pop_first().map(|(_, p)| p),
-            _ => None,
+        self.refresh_slot(now);
+        let due = self.tfifo.keys().next().map(|&(due, _)| due)?;
+        if due > now || self.slot.is_some_and(|s| s.next > now) {
+            return None;
         }
+        let (_, pkt) = self.tfifo.pop_first()?;
+        if let Some(s) = &mut self.slot {
+            s.packets_left -= 1;
+            s.bytes_left -= pkt.data.len() as i64 + self.wire_overhead as i64;
+            if s.packets_left <= 0 || s.bytes_left <= 0 {
+                self.next_slot(now);
+            }
+        }
+        Some(pkt)
+    }
+
+    /// netem_dequeue's first slot step: a slot that opened before the head packet is
+    /// due is of no use to it, so draw the next one from `now`. netem runs this on
+    /// every dequeue attempt, including the one right after each enqueue.
+    fn refresh_slot(&mut self, now: u64) {
+        let head_due = self.tfifo.keys().next().map(|&(due, _)| due);
+        if let (Some(slot), Some(due)) = (self.slot, head_due) {
+            if slot.next < due {
+                self.next_slot(now);
+            }
+        }
+    }
+
+    /// netem's get_slot_next: the next slot opens a random time after `now`.
+    fn next_slot(&mut self, now: u64) {
+        let Some(config) = self.p.slot else { return };
+        let delay = match config.delay {
+            SlotDelay::Range { min_ns, max_ns } => min_ns + ((self.rng.next_u32() as u128 * (max_ns - min_ns) as u128) >> 32) as u64,
+            SlotDelay::Table { distribution, delay_ns, jitter_ns } => {
+                let jitter = jitter_ns.min(MAX_JITTER_NS) as i64;
+                dist::tabledist(delay_ns as i64, jitter, self.rng.next_u32(), dist::table(distribution)).max(0) as u64
+            }
+        };
+        self.slot = Some(SlotState { next: now + delay, packets_left: slot_packets(&config), bytes_left: slot_bytes(&config) });
     }
 
     /// One pass of netem_enqueue; the duplicate's own pass has `may_duplicate` false.
@@ -319,4 +376,18 @@ impl Link {
         }
         (bytes as u128 * 1_000_000_000 / rate.bytes_per_sec as u128) as u64
     }
+}
+
+/// netem_change's slot setup: the first slot is open at once.
+fn open_slot(p: &Params) -> Option<SlotState> {
+    p.slot.map(|c| SlotState { next: 0, packets_left: slot_packets(&c), bytes_left: slot_bytes(&c) })
+}
+
+/// netem treats 0 (not given) as no limit.
+fn slot_packets(c: &Slot) -> i64 {
+    if c.packets == 0 { i64::MAX } else { c.packets as i64 }
+}
+
+fn slot_bytes(c: &Slot) -> i64 {
+    if c.bytes == 0 { i64::MAX } else { c.bytes as i64 }
 }

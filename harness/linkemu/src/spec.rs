@@ -64,6 +64,24 @@ pub struct Rate {
     pub cell_overhead: i32,
 }
 
+/// When slots open (`slot MIN [MAX]` or `slot distribution DIST DELAY JITTER`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotDelay {
+    /// Uniform in [min, max).
+    Range { min_ns: u64, max_ns: u64 },
+    /// From a jitter table (not `uniform`), as `delay DELAY JITTER distribution DIST`.
+    Table { distribution: Distribution, delay_ns: u64, jitter_ns: u64 },
+}
+
+/// netem's `slot`: packets leave only in slots, each letting out at most `packets`
+/// packets and `bytes` bytes (0 = no limit), like Wi-Fi or LTE aggregation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub delay: SlotDelay,
+    pub packets: u32,
+    pub bytes: u32,
+}
+
 /// One netem qdisc's options. `NetemSpec::default()` is a perfect link.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NetemSpec {
@@ -78,6 +96,7 @@ pub struct NetemSpec {
     /// Reorder gap; 0 = no reordering (tc sets 1 when `reorder` is given alone).
     pub gap: u32,
     pub rate: Option<Rate>,
+    pub slot: Option<Slot>,
     pub limit: u32,
     pub seed: Option<u64>,
 }
@@ -95,6 +114,7 @@ impl Default for NetemSpec {
             reorder: Chance::default(),
             gap: 0,
             rate: None,
+            slot: None,
             limit: DEFAULT_LIMIT,
             seed: None,
         }
@@ -189,7 +209,8 @@ impl<'a> Parser<'a> {
                     seen_loss = true;
                     s.loss = self.loss_model(keyword)?;
                 }
-                "ecn" | "slot" => return Err(format!("{tok:?} is not supported by linkemu (expected {EXPECTED_KEYWORDS})")),
+                "ecn" => return Err(format!("{tok:?} is not supported by linkemu (expected {EXPECTED_KEYWORDS})")),
+                "slot" => s.slot = Some(self.slot()?),
                 "reorder" => s.reorder = self.chance(keyword)?,
                 "corrupt" => s.corrupt = self.chance(keyword)?,
                 "duplicate" => s.duplicate = self.chance(keyword)?,
@@ -267,6 +288,45 @@ impl<'a> Parser<'a> {
         let p = self.value(keyword, PERCENT_EXAMPLE, parse_percent)?;
         let corr = self.optional(PERCENT_EXAMPLE, parse_percent)?.unwrap_or_default();
         Ok(Chance { p, corr })
+    }
+
+    /// `slot MIN [MAX] [packets N] [bytes N]` or
+    /// `slot distribution DIST DELAY JITTER [packets N] [bytes N]`.
+    fn slot(&mut self) -> Res<Slot> {
+        let delay = if let Some(min_ns) = self.optional(TIME_EXAMPLE, parse_time)? {
+            // One time alone means slots exactly that far apart.
+            let max_ns = self.optional(TIME_EXAMPLE, parse_time)?.unwrap_or(min_ns);
+            if max_ns < min_ns {
+                return Err(format!("slot maximum {} is below its minimum {} (expected MIN MAX)", fmt_time(max_ns), fmt_time(min_ns)));
+            }
+            SlotDelay::Range { min_ns, max_ns }
+        } else {
+            let expected = "a time or \"distribution\" (expected e.g. \"slot 10ms 20ms\")";
+            match self.next_token() {
+                Some("distribution") => {}
+                Some(tok) => return Err(format!("{tok:?} after \"slot\" is not {expected}")),
+                None => return Err(format!("\"slot\" needs a value ({expected})")),
+            }
+            let tables = "normal, pareto or paretonormal";
+            let distribution = self.value("slot distribution", tables, parse_distribution)?;
+            if distribution == Distribution::Uniform {
+                return Err(format!("slot distribution \"uniform\" has no table (expected {tables}, or \"slot MIN MAX\" for uniform)"));
+            }
+            let delay_ns = self.value("slot distribution", TIME_EXAMPLE, parse_time)?;
+            let jitter_ns = self.value("slot distribution", TIME_EXAMPLE, parse_time)?;
+            if jitter_ns == 0 {
+                return Err("a slot distribution needs a jitter above 0 (expected e.g. \"slot distribution normal 10ms 2ms\")".into());
+            }
+            SlotDelay::Table { distribution, delay_ns, jitter_ns }
+        };
+        let mut slot = Slot { delay, packets: 0, bytes: 0 };
+        for (word, field) in [("packets", &mut slot.packets), ("bytes", &mut slot.bytes)] {
+            if self.tokens.get(self.pos).is_some_and(|t| word.starts_with(t)) {
+                self.pos += 1;
+                *field = self.value(word, "a positive count", parse_positive)?;
+            }
+        }
+        Ok(slot)
     }
 
     fn loss_model(&mut self, keyword: &str) -> Res<LossModel> {
@@ -399,6 +459,11 @@ fn parse_u32(tok: &str) -> Option<u32> {
     tok.parse().ok()
 }
 
+/// A count netem holds as a positive s32.
+fn parse_positive(tok: &str) -> Option<u32> {
+    tok.parse().ok().filter(|&n: &u32| n >= 1 && n <= i32::MAX as u32)
+}
+
 fn parse_i32(tok: &str) -> Option<i32> {
     tok.parse().ok()
 }
@@ -513,6 +578,21 @@ impl fmt::Display for NetemSpec {
             }
             parts.push(s);
         }
+        if let Some(slot) = self.slot {
+            let mut s = match slot.delay {
+                SlotDelay::Range { min_ns, max_ns } => format!("slot {} {}", fmt_time(min_ns), fmt_time(max_ns)),
+                SlotDelay::Table { distribution, delay_ns, jitter_ns } => {
+                    format!("slot distribution {distribution} {} {}", fmt_time(delay_ns), fmt_time(jitter_ns))
+                }
+            };
+            if slot.packets != 0 {
+                s += &format!(" packets {}", slot.packets);
+            }
+            if slot.bytes != 0 {
+                s += &format!(" bytes {}", slot.bytes);
+            }
+            parts.push(s);
+        }
         if self.limit != DEFAULT_LIMIT {
             parts.push(format!("limit {}", self.limit));
         }
@@ -614,6 +694,28 @@ mod tests {
     }
 
     #[test]
+    fn slot_syntax_as_tc() {
+        assert_eq!(
+            ok("slot 5ms packets 3").slot,
+            Some(Slot { delay: SlotDelay::Range { min_ns: 5_000_000, max_ns: 5_000_000 }, packets: 3, bytes: 0 })
+        );
+        assert_eq!(
+            ok("slot distribution normal 10ms 2ms bytes 1500 limit 5").slot,
+            Some(Slot {
+                delay: SlotDelay::Table { distribution: Distribution::Normal, delay_ns: 10_000_000, jitter_ns: 2_000_000 },
+                packets: 0,
+                bytes: 1500
+            })
+        );
+        assert!(err("slot 20ms 10ms").contains("below its minimum"));
+        assert!(err("slot fast").contains("\"fast\" after \"slot\""));
+        assert!(err("slot distribution uniform 1ms 1ms").contains("has no table"));
+        assert!(err("slot distribution normal 1ms 0ms").contains("jitter above 0"));
+        assert!(err("slot 1ms packets 0").contains("\"0\" is not a positive count"));
+        assert!(err("slot").contains("\"slot\" needs a value"));
+    }
+
+    #[test]
     fn display_round_trips() {
         for s in [
             "delay 10ms",
@@ -628,6 +730,9 @@ mod tests {
             "rate 10mbit 20 53 5 limit 100 seed 42",
             "rate 1234568bit -4",
             "delay 1500ns",
+            "slot 10ms 20ms packets 4 bytes 6000",
+            "slot distribution pareto 5ms 1ms",
+            "delay 1ms slot 0us 0us bytes 100",
         ] {
             let spec = ok(s);
             assert_eq!(spec.to_string(), s, "canonical form of {s:?}");

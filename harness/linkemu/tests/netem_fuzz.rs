@@ -11,7 +11,7 @@ fn token() -> impl Strategy<Value = String> {
         prop::sample::select(vec![
             "delay", "loss", "random", "state", "gemodel", "corrupt", "duplicate", "reorder", "gap", "rate",
             "limit", "seed", "distribution", "normal", "pareto", "paretonormal", "uniform", "ecn", "slot", "d",
-            "r", "lat", "drop", "%", "-", "", "1e309", "nan", "-0",
+            "r", "lat", "drop", "%", "-", "", "1e309", "nan", "-0", "packets", "bytes", "p", "b",
         ])
         .prop_map(String::from),
         (0u32..2000, prop::sample::select(vec!["", "%", "ms", "us", "s", "ns", "mbit", "kbit", "bit", "mbps", "xs", "e5"]))
@@ -62,12 +62,12 @@ fn link_spec() -> impl Strategy<Value = String> {
         1u32..=100,
         1u32..6,
         prop::sample::select(vec!["", " rate 1mbit", " rate 100kbit 20 64 4", " rate 1gbit -30"]),
-        1u32..40,
+        (1u32..40, prop::sample::select(vec!["", " slot 1ms 3ms packets 2", " slot distribution pareto 2ms 1ms bytes 3000"])),
     )
-        .prop_map(|(delay, jitter, dist, loss, dup, corrupt, reorder, gap, rate, limit)| {
+        .prop_map(|(delay, jitter, dist, loss, dup, corrupt, reorder, gap, rate, (limit, slot))| {
             let jitter = if dist.is_empty() { jitter } else { jitter.max(1) };
             format!(
-                "delay {}ms {jitter}ms{dist}{loss} duplicate {dup}% corrupt {corrupt}% reorder {reorder}% gap {gap}{rate} limit {limit}",
+                "delay {}ms {jitter}ms{dist}{loss} duplicate {dup}% corrupt {corrupt}% reorder {reorder}% gap {gap}{rate}{slot} limit {limit}",
                 delay + 1
             )
         })
