@@ -2,12 +2,14 @@
 
 Measures the real `linkemu` on loopback (UDP-relay mode):
 
-- delay: 20 ms at ~4 Mbit/s of 1000-byte datagrams. The sender writes its send time
-  (CLOCK_REALTIME, `time.time_ns()`) into each datagram just before `send`; the
-  receiver takes the kernel's receive timestamp (SO_TIMESTAMPNS, the same clock, same
-  host). error = (kernel receive − user send) − 20 ms, so it includes the sender's own
-  syscall and two loopback traversals, not only the engine. The same run with no delay
-  gives that fixed cost for comparison.
+- delay: 20 ms at ~4 Mbit/s of 1000-byte datagrams (500/s). The sender's kernel
+  stamps when each datagram left its socket (SO_TIMESTAMPING, software TX stamps); the
+  receiver's kernel stamps its arrival (SO_TIMESTAMPNS). Both are CLOCK_REALTIME on the
+  same host, so error = (receive − transmit) − 20 ms: everything between the two
+  programs' sockets (loopback in and out, the engine's wake-up, recv, send). The
+  error from the user-space send time (time.time_ns() just before send, written into
+  the datagram) is reported too; it adds the sender's own syscall. The same run with a
+  0-ms link gives the fixed cost of the path for comparison.
 - rate: 10 and 100 Mbit/s with a sender at 1.2× the rate (the queue stays full). The
   delivered rate counts bytes as netem on lo does (payload + 42), between the kernel
   receive timestamps of the first and last datagram; inter-arrival gaps are compared
@@ -17,7 +19,8 @@ Measures the real `linkemu` on loopback (UDP-relay mode):
   interleaved rounds; forwarded datagrams per second and their ratio.
 - CPU: the engine's user+system time (/proc/PID/stat) while idle and during the tests.
 
-The machine is shared (2 cores), so every figure is a median over rounds.
+Other work on the 2 cores moves single figures: capacity is a median over interleaved
+rounds, and BENCHMARKS.md gives the load average of each run.
 """
 import json
 import os
@@ -40,6 +43,11 @@ SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 WIRE_EXTRA = 42  # UDP 8 + IPv4 20 + Ethernet 14: what netem on lo counts beyond the payload
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 NORMAL_PRIORITY = {"LINKEMU_SCHED": "normal"}
+HEAD = struct.Struct("Iq")  # datagram number, user-space send time (ns, CLOCK_REALTIME)
+# Linux SO_TIMESTAMPING (include/uapi/linux/net_tstamp.h); Python lacks the names.
+SO_TIMESTAMPING = 37
+IP_RECVERR = 11
+SOF_TX_SOFTWARE, SOF_SOFTWARE, SOF_OPT_ID, SOF_OPT_TSONLY = 1 << 1, 1 << 4, 1 << 7, 1 << 11
 SPIN_25 = {"LINKEMU_SPIN_US": "25"}
 
 
@@ -89,7 +97,7 @@ def receiver_socket() -> socket.socket:
 
 
 def collect(sock: socket.socket, out: list, stop: threading.Event) -> None:
-    """Append (kernel receive ns, first 8 bytes, length) for each datagram until stopped."""
+    """Append (kernel receive ns, header bytes, length) for each datagram until stopped."""
     while not stop.is_set():
         try:
             data, anc, _, _ = sock.recvmsg(2048, 64)
@@ -100,22 +108,56 @@ def collect(sock: socket.socket, out: list, stop: threading.Event) -> None:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
                 sec, nsec = struct.unpack("qq", body[:16])
                 rx = sec * 1_000_000_000 + nsec
-        out.append((rx, data[:8], len(data)))
+        out.append((rx, data[:HEAD.size], len(data)))
 
 
-def paced_send(dest, size: int, pps: float, seconds: float, burst_s: float = 0.001) -> int:
-    """Send `size`-byte datagrams at `pps` for `seconds`, stamped with time.time_ns()."""
+def enable_tx_timestamps(s: socket.socket) -> None:
+    """Have the kernel report when each datagram left this socket (software stamps,
+    CLOCK_REALTIME, numbered from 0 by OPT_ID) on the error queue."""
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING,
+                 SOF_TX_SOFTWARE | SOF_SOFTWARE | SOF_OPT_ID | SOF_OPT_TSONLY)
+
+
+def read_tx_timestamps(s: socket.socket, out: dict) -> None:
+    """Move the error queue's transmit stamps into out[datagram number]."""
+    while True:
+        try:
+            _, anc, _, _ = s.recvmsg(0, 512, socket.MSG_ERRQUEUE | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return
+        ts = ident = None
+        for level, kind, body in anc:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPING:
+                sec, nsec = struct.unpack("qq", body[:16])  # [0] is the software stamp
+                ts = sec * 1_000_000_000 + nsec
+            elif level == socket.SOL_IP and kind == IP_RECVERR:
+                ident = struct.unpack("I", body[12:16])[0]  # sock_extended_err.ee_data
+        if ts is not None and ident is not None:
+            out[ident] = ts
+
+
+def paced_send(dest, size: int, pps: float, seconds: float, tx_stamps: dict | None = None) -> int:
+    """Send `size`-byte datagrams at `pps` for `seconds`. Each carries its number and
+    its user-space send time (time.time_ns()); with `tx_stamps`, the kernel's transmit
+    stamps are collected there too."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.connect(dest)
-    pad = bytes(size - 8)
+    if tx_stamps is not None:
+        enable_tx_timestamps(s)
+    pad = bytes(size - HEAD.size)
     start = time.monotonic()
     sent = 0
     while (now := time.monotonic()) - start < seconds:
         due = int((now - start) * pps) + 1
         while sent < due:
-            s.send(struct.pack("q", time.time_ns()) + pad)
+            s.send(HEAD.pack(sent, time.time_ns()) + pad)
             sent += 1
-        time.sleep(burst_s)
+        if tx_stamps is not None:
+            read_tx_timestamps(s, tx_stamps)
+        time.sleep(0.001)
+    if tx_stamps is not None:
+        time.sleep(0.01)
+        read_tx_timestamps(s, tx_stamps)
     s.close()
     return sent
 
@@ -126,7 +168,8 @@ def quantiles(xs: list[float]) -> dict:
     return {"p50": round(pick(0.5), 1), "p99": round(pick(0.99), 1), "max": round(xs[-1], 1), "n": len(xs)}
 
 
-def run_link(forward: str, size: int, pps: float, seconds: float, env: dict | None = None) -> tuple[list, dict, float]:
+def run_link(forward: str, size: int, pps: float, seconds: float, env: dict | None = None,
+             tx_stamps: dict | None = None) -> tuple[list, dict, float]:
     """Send through one linkemu; returns receptions, the engine's stats and its CPU share."""
     sink = receiver_socket()
     got: list = []
@@ -137,7 +180,7 @@ def run_link(forward: str, size: int, pps: float, seconds: float, env: dict | No
         stats_path = Path(tmp) / "stats.json"
         eng = start_linkemu(sink.getsockname(), forward, stats_path, env)
         cpu0, t0 = cpu_seconds(eng.proc.pid), time.monotonic()
-        paced_send(eng.addr, size, pps, seconds)
+        paced_send(eng.addr, size, pps, seconds, tx_stamps)
         cpu = (cpu_seconds(eng.proc.pid) - cpu0) / (time.monotonic() - t0)
         time.sleep(0.5)  # let the link drain
         eng.stop()
@@ -157,10 +200,17 @@ def bench_delay(seconds: float) -> dict:
                 ("no_delay", "", 0, None))
     res = {}
     for name, forward, nominal_ms, env in variants:
-        got, stats, cpu = run_link(forward, 1000, 500, seconds, env)
-        err = [(rx - struct.unpack("q", head)[0]) / 1000 - nominal_ms * 1000 for rx, head, _ in got if rx]
-        res[name] = {"error_us": quantiles(err), "engine_lag_us": stats["lag_us"], "engine_cpu": round(cpu, 4),
-                     "delivered": stats["delivered"]}
+        tx: dict = {}
+        got, stats, cpu = run_link(forward, 1000, 500, seconds, env, tx)
+        nominal_ns = nominal_ms * 1_000_000
+        kernel, user = [], []
+        for rx, head, _ in got:
+            seq, user_tx = HEAD.unpack(head)
+            if rx is not None and seq in tx:
+                kernel.append((rx - tx[seq] - nominal_ns) / 1000)
+                user.append((rx - user_tx - nominal_ns) / 1000)
+        res[name] = {"error_us": quantiles(kernel), "error_from_user_send_us": quantiles(user),
+                     "engine_lag_us": stats["lag_us"], "engine_cpu": round(cpu, 4), "delivered": stats["delivered"]}
     return res
 
 
@@ -229,7 +279,7 @@ def run(argv: list[str]) -> int:
     build()
     secs = 3 if quick else 10
     results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "host": os.uname().nodename,
-               "cpus": os.cpu_count()}
+               "cpus": os.cpu_count(), "loadavg_before": os.getloadavg()[0]}
     steps = [
         ("idle_cpu", lambda: round(bench_idle_cpu(secs / 2), 5)),
         ("delay", lambda: bench_delay(secs)),
@@ -242,6 +292,7 @@ def run(argv: list[str]) -> int:
         print(f"engine: {name} ...", flush=True)
         results[name] = step()
         print(json.dumps(results[name]), flush=True)
+    results["loadavg_after"] = os.getloadavg()[0]
     out = REPO / "out" / "bench"
     out.mkdir(parents=True, exist_ok=True)
     (out / "engine.json").write_text(json.dumps(results, indent=2) + "\n")

@@ -320,7 +320,14 @@ impl Engine {
                     ingress(self.mode, path, dir, 0, self.buf[..len].to_vec(), now);
                 }
                 Ok(None) => return,
-                Err(_) => path.stats[dir].io_errors += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    // The device is gone (e.g. its namespace was deleted): stop
+                    // watching it, or a level-triggered error would spin the loop.
+                    path.stats[dir].io_errors += 1;
+                    self.epoll.remove(t.fd(dir));
+                    return;
+                }
             }
         }
     }
