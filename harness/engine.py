@@ -20,6 +20,7 @@ from harness.procs import Proc, Processes, UsageError
 REPO = Path(__file__).resolve().parent.parent
 BUILT = REPO / "harness" / "linkemu" / "target" / "release" / "linkemu"
 READY_TIMEOUT_S = 10.0
+PCAP_CAP = 1 << 30   # the most the engine may write to a file (its pcap)
 STOP_GRACE_S = 3.0   # SIGTERM -> SIGKILL; the engine writes its stats file in between
 
 
@@ -93,7 +94,7 @@ class Engine:
         with open(cfg_path, "w") as f:
             json.dump(self.config, f, indent=1)
         self.proc = self.procs.start("linkemu", [find_linkemu(), "run", cfg_path], cwd=self.workdir,
-                                     on_stdout_line=self._events.put)
+                                     file_cap=PCAP_CAP, on_stdout_line=self._events.put)
         ready = self._wait_ready(timeout)
         self.paths = ready.get("paths", [])
         self.pid = ready.get("pid")
