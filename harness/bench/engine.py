@@ -48,6 +48,7 @@ HEAD = struct.Struct("Iq")  # datagram number, user-space send time (ns, CLOCK_R
 SO_TIMESTAMPING = 37
 IP_RECVERR = 11
 SOF_TX_SOFTWARE, SOF_SOFTWARE, SOF_OPT_ID, SOF_OPT_TSONLY = 1 << 1, 1 << 4, 1 << 7, 1 << 11
+NO_SPIN = {"LINKEMU_SPIN_US": "0"}
 SPIN_25 = {"LINKEMU_SPIN_US": "25"}
 
 
@@ -192,9 +193,11 @@ def run_link(forward: str, size: int, pps: float, seconds: float, env: dict | No
 
 
 def bench_delay(seconds: float) -> dict:
-    """The default engine, then with a 25 µs final spin and without real-time priority
-    (to show what each changes), and a 0-ms link for the fixed cost of the path."""
+    """The default engine (10 µs final spin), then without the spin, with a 25 µs spin
+    and without real-time priority (to show what each changes), and a 0-ms link for
+    the fixed cost of the path."""
     variants = (("delay_20ms", "delay 20ms", 20, None),
+                ("delay_20ms_no_spin", "delay 20ms", 20, NO_SPIN),
                 ("delay_20ms_spin25", "delay 20ms", 20, SPIN_25),
                 ("delay_20ms_normal_priority", "delay 20ms", 20, NORMAL_PRIORITY),
                 ("no_delay", "", 0, None))
@@ -285,6 +288,7 @@ def run(argv: list[str]) -> int:
         ("delay", lambda: bench_delay(secs)),
         ("rate_10mbit", lambda: bench_rate(10, secs / 2)),
         ("rate_100mbit", lambda: bench_rate(100, secs / 2)),
+        ("rate_100mbit_no_spin", lambda: bench_rate(100, secs / 2, NO_SPIN)),
         ("rate_100mbit_spin25", lambda: bench_rate(100, secs / 2, SPIN_25)),
         ("capacity", lambda: bench_capacity(3 if quick else 5, 2 if quick else 3)),
     ]

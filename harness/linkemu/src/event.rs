@@ -30,12 +30,12 @@ pub const REVERSE: usize = 1;
 const READ_BATCH: usize = 32;
 /// Payload hashes remembered per direction for `repeats`.
 const SEEN_CAPACITY: usize = 1 << 17;
-/// Optional final spin: LINKEMU_SPIN_US=N arms the timer N µs before a deadline and
-/// spins the rest, trading CPU for the ~15 µs a sleeping thread takes to wake here.
-/// Off by default: BENCHMARKS.md shows the delay targets are met without it (p50 error
-/// 42 µs vs 30 µs with a 25 µs spin), while the spin costs CPU at high packet rates
-/// (100 Mbit/s: 47% of a core vs 31%). Never spins when nothing is due that soon.
-const DEFAULT_SPIN_NS: u64 = 0;
+/// Final spin: the timer is armed this long before a deadline and the rest is spun,
+/// absorbing part of the ~15 µs a sleeping thread takes to wake here. Measured
+/// (BENCHMARKS.md): 10 µs cuts the delay error p50 from ~38 to ~27 µs at no visible
+/// CPU cost (100 Mbit/s: 31% of a core either way), while 25 µs costs 47%.
+/// Nothing due that soon → no spin: an idle link sleeps. LINKEMU_SPIN_US overrides it.
+const DEFAULT_SPIN_NS: u64 = 10_000;
 
 fn spin_ns_from_env() -> u64 {
     std::env::var("LINKEMU_SPIN_US").ok().and_then(|v| v.parse::<u64>().ok()).map_or(DEFAULT_SPIN_NS, |us| us * 1000)
