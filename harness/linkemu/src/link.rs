@@ -210,8 +210,21 @@ impl Link {
 
     /// A packet arrives at `now`. `corrupt_range`: the bytes eligible for the one-bit
     /// flip (clipped to the packet). `tag` is opaque and comes back with the packet.
-    pub fn enqueue(&mut self, now: u64, data: Vec<u8>, corrupt_range: Range<usize>, tag: u32) -> Verdict {
-        let pkt = Departure { data, tag, due: now, arrived: now, duplicate: false, corrupted: false };
+    pub fn enqueue(
+        &mut self,
+        now: u64,
+        data: Vec<u8>,
+        corrupt_range: Range<usize>,
+        tag: u32,
+    ) -> Verdict {
+        let pkt = Departure {
+            data,
+            tag,
+            due: now,
+            arrived: now,
+            duplicate: false,
+            corrupted: false,
+        };
         let verdict = self.netem_enqueue(now, pkt, &corrupt_range, true);
         self.refresh_slot(now);
         verdict
@@ -267,31 +280,67 @@ impl Link {
     fn next_slot(&mut self, now: u64) {
         let Some(config) = self.p.slot else { return };
         let delay = match config.delay {
-            SlotDelay::Range { min_ns, max_ns } => min_ns + ((self.rng.next_u32() as u128 * (max_ns - min_ns) as u128) >> 32) as u64,
-            SlotDelay::Table { distribution, delay_ns, jitter_ns } => {
+            SlotDelay::Range { min_ns, max_ns } => {
+                min_ns + ((self.rng.next_u32() as u128 * (max_ns - min_ns) as u128) >> 32) as u64
+            }
+            SlotDelay::Table {
+                distribution,
+                delay_ns,
+                jitter_ns,
+            } => {
                 let jitter = jitter_ns.min(MAX_JITTER_NS) as i64;
-                dist::tabledist(delay_ns as i64, jitter, self.rng.next_u32(), dist::table(distribution)).max(0) as u64
+                dist::tabledist(
+                    delay_ns as i64,
+                    jitter,
+                    self.rng.next_u32(),
+                    dist::table(distribution),
+                )
+                .max(0) as u64
             }
         };
-        self.slot = Some(SlotState { next: now + delay, packets_left: slot_packets(&config), bytes_left: slot_bytes(&config) });
+        self.slot = Some(SlotState {
+            next: now + delay,
+            packets_left: slot_packets(&config),
+            bytes_left: slot_bytes(&config),
+        });
     }
 
     /// One pass of netem_enqueue; the duplicate's own pass has `may_duplicate` false.
-    fn netem_enqueue(&mut self, now: u64, mut pkt: Departure, range: &Range<usize>, may_duplicate: bool) -> Verdict {
-        let duplicate = may_duplicate && self.p.duplicate != 0 && self.p.duplicate >= self.p.dup_cor.next(&mut self.rng);
+    fn netem_enqueue(
+        &mut self,
+        now: u64,
+        mut pkt: Departure,
+        range: &Range<usize>,
+        may_duplicate: bool,
+    ) -> Verdict {
+        let duplicate = may_duplicate
+            && self.p.duplicate != 0
+            && self.p.duplicate >= self.p.dup_cor.next(&mut self.rng);
         let lost = self.p.loss.lose(&mut self.rng);
         match (duplicate, lost) {
-            (false, true) => Verdict { original: Fate::Lost, duplicate: None },
+            (false, true) => Verdict {
+                original: Fate::Lost,
+                duplicate: None,
+            },
             (true, true) => {
                 // One copy goes on, through the rest of the original's path.
                 pkt.duplicate = true;
                 let (fate, _) = self.corrupt_limit_schedule(now, pkt, range, None);
-                Verdict { original: Fate::Lost, duplicate: Some(fate) }
+                Verdict {
+                    original: Fate::Lost,
+                    duplicate: Some(fate),
+                }
             }
             (dup, false) => {
-                let clone = dup.then(|| Departure { duplicate: true, ..pkt.clone() });
+                let clone = dup.then(|| Departure {
+                    duplicate: true,
+                    ..pkt.clone()
+                });
                 let (original, duplicate) = self.corrupt_limit_schedule(now, pkt, range, clone);
-                Verdict { original, duplicate }
+                Verdict {
+                    original,
+                    duplicate,
+                }
             }
         }
     }
@@ -316,7 +365,13 @@ impl Link {
         }
         let corrupted = pkt.corrupted;
         let reordered = self.schedule(now, pkt);
-        (Fate::Queued { corrupted, reordered }, dup_fate)
+        (
+            Fate::Queued {
+                corrupted,
+                reordered,
+            },
+            dup_fate,
+        )
     }
 
     /// Flip one random bit inside `range` (clipped to the packet); false if it is empty.
@@ -333,7 +388,9 @@ impl Link {
     /// Reorder or delay; returns true when the packet was reordered (sent at once).
     fn schedule(&mut self, now: u64, mut pkt: Departure) -> bool {
         let p = &mut self.p;
-        let reorder = p.gap != 0 && self.counter >= p.gap - 1 && p.reorder >= p.reorder_cor.next(&mut self.rng);
+        let reorder = p.gap != 0
+            && self.counter >= p.gap - 1
+            && p.reorder >= p.reorder_cor.next(&mut self.rng);
         if reorder {
             pkt.due = now;
             self.counter = 0;
@@ -341,7 +398,11 @@ impl Link {
             return true;
         }
         // tabledist draws a random number only when there is jitter.
-        let rnd = if p.jitter != 0 { p.delay_cor.next(&mut self.rng) } else { 0 };
+        let rnd = if p.jitter != 0 {
+            p.delay_cor.next(&mut self.rng)
+        } else {
+            0
+        };
         let mut delay = dist::tabledist(p.latency, p.jitter, rnd, p.table);
         let mut start = now as i64;
         if let Some(rate) = self.p.rate {
@@ -369,10 +430,12 @@ impl Link {
 
     /// netem's packet_time_ns: serialisation time of `len` bytes at `rate`.
     fn transmit_ns(&self, rate: &Rate, len: usize) -> u64 {
-        let mut bytes = (len as i64 + self.wire_overhead as i64 + rate.packet_overhead as i64).max(0) as u64;
+        let mut bytes =
+            (len as i64 + self.wire_overhead as i64 + rate.packet_overhead as i64).max(0) as u64;
         if rate.cell_size > 0 {
             let cells = bytes.div_ceil(rate.cell_size as u64);
-            bytes = (cells as i64 * (rate.cell_size as i64 + rate.cell_overhead as i64)).max(0) as u64;
+            bytes =
+                (cells as i64 * (rate.cell_size as i64 + rate.cell_overhead as i64)).max(0) as u64;
         }
         (bytes as u128 * 1_000_000_000 / rate.bytes_per_sec as u128) as u64
     }
@@ -380,14 +443,26 @@ impl Link {
 
 /// netem_change's slot setup: the first slot is open at once.
 fn open_slot(p: &Params) -> Option<SlotState> {
-    p.slot.map(|c| SlotState { next: 0, packets_left: slot_packets(&c), bytes_left: slot_bytes(&c) })
+    p.slot.map(|c| SlotState {
+        next: 0,
+        packets_left: slot_packets(&c),
+        bytes_left: slot_bytes(&c),
+    })
 }
 
 /// netem treats 0 (not given) as no limit.
 fn slot_packets(c: &Slot) -> i64 {
-    if c.packets == 0 { i64::MAX } else { c.packets as i64 }
+    if c.packets == 0 {
+        i64::MAX
+    } else {
+        c.packets as i64
+    }
 }
 
 fn slot_bytes(c: &Slot) -> i64 {
-    if c.bytes == 0 { i64::MAX } else { c.bytes as i64 }
+    if c.bytes == 0 {
+        i64::MAX
+    } else {
+        c.bytes as i64
+    }
 }

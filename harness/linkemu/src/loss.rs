@@ -29,11 +29,27 @@ pub enum GeState {
 #[derive(Clone, Debug)]
 pub enum Loss {
     None,
-    Random { p: u32, corr: Correlated },
+    Random {
+        p: u32,
+        corr: Correlated,
+    },
     /// a1 = p13, a2 = p31, a3 = p32, a4 = p14, a5 = p23 (netem's field names).
-    FourState { p13: u32, p31: u32, p32: u32, p14: u32, p23: u32, state: FourState },
+    FourState {
+        p13: u32,
+        p31: u32,
+        p32: u32,
+        p14: u32,
+        p23: u32,
+        state: FourState,
+    },
     /// p: good→bad, r: bad→good, h: kernel's `h` (loss in bad = 1-h), k1: loss in good (1-k).
-    GilbertElliott { p: u32, r: u32, h: u32, k1: u32, state: GeState },
+    GilbertElliott {
+        p: u32,
+        r: u32,
+        h: u32,
+        k1: u32,
+        state: GeState,
+    },
 }
 
 impl Loss {
@@ -41,8 +57,17 @@ impl Loss {
     pub fn new(model: &LossModel, rng: &mut Rng) -> Loss {
         match *model {
             LossModel::None => Loss::None,
-            LossModel::Random(c) => Loss::Random { p: c.p.scaled(), corr: Correlated::new(c.corr.scaled(), rng) },
-            LossModel::State { p13, p31, p32, p23, p14 } => Loss::FourState {
+            LossModel::Random(c) => Loss::Random {
+                p: c.p.scaled(),
+                corr: Correlated::new(c.corr.scaled(), rng),
+            },
+            LossModel::State {
+                p13,
+                p31,
+                p32,
+                p23,
+                p14,
+            } => Loss::FourState {
                 p13: p13.scaled(),
                 p31: p31.scaled(),
                 p32: p32.scaled(),
@@ -50,7 +75,12 @@ impl Loss {
                 p23: p23.scaled(),
                 state: FourState::TxInGap,
             },
-            LossModel::GilbertElliott { p, r, one_minus_h, one_minus_k } => Loss::GilbertElliott {
+            LossModel::GilbertElliott {
+                p,
+                r,
+                one_minus_h,
+                one_minus_k,
+            } => Loss::GilbertElliott {
                 p: p.scaled(),
                 r: r.scaled(),
                 // tc sends h = 100% - (1-h); the kernel loses in bad when rnd > h.
@@ -66,9 +96,14 @@ impl Loss {
         match self {
             Loss::None => false,
             Loss::Random { p, corr } => *p != 0 && *p >= corr.next(rng),
-            Loss::FourState { p13, p31, p32, p14, p23, state } => {
-                four_state(rng.next_u32(), *p13, *p31, *p32, *p14, *p23, state)
-            }
+            Loss::FourState {
+                p13,
+                p31,
+                p32,
+                p14,
+                p23,
+                state,
+            } => four_state(rng.next_u32(), *p13, *p31, *p32, *p14, *p23, state),
             Loss::GilbertElliott { p, r, h, k1, state } => match state {
                 // The packet's fate follows the state it arrived in; the transition is for the next.
                 GeState::Good => {
@@ -91,7 +126,15 @@ impl Loss {
 /// netem's `loss_4state`, comparisons and all: one draw picks the next state, and
 /// the packet is lost when that state is a loss state. Ties (rnd equal to a
 /// threshold) fall through unchanged, as in netem.
-fn four_state(rnd: u32, p13: u32, p31: u32, p32: u32, p14: u32, p23: u32, state: &mut FourState) -> bool {
+fn four_state(
+    rnd: u32,
+    p13: u32,
+    p31: u32,
+    p32: u32,
+    p14: u32,
+    p23: u32,
+    state: &mut FourState,
+) -> bool {
     let rnd = rnd as u64;
     let (p13, p31, p32, p14, p23) = (p13 as u64, p31 as u64, p32 as u64, p14 as u64, p23 as u64);
     match *state {

@@ -19,7 +19,9 @@ impl Rng {
             x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             x ^ (x >> 31)
         };
-        Rng { s: [next(), next(), next(), next()] }
+        Rng {
+            s: [next(), next(), next(), next()],
+        }
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -64,7 +66,10 @@ impl Correlated {
     /// `init_crandom`: the first `last` is random (netem uses the unseeded RNG; we
     /// use the link's, so runs stay reproducible).
     pub fn new(rho: u32, rng: &mut Rng) -> Correlated {
-        Correlated { rho, last: rng.next_u32() }
+        Correlated {
+            rho,
+            last: rng.next_u32(),
+        }
     }
 
     pub fn next(&mut self, rng: &mut Rng) -> u32 {

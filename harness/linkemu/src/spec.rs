@@ -49,9 +49,20 @@ pub enum LossModel {
     /// `loss [random] P [C]`
     Random(Chance),
     /// `loss state p13 [p31 [p32 [p23 [p14]]]]`: netem's 4-state Markov (GI) model.
-    State { p13: Percent, p31: Percent, p32: Percent, p23: Percent, p14: Percent },
+    State {
+        p13: Percent,
+        p31: Percent,
+        p32: Percent,
+        p23: Percent,
+        p14: Percent,
+    },
     /// `loss gemodel p [r [1-h [1-k]]]`: Gilbert-Elliott.
-    GilbertElliott { p: Percent, r: Percent, one_minus_h: Percent, one_minus_k: Percent },
+    GilbertElliott {
+        p: Percent,
+        r: Percent,
+        one_minus_h: Percent,
+        one_minus_k: Percent,
+    },
 }
 
 /// `rate RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]`.
@@ -70,7 +81,11 @@ pub enum SlotDelay {
     /// Uniform in [min, max).
     Range { min_ns: u64, max_ns: u64 },
     /// From a jitter table (not `uniform`), as `delay DELAY JITTER distribution DIST`.
-    Table { distribution: Distribution, delay_ns: u64, jitter_ns: u64 },
+    Table {
+        distribution: Distribution,
+        delay_ns: u64,
+        jitter_ns: u64,
+    },
 }
 
 /// netem's `slot`: packets leave only in slots, each letting out at most `packets`
@@ -146,25 +161,49 @@ impl std::str::FromStr for NetemSpec {
 impl NetemSpec {
     /// Parse tc-netem's options, e.g. `"delay 10ms 2ms distribution normal loss 1%"`.
     pub fn parse(spec: &str) -> Result<NetemSpec, SpecError> {
-        Parser { tokens: spec.split_whitespace().collect(), pos: 0 }
-            .parse()
-            .map_err(|message| SpecError { spec: spec.to_string(), message })
+        Parser {
+            tokens: spec.split_whitespace().collect(),
+            pos: 0,
+        }
+        .parse()
+        .map_err(|message| SpecError {
+            spec: spec.to_string(),
+            message,
+        })
     }
 
     /// True when the spec changes nothing (a perfect link).
     pub fn is_perfect(&self) -> bool {
-        *self == NetemSpec { limit: self.limit, seed: self.seed, ..NetemSpec::default() }
+        *self
+            == NetemSpec {
+                limit: self.limit,
+                seed: self.seed,
+                ..NetemSpec::default()
+            }
     }
 }
 
 /// Keywords in the order q_netem.c tries them; like `tc`, any prefix of a keyword
 /// selects it, the first in this order winning ("r" is reorder, "ra" rate).
 const KEYWORDS: &[&str] = &[
-    "limit", "latency", "delay", "loss", "drop", "ecn", "reorder", "corrupt", "gap", "duplicate",
-    "distribution", "rate", "slot", "seed",
+    "limit",
+    "latency",
+    "delay",
+    "loss",
+    "drop",
+    "ecn",
+    "reorder",
+    "corrupt",
+    "gap",
+    "duplicate",
+    "distribution",
+    "rate",
+    "slot",
+    "seed",
 ];
 
-const EXPECTED_KEYWORDS: &str = "delay, loss, corrupt, duplicate, reorder, gap, rate, limit, seed or distribution";
+const EXPECTED_KEYWORDS: &str =
+    "delay, distribution, loss, corrupt, duplicate, reorder, gap, rate, slot, limit or seed";
 const TIME_EXAMPLE: &str = "a time (expected e.g. 10ms, 500us, 1s)";
 const PERCENT_EXAMPLE: &str = "a percentage (expected 0-100, e.g. 5% or 0.5%)";
 const RATE_EXAMPLE: &str = "a rate (expected e.g. 10mbit, 500kbit, 1gbit, 100kbps)";
@@ -190,7 +229,9 @@ impl<'a> Parser<'a> {
                 "limit" => {
                     s.limit = self.value(keyword, "a packet count", parse_u32)?;
                     if s.limit == 0 {
-                        return Err("\"limit 0\" would drop every packet (expected a packet count of at least 1)".into());
+                        return Err(
+                            "\"limit 0\" would drop every packet (expected a packet count of at least 1)".into(),
+                        );
                     }
                 }
                 "latency" | "delay" => {
@@ -209,7 +250,11 @@ impl<'a> Parser<'a> {
                     seen_loss = true;
                     s.loss = self.loss_model(keyword)?;
                 }
-                "ecn" => return Err(format!("{tok:?} is not supported by linkemu (expected {EXPECTED_KEYWORDS})")),
+                "ecn" => {
+                    return Err(format!(
+                        "{tok:?} is not supported by linkemu (expected {EXPECTED_KEYWORDS})"
+                    ))
+                }
                 "slot" => s.slot = Some(self.slot()?),
                 "reorder" => s.reorder = self.chance(keyword)?,
                 "corrupt" => s.corrupt = self.chance(keyword)?,
@@ -217,7 +262,11 @@ impl<'a> Parser<'a> {
                 "gap" => s.gap = self.value(keyword, "a packet count", parse_u32)?,
                 "distribution" => {
                     seen_distribution = true;
-                    s.distribution = self.value(keyword, "normal, pareto, paretonormal or uniform", parse_distribution)?;
+                    s.distribution = self.value(
+                        keyword,
+                        "normal, pareto, paretonormal or uniform",
+                        parse_distribution,
+                    )?;
                 }
                 "rate" => {
                     let bytes_per_sec = self.value(keyword, RATE_EXAMPLE, parse_rate)?;
@@ -226,7 +275,12 @@ impl<'a> Parser<'a> {
                     let packet_overhead = self.optional_signed(int, parse_i32)?.unwrap_or(0);
                     let cell_size = self.optional(int, parse_u32)?.unwrap_or(0);
                     let cell_overhead = self.optional_signed(int, parse_i32)?.unwrap_or(0);
-                    s.rate = Some(Rate { bytes_per_sec, packet_overhead, cell_size, cell_overhead });
+                    s.rate = Some(Rate {
+                        bytes_per_sec,
+                        packet_overhead,
+                        cell_size,
+                        cell_overhead,
+                    });
                 }
                 "seed" => s.seed = Some(self.value(keyword, "an unsigned integer", parse_u64)?),
                 _ => unreachable!("every keyword is handled"),
@@ -235,16 +289,27 @@ impl<'a> Parser<'a> {
         // The checks tc makes after reading every option.
         if !s.reorder.p.is_zero() {
             if s.delay_ns == 0 {
-                return Err("reordering is not possible without some delay (expected e.g. \"delay 10ms reorder 25%\")".into());
+                return Err(
+                    "reordering is not possible without some delay (expected e.g. \"delay 10ms reorder 25%\")".into(),
+                );
             }
             if s.gap == 0 {
                 s.gap = 1;
             }
         } else if s.gap > 0 {
-            return Err("\"gap\" given without a reorder probability (expected e.g. \"reorder 25% gap 5\")".into());
+            return Err(
+                "\"gap\" given without a reorder probability (expected e.g. \"reorder 25% gap 5\")"
+                    .into(),
+            );
         }
-        if seen_distribution && s.distribution != Distribution::Uniform && (s.delay_ns == 0 || s.jitter_ns == 0) {
-            return Err("a distribution needs a delay and a jitter (expected e.g. \"delay 100ms 20ms distribution normal\")".into());
+        if seen_distribution
+            && s.distribution != Distribution::Uniform
+            && (s.delay_ns == 0 || s.jitter_ns == 0)
+        {
+            return Err(
+                "a distribution needs a delay and a jitter (expected e.g. \"delay 100ms 20ms distribution normal\")"
+                    .into(),
+            );
         }
         Ok(s)
     }
@@ -273,11 +338,18 @@ impl<'a> Parser<'a> {
         self.optional_if(|c| c.is_ascii_digit() || c == '-', what, parse)
     }
 
-    fn optional_if<T>(&mut self, starts: fn(char) -> bool, what: &str, parse: fn(&str) -> Option<T>) -> Res<Option<T>> {
+    fn optional_if<T>(
+        &mut self,
+        starts: fn(char) -> bool,
+        what: &str,
+        parse: fn(&str) -> Option<T>,
+    ) -> Res<Option<T>> {
         match self.tokens.get(self.pos) {
             Some(tok) if tok.starts_with(starts) => {
                 self.pos += 1;
-                parse(tok).map(Some).ok_or_else(|| format!("{tok:?} is not {what}"))
+                parse(tok)
+                    .map(Some)
+                    .ok_or_else(|| format!("{tok:?} is not {what}"))
             }
             _ => Ok(None),
         }
@@ -286,7 +358,9 @@ impl<'a> Parser<'a> {
     /// `P [C]` for corrupt, duplicate, reorder and random loss.
     fn chance(&mut self, keyword: &str) -> Res<Chance> {
         let p = self.value(keyword, PERCENT_EXAMPLE, parse_percent)?;
-        let corr = self.optional(PERCENT_EXAMPLE, parse_percent)?.unwrap_or_default();
+        let corr = self
+            .optional(PERCENT_EXAMPLE, parse_percent)?
+            .unwrap_or_default();
         Ok(Chance { p, corr })
     }
 
@@ -297,7 +371,11 @@ impl<'a> Parser<'a> {
             // One time alone means slots exactly that far apart.
             let max_ns = self.optional(TIME_EXAMPLE, parse_time)?.unwrap_or(min_ns);
             if max_ns < min_ns {
-                return Err(format!("slot maximum {} is below its minimum {} (expected MIN MAX)", fmt_time(max_ns), fmt_time(min_ns)));
+                return Err(format!(
+                    "slot maximum {} is below its minimum {} (expected MIN MAX)",
+                    fmt_time(max_ns),
+                    fmt_time(min_ns)
+                ));
             }
             SlotDelay::Range { min_ns, max_ns }
         } else {
@@ -310,18 +388,35 @@ impl<'a> Parser<'a> {
             let tables = "normal, pareto or paretonormal";
             let distribution = self.value("slot distribution", tables, parse_distribution)?;
             if distribution == Distribution::Uniform {
-                return Err(format!("slot distribution \"uniform\" has no table (expected {tables}, or \"slot MIN MAX\" for uniform)"));
+                return Err(format!(
+                    "slot distribution \"uniform\" has no table (expected {tables}, or \"slot MIN MAX\" for uniform)"
+                ));
             }
             let delay_ns = self.value("slot distribution", TIME_EXAMPLE, parse_time)?;
             let jitter_ns = self.value("slot distribution", TIME_EXAMPLE, parse_time)?;
             if jitter_ns == 0 {
-                return Err("a slot distribution needs a jitter above 0 (expected e.g. \"slot distribution normal 10ms 2ms\")".into());
+                return Err(
+                    "a slot distribution needs a jitter above 0 (expected e.g. \"slot distribution normal 10ms 2ms\")"
+                        .into(),
+                );
             }
-            SlotDelay::Table { distribution, delay_ns, jitter_ns }
+            SlotDelay::Table {
+                distribution,
+                delay_ns,
+                jitter_ns,
+            }
         };
-        let mut slot = Slot { delay, packets: 0, bytes: 0 };
+        let mut slot = Slot {
+            delay,
+            packets: 0,
+            bytes: 0,
+        };
         for (word, field) in [("packets", &mut slot.packets), ("bytes", &mut slot.bytes)] {
-            if self.tokens.get(self.pos).is_some_and(|t| word.starts_with(t)) {
+            if self
+                .tokens
+                .get(self.pos)
+                .is_some_and(|t| word.starts_with(t))
+            {
                 self.pos += 1;
                 *field = self.value(word, "a positive count", parse_positive)?;
             }
@@ -349,7 +444,13 @@ impl<'a> Parser<'a> {
                 let p32 = pct(self)?.unwrap_or(Percent(0.0));
                 let p23 = pct(self)?.unwrap_or(Percent(100.0));
                 let p14 = pct(self)?.unwrap_or(Percent(0.0));
-                Ok(LossModel::State { p13, p31, p32, p23, p14 })
+                Ok(LossModel::State {
+                    p13,
+                    p31,
+                    p32,
+                    p23,
+                    p14,
+                })
             }
             "gemodel" => {
                 let p = self.value("loss gemodel", PERCENT_EXAMPLE, parse_percent)?;
@@ -357,7 +458,12 @@ impl<'a> Parser<'a> {
                 let r = pct(self)?.unwrap_or(Percent(100.0));
                 let one_minus_h = pct(self)?.unwrap_or(Percent(100.0));
                 let one_minus_k = pct(self)?.unwrap_or(Percent(0.0));
-                Ok(LossModel::GilbertElliott { p, r, one_minus_h, one_minus_k })
+                Ok(LossModel::GilbertElliott {
+                    p,
+                    r,
+                    one_minus_h,
+                    one_minus_k,
+                })
             }
             _ => Err(format!("{tok:?} is not a loss model (expected {expected})")),
         }
@@ -461,7 +567,9 @@ fn parse_u32(tok: &str) -> Option<u32> {
 
 /// A count netem holds as a positive s32.
 fn parse_positive(tok: &str) -> Option<u32> {
-    tok.parse().ok().filter(|&n: &u32| n >= 1 && n <= i32::MAX as u32)
+    tok.parse()
+        .ok()
+        .filter(|&n: &u32| n >= 1 && n <= i32::MAX as u32)
 }
 
 fn parse_i32(tok: &str) -> Option<i32> {
@@ -550,12 +658,19 @@ impl fmt::Display for NetemSpec {
         match self.loss {
             LossModel::None => {}
             LossModel::Random(c) => parts.push(format!("loss random {c}")),
-            LossModel::State { p13, p31, p32, p23, p14 } => {
-                parts.push(format!("loss state {p13} {p31} {p32} {p23} {p14}"))
-            }
-            LossModel::GilbertElliott { p, r, one_minus_h, one_minus_k } => {
-                parts.push(format!("loss gemodel {p} {r} {one_minus_h} {one_minus_k}"))
-            }
+            LossModel::State {
+                p13,
+                p31,
+                p32,
+                p23,
+                p14,
+            } => parts.push(format!("loss state {p13} {p31} {p32} {p23} {p14}")),
+            LossModel::GilbertElliott {
+                p,
+                r,
+                one_minus_h,
+                one_minus_k,
+            } => parts.push(format!("loss gemodel {p} {r} {one_minus_h} {one_minus_k}")),
         }
         for (name, c) in [("corrupt", self.corrupt), ("duplicate", self.duplicate)] {
             if !c.p.is_zero() || !c.corr.is_zero() {
@@ -580,9 +695,19 @@ impl fmt::Display for NetemSpec {
         }
         if let Some(slot) = self.slot {
             let mut s = match slot.delay {
-                SlotDelay::Range { min_ns, max_ns } => format!("slot {} {}", fmt_time(min_ns), fmt_time(max_ns)),
-                SlotDelay::Table { distribution, delay_ns, jitter_ns } => {
-                    format!("slot distribution {distribution} {} {}", fmt_time(delay_ns), fmt_time(jitter_ns))
+                SlotDelay::Range { min_ns, max_ns } => {
+                    format!("slot {} {}", fmt_time(min_ns), fmt_time(max_ns))
+                }
+                SlotDelay::Table {
+                    distribution,
+                    delay_ns,
+                    jitter_ns,
+                } => {
+                    format!(
+                        "slot distribution {distribution} {} {}",
+                        fmt_time(delay_ns),
+                        fmt_time(jitter_ns)
+                    )
                 }
             };
             if slot.packets != 0 {
@@ -625,14 +750,37 @@ mod tests {
     #[test]
     fn the_issue_example() {
         let s = ok("delay 100ms 20ms 25% distribution normal loss 5% duplicate 1% corrupt 0.1% reorder 10% 50% gap 5 rate 10mbit 20 limit 100");
-        assert_eq!((s.delay_ns, s.jitter_ns, s.delay_corr), (100_000_000, 20_000_000, Percent(25.0)));
+        assert_eq!(
+            (s.delay_ns, s.jitter_ns, s.delay_corr),
+            (100_000_000, 20_000_000, Percent(25.0))
+        );
         assert_eq!(s.distribution, Distribution::Normal);
-        assert_eq!(s.loss, LossModel::Random(Chance { p: Percent(5.0), corr: Percent(0.0) }));
+        assert_eq!(
+            s.loss,
+            LossModel::Random(Chance {
+                p: Percent(5.0),
+                corr: Percent(0.0)
+            })
+        );
         assert_eq!(s.duplicate.p, Percent(1.0));
         assert_eq!(s.corrupt.p, Percent(0.1));
-        assert_eq!(s.reorder, Chance { p: Percent(10.0), corr: Percent(50.0) });
+        assert_eq!(
+            s.reorder,
+            Chance {
+                p: Percent(10.0),
+                corr: Percent(50.0)
+            }
+        );
         assert_eq!(s.gap, 5);
-        assert_eq!(s.rate, Some(Rate { bytes_per_sec: 1_250_000, packet_overhead: 20, cell_size: 0, cell_overhead: 0 }));
+        assert_eq!(
+            s.rate,
+            Some(Rate {
+                bytes_per_sec: 1_250_000,
+                packet_overhead: 20,
+                cell_size: 0,
+                cell_overhead: 0
+            })
+        );
         assert_eq!(s.limit, 100);
         assert_eq!(ok(&s.to_string()), s);
     }
@@ -645,15 +793,30 @@ mod tests {
         assert_eq!(ok("delay 7usec").delay_ns, 7_000);
         assert_eq!(ok("delay 1MSEC").delay_ns, 1_000_000);
         assert_eq!(ok("rate 100kbit").rate.unwrap().bytes_per_sec, 12_500);
-        assert_eq!(ok("rate 1mbps").rate.unwrap().bytes_per_sec, 1_000_000, "mbps is megabytes");
+        assert_eq!(
+            ok("rate 1mbps").rate.unwrap().bytes_per_sec,
+            1_000_000,
+            "mbps is megabytes"
+        );
         assert_eq!(ok("rate 1mibit").rate.unwrap().bytes_per_sec, 131_072);
-        assert_eq!(ok("rate 8000").rate.unwrap().bytes_per_sec, 1000, "bare rate is bit/s");
-        assert_eq!(ok("loss 5").loss, ok("loss random 5%").loss, "bare percent, old syntax");
+        assert_eq!(
+            ok("rate 8000").rate.unwrap().bytes_per_sec,
+            1000,
+            "bare rate is bit/s"
+        );
+        assert_eq!(
+            ok("loss 5").loss,
+            ok("loss random 5%").loss,
+            "bare percent, old syntax"
+        );
     }
 
     #[test]
     fn abbreviations_as_tc() {
-        assert_eq!(ok("del 10ms lo 1% dup 2% r 5% ra 1mbit"), ok("delay 10ms loss 1% duplicate 2% reorder 5% rate 1mbit"));
+        assert_eq!(
+            ok("del 10ms lo 1% dup 2% r 5% ra 1mbit"),
+            ok("delay 10ms loss 1% duplicate 2% reorder 5% rate 1mbit")
+        );
         assert_eq!(ok("latency 3ms drop 1%"), ok("delay 3ms loss 1%"));
     }
 
@@ -662,18 +825,32 @@ mod tests {
         assert_eq!(ok("reorder 25% delay 1ms").gap, 1);
         assert_eq!(
             ok("loss gemodel 1%").loss,
-            LossModel::GilbertElliott { p: Percent(1.0), r: Percent(100.0), one_minus_h: Percent(100.0), one_minus_k: Percent(0.0) }
+            LossModel::GilbertElliott {
+                p: Percent(1.0),
+                r: Percent(100.0),
+                one_minus_h: Percent(100.0),
+                one_minus_k: Percent(0.0)
+            }
         );
         assert_eq!(
             ok("loss state 2%").loss,
-            LossModel::State { p13: Percent(2.0), p31: Percent(98.0), p32: Percent(0.0), p23: Percent(100.0), p14: Percent(0.0) }
+            LossModel::State {
+                p13: Percent(2.0),
+                p31: Percent(98.0),
+                p32: Percent(0.0),
+                p23: Percent(100.0),
+                p14: Percent(0.0)
+            }
         );
         assert_eq!(ok("delay 1ms").limit, 1000);
     }
 
     #[test]
     fn errors_name_the_token() {
-        assert_eq!(err("delay 10xs"), r#"bad spec "delay 10xs": "10xs" is not a time (expected e.g. 10ms, 500us, 1s)"#);
+        assert_eq!(
+            err("delay 10xs"),
+            r#"bad spec "delay 10xs": "10xs" is not a time (expected e.g. 10ms, 500us, 1s)"#
+        );
         assert!(err("loss 120%").contains("\"120%\" is not a percentage"));
         assert!(err("loss -1%").contains("\"-1%\" is not a loss model"));
         assert!(err("limit 0").contains("limit 0"));
@@ -697,12 +874,23 @@ mod tests {
     fn slot_syntax_as_tc() {
         assert_eq!(
             ok("slot 5ms packets 3").slot,
-            Some(Slot { delay: SlotDelay::Range { min_ns: 5_000_000, max_ns: 5_000_000 }, packets: 3, bytes: 0 })
+            Some(Slot {
+                delay: SlotDelay::Range {
+                    min_ns: 5_000_000,
+                    max_ns: 5_000_000
+                },
+                packets: 3,
+                bytes: 0
+            })
         );
         assert_eq!(
             ok("slot distribution normal 10ms 2ms bytes 1500 limit 5").slot,
             Some(Slot {
-                delay: SlotDelay::Table { distribution: Distribution::Normal, delay_ns: 10_000_000, jitter_ns: 2_000_000 },
+                delay: SlotDelay::Table {
+                    distribution: Distribution::Normal,
+                    delay_ns: 10_000_000,
+                    jitter_ns: 2_000_000
+                },
                 packets: 0,
                 bytes: 1500
             })

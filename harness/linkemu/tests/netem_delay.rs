@@ -15,7 +15,10 @@ fn jitter_samples(s: &str, seed: u64, mu: f64, sigma: f64) -> Vec<f64> {
     let mut link = Link::new(spec(s), seed);
     let r = run(&mut link, N, MS, 10);
     assert_eq!(r.departures.len(), N);
-    r.departures.iter().map(|d| ((d.due - d.arrived) as f64 - mu) / sigma).collect()
+    r.departures
+        .iter()
+        .map(|d| ((d.due - d.arrived) as f64 - mu) / sigma)
+        .collect()
 }
 
 fn assert_ks(what: &str, mut xs: Vec<f64>, cdf: impl Fn(f64) -> f64) -> f64 {
@@ -30,7 +33,11 @@ fn constant_delay_is_exact_and_keeps_order() {
     let mut link = Link::new(spec("delay 10ms"), 1);
     let r = run(&mut link, 10_000, 100_000, 10);
     assert!(r.departures.iter().all(|d| d.due - d.arrived == 10 * MS));
-    assert!(r.departures.iter().enumerate().all(|(i, d)| packet_number(d) == i as u64));
+    assert!(r
+        .departures
+        .iter()
+        .enumerate()
+        .all(|(i, d)| packet_number(d) == i as u64));
 }
 
 #[test]
@@ -75,7 +82,11 @@ fn jitter_without_rate_reorders_packets() {
     // As netem: packets leave in due-time order, so jitter larger than the spacing reorders.
     let mut link = Link::new(spec("delay 10ms 5ms"), 8);
     let r = run(&mut link, 10_000, 100_000, 10);
-    let out_of_order = r.departures.windows(2).filter(|w| packet_number(&w[1]) < packet_number(&w[0])).count();
+    let out_of_order = r
+        .departures
+        .windows(2)
+        .filter(|w| packet_number(&w[1]) < packet_number(&w[0]))
+        .count();
     assert!(out_of_order > 1000);
     assert!(r.departures.windows(2).all(|w| w[0].due <= w[1].due));
 }
@@ -87,16 +98,24 @@ fn delay_correlation_is_as_weak_as_netems() {
     // none of the correlation. We reproduce that: with 90% correlation the jitter
     // is still uniform, and successive delays are barely closer than independent ones.
     let xs = jitter_samples("delay 100ms 20ms 90%", 10, 100e6, 20e6);
-    let mean_step = |v: &[f64]| v.windows(2).map(|w| (w[1] - w[0]).abs()).sum::<f64>() / v.len() as f64;
+    let mean_step =
+        |v: &[f64]| v.windows(2).map(|w| (w[1] - w[0]).abs()).sum::<f64>() / v.len() as f64;
     let by_arrival = |s: &str| {
         let mut link = Link::new(spec(s), 10);
         let r = run(&mut link, 20_000, 10 * MS, 10);
-        let mut v: Vec<(u64, f64)> = r.departures.iter().map(|d| (d.arrived, (d.due - d.arrived) as f64)).collect();
+        let mut v: Vec<(u64, f64)> = r
+            .departures
+            .iter()
+            .map(|d| (d.arrived, (d.due - d.arrived) as f64))
+            .collect();
         v.sort_by_key(|p| p.0);
         v.into_iter().map(|p| p.1).collect::<Vec<f64>>()
     };
     let independent = mean_step(&by_arrival("delay 100ms 20ms"));
     let correlated = mean_step(&by_arrival("delay 100ms 20ms 90%"));
-    assert!(correlated > 0.9 * independent, "{correlated} vs {independent}");
+    assert!(
+        correlated > 0.9 * independent,
+        "{correlated} vs {independent}"
+    );
     assert_ks("uniform, 90% correlated", xs, uniform_cdf);
 }

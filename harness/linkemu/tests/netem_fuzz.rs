@@ -9,14 +9,50 @@ use proptest::prelude::*;
 fn token() -> impl Strategy<Value = String> {
     prop_oneof![
         prop::sample::select(vec![
-            "delay", "loss", "random", "state", "gemodel", "corrupt", "duplicate", "reorder", "gap", "rate",
-            "limit", "seed", "distribution", "normal", "pareto", "paretonormal", "uniform", "ecn", "slot", "d",
-            "r", "lat", "drop", "%", "-", "", "1e309", "nan", "-0", "packets", "bytes", "p", "b",
+            "delay",
+            "loss",
+            "random",
+            "state",
+            "gemodel",
+            "corrupt",
+            "duplicate",
+            "reorder",
+            "gap",
+            "rate",
+            "limit",
+            "seed",
+            "distribution",
+            "normal",
+            "pareto",
+            "paretonormal",
+            "uniform",
+            "ecn",
+            "slot",
+            "d",
+            "r",
+            "lat",
+            "drop",
+            "%",
+            "-",
+            "",
+            "1e309",
+            "nan",
+            "-0",
+            "packets",
+            "bytes",
+            "p",
+            "b",
         ])
         .prop_map(String::from),
-        (0u32..2000, prop::sample::select(vec!["", "%", "ms", "us", "s", "ns", "mbit", "kbit", "bit", "mbps", "xs", "e5"]))
+        (
+            0u32..2000,
+            prop::sample::select(vec![
+                "", "%", "ms", "us", "s", "ns", "mbit", "kbit", "bit", "mbps", "xs", "e5"
+            ])
+        )
             .prop_map(|(n, u)| format!("{n}{u}")),
-        (0.0f64..150.0, prop::sample::select(vec!["%", "", "ms"])).prop_map(|(x, u)| format!("{x}{u}")),
+        (0.0f64..150.0, prop::sample::select(vec!["%", "", "ms"]))
+            .prop_map(|(x, u)| format!("{x}{u}")),
         "-?[0-9]{1,12}",
         any::<String>(),
     ]

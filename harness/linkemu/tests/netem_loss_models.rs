@@ -10,7 +10,11 @@ const N: usize = 100_000;
 /// Loss pattern of the originals for `n` packets.
 fn losses(s: &str, seed: u64, n: usize) -> Vec<bool> {
     let mut link = Link::new(spec(s), seed);
-    run(&mut link, n, 10_000, 10).verdicts.iter().map(|v| v.original == Fate::Lost).collect()
+    run(&mut link, n, 10_000, 10)
+        .verdicts
+        .iter()
+        .map(|v| v.original == Fate::Lost)
+        .collect()
 }
 
 /// Check loss fraction (against the chain's asymptotic variance) and mean burst length
@@ -19,10 +23,23 @@ fn check(what: &str, lost: &[bool], chain: &[Vec<f64>], f: &[f64]) {
     let (mean, var, burst) = markov_loss(chain, f);
     let n = lost.len();
     let k = lost.iter().filter(|&&l| l).count();
-    assert_within(&format!("{what}: lost packets"), k as f64, n as f64 * mean, n as f64 * var);
-    let bursts: Vec<f64> = loss_bursts(lost.iter().copied()).into_iter().map(|b| b as f64).collect();
+    assert_within(
+        &format!("{what}: lost packets"),
+        k as f64,
+        n as f64 * mean,
+        n as f64 * var,
+    );
+    let bursts: Vec<f64> = loss_bursts(lost.iter().copied())
+        .into_iter()
+        .map(|b| b as f64)
+        .collect();
     let (m, sd) = mean_and_sd(&bursts);
-    assert_within(&format!("{what}: mean burst"), m, burst, sd * sd / bursts.len() as f64);
+    assert_within(
+        &format!("{what}: mean burst"),
+        m,
+        burst,
+        sd * sd / bursts.len() as f64,
+    );
 }
 
 #[test]
@@ -31,7 +48,10 @@ fn simple_gilbert_bursts_last_1_over_r() {
     let lost = losses("loss gemodel 1% 30%", 1, N);
     let (chain, f) = ge_chain(0.01, 0.30, 1.0, 0.0);
     let (mean, _, burst) = markov_loss(&chain, &f);
-    assert!((mean - 0.01 / 0.31).abs() < 1e-9 && (burst - 1.0 / 0.3).abs() < 1e-9, "theory helper");
+    assert!(
+        (mean - 0.01 / 0.31).abs() < 1e-9 && (burst - 1.0 / 0.3).abs() < 1e-9,
+        "theory helper"
+    );
     check("gemodel 1% 30%", &lost, &chain, &f);
 }
 
