@@ -82,6 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="double a packet's timeout at each resend (default: on with --adaptive)")
     send.add_argument("--fast-retransmit", type=count, metavar="K",
                       help="resend after K duplicate ACKs (0 = off; default 3)")
+    send.add_argument("--max-in-flight", type=positive_int, metavar="N",
+                      help="at most N packets in flight even if the window is larger (SR, mh)")
     send.add_argument("--path", type=host_port, action="append", default=[], metavar="HOST:PORT",
                       help="mh: a further path to the receiver (repeat for each)")
     send.add_argument("--dead-path-timeouts", type=positive_int, metavar="N",
@@ -126,7 +128,7 @@ def settings(args) -> tuple[CoreConfig, object]:
         if args.timeout is not None:
             options["initial_rto" if args.adaptive else "timeout"] = args.timeout / 1000
         for name, field in (("fast_retransmit", "dup_ack_threshold"), ("dead_path_timeouts", "dead_path_timeouts"),
-                            ("max_retries", "max_retries")):
+                            ("max_retries", "max_retries"), ("max_in_flight", "max_in_flight")):
             if getattr(args, name) is not None:
                 options[field] = getattr(args, name)
     config = CoreConfig(**options)

@@ -46,7 +46,7 @@ def fixed_timeout_ms(window: int) -> int:
     return round(1000 * (2 * DELAY_S + window * t_data) + 20)
 
 
-def programs(kind: str, window: int, timeout_ms: int):
+def programs(kind: str, window: int, max_in_flight: int | None = None):
     from harness import Program
     if kind == "sw":
         return (Program(COMN.replace("{n}", "2"), output_format="comn-sw"),
@@ -58,8 +58,9 @@ def programs(kind: str, window: int, timeout_ms: int):
                         + (" {window}" if n == 4 else "")))
     # sr-ext: the general command line, extended format, adaptive RTO
     opts = "--protocol sr --format ext --window {window}"
+    cap = f" --max-in-flight {max_in_flight}" if max_in_flight else ""
     return (Program("python3 -m reference send --host {receiver_host} --port {receiver_port} --file {file} "
-                    "--adaptive --timeout {timeout} " + opts),
+                    "--adaptive --timeout {timeout} " + opts + cap),
             Program("python3 -m reference recv --port {listen_port} --file {output} " + opts))
 
 
@@ -73,10 +74,10 @@ def model_kBps(kind: str, loss: float, window: int, timeout_ms: int, size: int):
     return None
 
 
-def measure(kind: str, loss: float, window: int, size: int, seed: int) -> dict:
+def measure(kind: str, loss: float, window: int, size: int, seed: int, max_in_flight: int | None = None) -> dict:
     from harness import Link, run_transfer
     timeout_ms = fixed_timeout_ms(window) if kind != "sr-ext" else 100   # ext: initial RTO
-    sender, receiver = programs(kind, window, timeout_ms)
+    sender, receiver = programs(kind, window, max_in_flight)
     spec = f"delay {DELAY_S * 1000:g}ms loss {loss * 100:g}% rate {RATE_BPS / 1e6:g}mbit"
     began = time.monotonic()
     r = run_transfer(sender=sender, receiver=receiver, link=Link(forward=spec),
@@ -84,7 +85,7 @@ def measure(kind: str, loss: float, window: int, size: int, seed: int) -> dict:
                      size=size, seed=seed, backend="local", time_limit=600)
     fmt = "ext" if kind == "sr-ext" else "comn"
     unique = max(1, math.ceil(size / PAYLOAD))
-    row = {"kind": kind, "loss": loss, "window": window, "timeout_ms": timeout_ms, "ok": r.ok,
+    row = {"kind": kind, "loss": loss, "window": window, "cap": max_in_flight, "timeout_ms": timeout_ms, "ok": r.ok,
            "error": r.error, "goodput": r.goodput_kBps, "capacity": capacity_kBps(fmt),
            "printed": (r.printed or {}).get("throughput_kBps"),
            "per_unique": (r.packets or {}).get("forward", 0) / unique if r.packets else None,
@@ -93,14 +94,17 @@ def measure(kind: str, loss: float, window: int, size: int, seed: int) -> dict:
     return row
 
 
-def plan(quick: bool) -> list[tuple[str, float, int]]:
+def plan(quick: bool) -> list[tuple[str, float, int, int | None]]:
+    """(program, loss, window, max packets in flight or None)."""
     losses = [0.05, 0.15, 0.30]
-    sr_windows = [256, 2048] if quick else [64, 256, 1024, 2048]
+    sr_windows = [256, 1024] if quick else [64, 256, 1024, 2048]
     gbn_windows = [16] if quick else [8, 16, 64]
-    runs = [("sr", p, w) for p in losses for w in sr_windows]
-    runs += [("sr-ext", p, w) for p in losses for w in sr_windows]
-    runs += [("gbn", p, w) for p in losses for w in gbn_windows]
-    runs += [("sw", p, 1) for p in losses]
+    runs = [("sr", p, w, None) for p in losses for w in sr_windows]
+    runs += [("sr-ext", p, w, None) for p in losses for w in sr_windows]
+    # a wide window for repairs, packets in flight capped near the BDP (~60 packets)
+    runs += [("sr-ext", p, 1024, cap) for p in losses for cap in ([96] if quick else [96, 128])]
+    runs += [("gbn", p, w, None) for p in losses for w in gbn_windows]
+    runs += [("sw", p, 1, None) for p in losses]
     return runs
 
 
@@ -109,15 +113,15 @@ def fmt_row(row: dict) -> str:
         return "—" if x is None else format(x, spec)
     share = None if row["goodput"] is None else 100 * row["goodput"] / row["capacity"]
     vs_model = None if row["model"] is None or row["goodput"] is None else 100 * (row["goodput"] / row["model"] - 1)
-    return (f"| {row['kind']} | {row['loss'] * 100:g}% | {row['window']} | {row['timeout_ms']} | "
+    return (f"| {row['kind']} | {row['loss'] * 100:g}% | {row['window']} | {row['cap'] or '—'} | {row['timeout_ms']} | "
             f"{num(row['goodput'])} | {num(row['printed'])} | {num(share, '.0f')}% | {num(row['per_unique'], '.3f')} | "
             f"{num(row['model'])} | {num(vs_model, '+.0f')}{'%' if vs_model is not None else ''} |"
             + ("" if row["ok"] else f" FAILED: {row['error']}"))
 
 
-HEADER_LINE = ("| program | loss each way | window | timeout ms | goodput KiB/s | printed KiB/s | "
+HEADER_LINE = ("| program | loss each way | window | max in flight | timeout ms | goodput KiB/s | printed KiB/s | "
                "of capacity | packets per unique | model KiB/s | vs model |\n"
-               "|---|---|---|---|---|---|---|---|---|---|")
+               "|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def run(argv: list[str]) -> int:
@@ -137,9 +141,9 @@ def run(argv: list[str]) -> int:
     print(f"capacity (payload): COMN {capacity_kBps('comn'):.1f} KiB/s, ext {capacity_kBps('ext'):.1f} KiB/s")
     print(HEADER_LINE, flush=True)
     failed = 0
-    for kind, loss, window in plan(args.quick):
+    for kind, loss, window, cap in plan(args.quick):
         size = {"sw": args.sw_size, "gbn": args.gbn_size}.get(kind, args.size)
-        row = measure(kind, loss, window, size, args.seed)
+        row = measure(kind, loss, window, size, args.seed, cap)
         failed += not row["ok"]
         print(fmt_row(row), flush=True)
     return 1 if failed else 0

@@ -204,15 +204,18 @@ def test_cli_every_protocol_through_a_lossy_relay(protocol, tmp_path):
     assert sent["retransmissions"] > 0 and sent["throughput_kBps"] > 0
 
 
-@pytest.mark.parametrize("protocol,fmt,payload", [("sr", "comn-le", 1024), ("sw", "ext", 65495), ("sr", "ext", 65495)])
-def test_cli_over_ipv6_including_64k_payloads(protocol, fmt, payload, tmp_path):
+@pytest.mark.parametrize("protocol,fmt,payload,extra", [
+    ("sr", "comn-le", 1024, []), ("sw", "ext", 65495, ["--adaptive"]),
+    ("sr", "ext", 65495, ["--max-in-flight", "2"])])
+def test_cli_over_ipv6_including_64k_payloads(protocol, fmt, payload, extra, tmp_path):
     requires_core(protocol)
     data = make_file(tmp_path / "in.bin", 1_000_000)
     port = free_port()
     common = ["--protocol", protocol, "--format", fmt, "--payload", payload, "--window", "4"]
     (s_rc, s_out, s_err), (r_rc, _, r_err) = run_pair(
         cli("recv", "--port", port, "--file", tmp_path / "out.bin", "--bind", "::1", "--linger", "0.3", *common),
-        cli("send", "--host", "::1", "--port", port, "--file", tmp_path / "in.bin", *common), port, env=CLI_ENV)
+        cli("send", "--host", "::1", "--port", port, "--file", tmp_path / "in.bin", *common, *extra), port,
+        env=CLI_ENV)
     assert (s_rc, s_err, r_rc, r_err) == (0, "", 0, "")
     assert s_out.startswith(f"sent {len(data)} bytes")
     assert (tmp_path / "out.bin").read_bytes() == data
