@@ -43,6 +43,7 @@ from harness.statistics import needs_more_runs, summarize
 # the 2-core machine (BENCHMARKS.md, "Results sheets").
 DEFAULT_JOBS = 10
 DEFAULT_CPU_BUDGET = 1.5
+HEAVY = 0.5         # a run with at least this load is CPU-sensitive ("heavy")
 GIVE_UP_AFTER = 2   # failures in a cell with no success before its other runs are skipped
 
 RunOne = Callable[[dict, int], dict]
@@ -196,8 +197,12 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
         raise ValueError(f"sweep names must differ: {names}")
     jobs = max(1, jobs or DEFAULT_JOBS)
     plans = {s.name: _Plan(s, _Results(s, results_path)) for s in sweeps}
+    load_of = {(s.name, cell_key(c)): (s.load(c) if s.load else 0.0) for s in sweeps for c in s.cells}
+    # Heavy (CPU-sensitive) runs go one or two at a time, so they form a critical path of
+    # their own: start them first, then the rest longest-first around them.
     order = sorted(((s, c) for s in sweeps for c in s.cells),
-                   key=lambda sc: -(sc[0].cost(sc[1]) if sc[0].cost else 0))
+                   key=lambda sc: (load_of[(sc[0].name, cell_key(sc[1]))] < HEAVY,
+                                   -(sc[0].cost(sc[1]) if sc[0].cost else 0)))
     running: dict[tuple[str, str], set[int]] = {(s.name, cell_key(c)): set() for s, c in order}
     in_flight: dict[Future, tuple[str, str, int]] = {}
     loads: dict[Future, float] = {}
@@ -210,14 +215,22 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
 
     def submit_ready() -> None:
         # Only as many as there are workers, so each start is decided on fresh results
-        # (a cell whose first runs all failed is not started again).
+        # (a cell whose first runs all failed is not started again). While heavy runs
+        # remain, light ones keep within `cpu_budget - 1`, so a heavy one can always start.
+        heavy_left = any(load_of[(s.name, cell_key(c))] >= HEAVY and plans[s.name].more(c, running[(s.name, cell_key(c))])
+                         for s, c in order) or any(load >= HEAVY for load in loads.values())
         for sweep, cell in order:
             key = (sweep.name, cell_key(cell))
-            load = sweep.load(cell) if sweep.load else 0.0
+            load = load_of[key]
             for rep in plans[sweep.name].more(cell, running[key]):
                 if len(in_flight) >= jobs:
                     return
-                if in_flight and sum(loads.values()) + load > cpu_budget + 1e-9:
+                if load < HEAVY:
+                    used = sum(v for v in loads.values() if v < HEAVY)
+                    room = cpu_budget - 1.0 if heavy_left else cpu_budget
+                else:
+                    used, room = sum(loads.values()), cpu_budget
+                if in_flight and used + load > room + 1e-9:
                     break   # too heavy to add now; a lighter cell may still fit
                 running[key].add(rep)
                 fut = pool.submit(_run_one_rep, sweep, cell, rep)
