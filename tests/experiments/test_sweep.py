@@ -113,10 +113,12 @@ def test_bad_sweep_definitions():
 
 def test_the_cpu_budget_keeps_heavy_runs_apart():
     lock, now, peak = threading.Lock(), {"heavy": 0, "all": 0}, {"heavy": 0, "all": 0}
+    started = []
 
     def timed(params, seed):
         kind = "heavy" if params["heavy"] else "light"
         with lock:
+            started.append(kind)
             now["all"] += 1
             now["heavy"] += kind == "heavy"
             for k in peak:
@@ -133,3 +135,5 @@ def test_the_cpu_budget_keeps_heavy_runs_apart():
     assert len(frame) == 24 and frame["ok"].all()
     assert peak["heavy"] == 1            # two saturating runs never overlap
     assert peak["all"] >= 4              # light ones still go in parallel
+    assert started[0] == "heavy"         # the heavy lane starts at once, not at the tail
+    assert "heavy" in started[:12] and started[-12:].count("heavy") < 12
