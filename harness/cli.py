@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 from harness.backends import BACKENDS
 from harness.procs import UsageError
-from harness.transfer import Link, Program, TransferResult, run_transfer
+from harness.transfer import OUTPUT_FORMATS, Link, Program, TransferResult, run_transfer
 
 PROG = "rdtlab"
 
@@ -108,18 +108,22 @@ def run_add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=positive_seconds, default=120.0, metavar="S", help="time limit of the transfer (default 120)")
     p.add_argument("--param", type=param_arg, action="append", default=[], metavar="K=V",
                    help="a value for placeholder {K} in the commands (repeatable)")
-    p.add_argument("--output-format", choices=["comn-sw", "comn"], default=None,
-                   help="how to read the sender's last line (comn-sw: '<retx> <KB/s>', comn: '<KB/s>')")
+    p.add_argument("--output-format", choices=list(OUTPUT_FORMATS), default=None,
+                   help="how to read what the sender prints (comn-sw: '<retx> <KB/s>', comn: '<KB/s>', "
+                        "iperf3-json: iperf3 -c ... --json)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="the programs bring their own data (iperf3): no file is sent or compared")
     p.add_argument("--ipv6", action="store_true", help="run over IPv6")
     p.add_argument("--pcap", metavar="FILE", help="write the packets crossing the link to FILE (pcap)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
 
 
 def run_main(args: argparse.Namespace) -> int:
-    size = args.size if args.size is not None or args.file else 1 << 20
+    size = args.size if args.size is not None or args.file else (0 if args.no_verify else 1 << 20)
     result = run_transfer(Program(args.sender, output_format=args.output_format), Program(args.receiver),
                           Link(args.link, args.reverse, args.shared_queue), params=dict(args.param),
                           file=args.file, size=None if args.file else size, seed=args.seed,
+                          verify=not args.no_verify,
                           backend=args.backend, time_limit=args.timeout, ipv6=args.ipv6, pcap=args.pcap,
                           progress=progress_printer(args.json))
     return report(result, args.json)

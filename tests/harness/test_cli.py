@@ -84,3 +84,13 @@ def test_demo_runs_a_real_comn_transfer(capsys):
 @pytest.mark.parametrize("text, n", [("4096", 4096), ("100KiB", 102400), ("1MiB", 1 << 20), ("2MB", 2_000_000)])
 def test_sizes(text, n):
     assert size_arg(text) == n
+
+
+@pytest.mark.netns
+def test_iperf3_through_the_cli(capsys):
+    code = main(["run", "--sender", "iperf3 -c {receiver_host} -p {receiver_port} -n 200K --json",
+                 "--receiver", "iperf3 -s -1 -p {listen_port}", "--link", "delay 2ms rate 10mbit",
+                 "--backend", "netns", "--no-verify", "--output-format", "iperf3-json", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["ok"] and not out["verified"]
+    assert 0 < out["printed"]["throughput_kBps"] <= 1230
