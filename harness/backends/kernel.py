@@ -12,6 +12,7 @@ import functools
 import os
 import shlex
 import subprocess
+import threading
 
 from pyroute2 import NetNS, netns
 
@@ -27,9 +28,18 @@ def _tc(ns: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["tc", "-n", ns, *args], capture_output=True, text=True, timeout=10)
 
 
-@functools.cache
+_probe_lock = threading.Lock()
+
+
 def unavailable_reason() -> str | None:
-    """Why the kernel backend cannot run here, or None. Probes once, in a scratch namespace."""
+    """Why the kernel backend cannot run here, or None. Probes once, in a scratch namespace
+    (under a lock: parallel runs would otherwise create the same scratch namespace)."""
+    with _probe_lock:
+        return _probe()
+
+
+@functools.cache
+def _probe() -> str | None:
     if os.geteuid() != 0:
         return "the kernel backend needs root (network namespaces and tc); use --backend local"
     if subprocess.run(["sh", "-c", "command -v tc"], capture_output=True).returncode != 0:
