@@ -205,3 +205,11 @@ def test_progress_is_reported_each_second_with_link_counters():
                        progress=seen.append)
     assert res.ok and len(seen) >= 1
     assert seen[-1]["forward_packets"] > 0 and 0.9 < seen[0]["elapsed_s"] < 2.0
+
+
+def test_without_root_auto_is_local_and_netns_says_why(monkeypatch):
+    from harness.backends import resolve
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert resolve("auto") == "local"
+    with pytest.raises(BackendUnavailable, match="netns backend needs root"):
+        resolve("netns")
