@@ -213,3 +213,19 @@ def test_without_root_auto_is_local_and_netns_says_why(monkeypatch):
     assert resolve("auto") == "local"
     with pytest.raises(BackendUnavailable, match="netns backend needs root"):
         resolve("netns")
+
+
+def test_a_port_taken_in_between_is_retried_with_another(monkeypatch):
+    import socket
+    from harness.backends import local
+    taken = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)   # another program's socket
+    taken.bind(("::", 0))
+    ports = iter([taken.getsockname()[1]])
+    real = local.free_udp_port
+    monkeypatch.setattr(local, "free_udp_port", lambda host: next(ports, None) or real(host))
+    try:
+        res = run_transfer(sw_sender(), sw_receiver(), Link(""), size=5000, seed=1, backend="local")
+        assert res.ok, res.error
+        assert res.endpoints["listen_port"] != taken.getsockname()[1]
+    finally:
+        taken.close()
