@@ -276,6 +276,8 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
         size = os.path.getsize(file)
     elif not isinstance(size, int) or size < 0:
         raise UsageError(f"size must be a whole number of bytes >= 0, not {size!r}")
+    if seed is not None and (not isinstance(seed, int) or not 0 <= seed < 2 ** 63):
+        raise UsageError(f"seed must be a whole number from 0 to 2**63-1, not {seed!r}")
     if not time_limit or time_limit <= 0:
         raise UsageError(f"time limit must be > 0 s, not {time_limit!r}")
     params = dict(params or {})
