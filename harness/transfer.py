@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import random
 import re
@@ -243,6 +244,17 @@ class _Plan:
     progress: Callable[[dict], None] | None
 
 
+def _whole(value, low: int, high: int | None, what: str) -> int:
+    """value as an int (numpy integers too) within [low, high), else UsageError."""
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise UsageError(f"{what}, not {value!r}") from None
+    if n < low or (high is not None and n >= high):
+        raise UsageError(f"{what}, not {value!r}")
+    return n
+
+
 def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time_limit, file_cap,
           schedule, verify, **rest) -> _Plan:
     """Check the arguments (raising UsageError) and resolve defaults."""
@@ -274,10 +286,10 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
         if not os.path.isfile(file):
             raise UsageError(f"file to send not found: {file}")
         size = os.path.getsize(file)
-    elif not isinstance(size, int) or size < 0:
-        raise UsageError(f"size must be a whole number of bytes >= 0, not {size!r}")
-    if seed is not None and (not isinstance(seed, int) or not 0 <= seed < 2 ** 63):
-        raise UsageError(f"seed must be a whole number from 0 to 2**63-1, not {seed!r}")
+    else:
+        size = _whole(size, 0, None, "size must be a whole number of bytes >= 0")
+    if seed is not None:
+        seed = _whole(seed, 0, 2 ** 63, "seed must be a whole number from 0 to 2**63-1")
     if not time_limit or time_limit <= 0:
         raise UsageError(f"time limit must be > 0 s, not {time_limit!r}")
     params = dict(params or {})
