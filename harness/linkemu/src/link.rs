@@ -414,7 +414,9 @@ impl Link {
             }
             delay += self.transmit_ns(&rate, pkt.data.len()) as i64;
         }
-        pkt.due = start.saturating_add(delay).max(0) as u64;
+        // Jitter larger than the delay can put the time in the past: netem then sends at
+        // once, and so do we (never before arrival, so `due - arrived` is the time held).
+        pkt.due = start.saturating_add(delay).max(now as i64) as u64;
         self.counter = self.counter.wrapping_add(1);
         self.arrivals += 1;
         self.tfifo.insert((pkt.due, self.arrivals), pkt);

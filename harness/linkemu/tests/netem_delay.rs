@@ -119,3 +119,13 @@ fn delay_correlation_is_as_weak_as_netems() {
     );
     assert_ks("uniform, 90% correlated", xs, uniform_cdf);
 }
+
+#[test]
+fn jitter_beyond_the_delay_sends_at_once_never_before_arrival() {
+    // delay 1ms ± 10ms: draws below -1ms (9 in 20) are negative; netem sends those at once.
+    let mut link = Link::new(spec("delay 1ms 10ms"), 11);
+    let r = run(&mut link, 10_000, MS, 10);
+    assert!(r.departures.iter().all(|d| d.due >= d.arrived && d.due - d.arrived <= 11 * MS));
+    let at_once = r.departures.iter().filter(|d| d.due == d.arrived).count();
+    assert_binomial("sent at once", at_once, 10_000, 0.45);
+}

@@ -139,6 +139,7 @@ proptest! {
             if drain {
                 while let Some(d) = link.dequeue(now) {
                     prop_assert!(d.due <= now);
+                    prop_assert!(d.arrived <= d.due);
                     held -= 1;
                 }
             }
