@@ -137,19 +137,23 @@ def read_tx_timestamps(s: socket.socket, out: dict) -> None:
             out[ident] = ts
 
 
-def paced_send(dest, size: int, pps: float, seconds: float, tx_stamps: dict | None = None) -> int:
+def paced_send(dest, size: int, pps: float, seconds: float, tx_stamps: dict | None = None,
+               prefill: int = 0) -> int:
     """Send `size`-byte datagrams at `pps` for `seconds`. Each carries its number and
     its user-space send time (time.time_ns()); with `tx_stamps`, the kernel's transmit
-    stamps are collected there too."""
+    stamps are collected there too. `prefill` datagrams go at once first, so a link
+    meant to stay saturated has a backlog that outlasts the sender's pauses."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.connect(dest)
     if tx_stamps is not None:
         enable_tx_timestamps(s)
     pad = bytes(size - HEAD.size)
+    for sent in range(prefill):
+        s.send(HEAD.pack(sent, time.time_ns()) + pad)
     start = time.monotonic()
-    sent = 0
+    sent = prefill
     while (now := time.monotonic()) - start < seconds:
-        due = int((now - start) * pps) + 1
+        due = prefill + int((now - start) * pps) + 1
         while sent < due:
             s.send(HEAD.pack(sent, time.time_ns()) + pad)
             sent += 1
@@ -170,7 +174,7 @@ def quantiles(xs: list[float]) -> dict:
 
 
 def run_link(forward: str, size: int, pps: float, seconds: float, env: dict | None = None,
-             tx_stamps: dict | None = None) -> tuple[list, dict, float]:
+             tx_stamps: dict | None = None, prefill: int = 0) -> tuple[list, dict, float]:
     """Send through one linkemu; returns receptions, the engine's stats and its CPU share."""
     sink = receiver_socket()
     got: list = []
@@ -181,11 +185,12 @@ def run_link(forward: str, size: int, pps: float, seconds: float, env: dict | No
         stats_path = Path(tmp) / "stats.json"
         eng = start_linkemu(sink.getsockname(), forward, stats_path, env)
         cpu0, t0 = cpu_seconds(eng.proc.pid), time.monotonic()
-        paced_send(eng.addr, size, pps, seconds, tx_stamps)
+        sent = paced_send(eng.addr, size, pps, seconds, tx_stamps, prefill)
         cpu = (cpu_seconds(eng.proc.pid) - cpu0) / (time.monotonic() - t0)
         time.sleep(0.5)  # let the link drain
         eng.stop()
         stats = json.loads(stats_path.read_text())["forward"]
+    stats["sent"] = sent
     stop.set()
     t.join()
     sink.close()
@@ -220,7 +225,8 @@ def bench_delay(seconds: float) -> dict:
 def bench_rate(mbit: int, seconds: float, env: dict | None = None) -> dict:
     size = 1000
     pps = mbit * 1e6 / 8 / (size + WIRE_EXTRA) * 1.2
-    got, stats, cpu = run_link(f"rate {mbit}mbit", size, pps, seconds, env)
+    # 500 queued at once (half the limit): the link stays busy through the sender's pauses.
+    got, stats, cpu = run_link(f"rate {mbit}mbit", size, pps, seconds, env, prefill=500)
     rx = [r for r, _, _ in got if r]
     wire_bytes = (len(rx) - 1) * (size + WIRE_EXTRA)
     rate = wire_bytes * 8 / ((rx[-1] - rx[0]) / 1e9)
@@ -229,7 +235,12 @@ def bench_rate(mbit: int, seconds: float, env: dict | None = None) -> dict:
     return {"rate_mbit": round(rate / 1e6, 3), "rate_error_pct": round((rate / (mbit * 1e6) - 1) * 100, 3),
             "t_ser_us": round(t_ser_us, 2), "gap_us": quantiles(gaps),
             "gap_p1_us": round(sorted(gaps)[len(gaps) // 100], 1),
-            "delivered": stats["delivered"], "queue_drops": stats["queue_drops"], "engine_cpu": round(cpu, 3),
+            "delivered": stats["delivered"], "queue_drops": stats["queue_drops"],
+            # Lost outside the link (0 = none): before the engine took them in
+            # (its socket buffer), and between its send and the receiver.
+            "lost_before_engine": stats["sent"] - stats["packets_in"],
+            "lost_after_engine": stats["delivered"] - len(got),
+            "engine_cpu": round(cpu, 3),
             "engine_lag_us": stats["lag_us"]}
 
 
