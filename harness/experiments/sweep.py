@@ -41,7 +41,7 @@ from harness.statistics import needs_more_runs, summarize
 
 # Transfers at once, and the summed `load` of those in flight, by default. Measured on
 # the 2-core machine (BENCHMARKS.md, "Results sheets").
-DEFAULT_JOBS = 10
+DEFAULT_JOBS = 12
 DEFAULT_CPU_BUDGET = 1.5
 HEAVY = 0.5         # a run with at least this load is CPU-sensitive ("heavy")
 GIVE_UP_AFTER = 2   # failures in a cell with no success before its other runs are skipped

@@ -38,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="out", metavar="DIR", help="the sheet goes to DIR/<name>/ (default out)")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
-                   help="transfers at once (default: the measured sweet spot for this machine)")
+                   help="transfers at once (default 12; see BENCHMARKS.md, Results sheets)")
     p.add_argument("--cpu-budget", type=float, default=None, metavar="X",
                    help="most summed load of the transfers in flight (a saturating one counts 1; default 1.5)")
     p.add_argument("--seed", type=int, default=1, help="sweep seed: each run's seed derives from it (default 1)")
