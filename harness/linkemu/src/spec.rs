@@ -4,6 +4,10 @@
 //! times without a unit are microseconds, percentages may omit the `%`, rates
 //! without a unit are bit/s, and optional numbers after a keyword are taken
 //! only when the next token looks like a number.
+//!
+//! Accepted: delay/latency (+ jitter, correlation, distribution), loss/drop (random,
+//! state, gemodel), corrupt, duplicate, reorder, gap, rate (+ overheads), slot, limit,
+//! seed. `ecn` is refused with a clear error (the link cannot mark CE yet).
 
 use std::fmt;
 

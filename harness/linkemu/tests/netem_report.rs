@@ -146,6 +146,21 @@ fn netem_statistics_report() {
     ks_row(" distribution pareto", pareto_cdf);
     ks_row(" distribution paretonormal", paretonormal_cdf);
 
+    // Slots: gaps between slot openings, one packet per slot, 10k packets queued at once.
+    let mut l = Link::new(spec("slot 5ms 15ms packets 1 limit 10001"), SEED);
+    for i in 0..10_001u64 {
+        l.enqueue(0, i.to_be_bytes().to_vec(), 0..0, 0);
+    }
+    let out = drain(&mut l);
+    let mut gaps: Vec<f64> = out
+        .windows(2)
+        .map(|w| (w[1].0 - w[0].0) as f64 / 1e6)
+        .collect();
+    let n = gaps.len();
+    let d = ks_statistic(&mut gaps, |g| ((g - 5.0) / 10.0).clamp(0.0, 1.0));
+    let crit = ks_critical(n, 0.001);
+    println!("| `slot 5ms 15ms packets 1` (gaps between slots, {n}, uniform 5-15 ms) | {d:.5} | {crit:.5} | {} |", yes(d < crit));
+
     let mut l = Link::new(spec("rate 10mbit limit 100"), SEED);
     let r = run(&mut l, N, 500_000, 1000);
     let out = &r.departures;

@@ -6,27 +6,6 @@ use linkemu::link::Link;
 
 const MS: u64 = 1_000_000;
 
-/// Drain `link` as an event loop would: sleep until next_due, dequeue what is due.
-/// Returns (release time, packet number). Fails if next_due ever points at a time where
-/// nothing can leave twice in a row (an event loop would spin).
-fn drain(link: &mut Link) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
-    let mut idle_at = None;
-    while let Some(t) = link.next_due() {
-        match link.dequeue(t) {
-            Some(d) => {
-                out.push((t, packet_number(&d)));
-                idle_at = None;
-            }
-            None => {
-                assert_ne!(idle_at, Some(t), "next_due stuck at {t}");
-                idle_at = Some(t);
-            }
-        }
-    }
-    out
-}
-
 fn back_to_back(s: &str, n: usize, size: usize) -> Vec<(u64, u64)> {
     let mut link = Link::new(spec(s), 1);
     for i in 0..n {

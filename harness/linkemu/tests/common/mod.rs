@@ -42,6 +42,27 @@ pub fn run(link: &mut Link, n: usize, interval_ns: u64, size: usize) -> Run {
     }
 }
 
+/// Drain `link` as an event loop would: sleep until next_due, dequeue what is due.
+/// Returns (release time, packet number). Fails if next_due ever points at a time where
+/// nothing can leave twice in a row (an event loop would spin).
+pub fn drain(link: &mut Link) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut idle_at = None;
+    while let Some(t) = link.next_due() {
+        match link.dequeue(t) {
+            Some(d) => {
+                out.push((t, packet_number(&d)));
+                idle_at = None;
+            }
+            None => {
+                assert_ne!(idle_at, Some(t), "next_due stuck at {t}");
+                idle_at = Some(t);
+            }
+        }
+    }
+    out
+}
+
 pub fn packet_number(d: &Departure) -> u64 {
     u64::from_be_bytes(d.data[..8].try_into().unwrap())
 }
