@@ -74,7 +74,7 @@ def test_delay_seen_end_to_end(relay):
     assert delays[0] >= 20.0, delays
     assert delays[len(delays) // 2] < 21.5, delays  # Python's own overhead included
     s = eng.stop()["forward"]
-    assert 20000 <= s["delay_us"]["p50"] <= 20300
+    assert 19960 <= s["delay_us"]["p50"] <= 20200  # histogram resolution 0.2%
     assert s["lag_us"]["p50"] < 1000
 
 
