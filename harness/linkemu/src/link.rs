@@ -299,7 +299,7 @@ impl Link {
             }
         };
         self.slot = Some(SlotState {
-            next: now + delay,
+            next: now.saturating_add(delay),
             packets_left: slot_packets(&config),
             bytes_left: slot_bytes(&config),
         });
