@@ -230,11 +230,7 @@ impl Engine {
                         self.timer.acknowledge();
                         self.spin_until_due();
                     }
-                    K_SIGNAL => {
-                        if self.signals.take() {
-                            break 'serve;
-                        }
-                    }
+                    K_SIGNAL if self.signals.take() => break 'serve,
                     K_CONTROL => self.accept_control(),
                     K_CONTROL_CONN => self.serve_control(index),
                     K_UDP_LISTEN | K_UDP_UPSTREAM | K_TUN => self.drain(kind, path, index as usize),
