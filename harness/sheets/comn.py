@@ -470,7 +470,7 @@ def q6_answer(r: Results, plan: Plan) -> str:
 def q7_blocks(cell_list: list[dict]) -> list:
     def table(r: Results):
         return comparison_table(r.rows("q7"), cell_list, [("Window -w (KB)", "window_kB")], [
-            Metric("Throughput (KB/s)", "goodput_kBps", 1, [("PFTK", q7_pftk), ("Mathis bound", q7_mathis)]),
+            Metric("Throughput (KB/s)", "goodput_kBps", 1, [("PFTK", q7_pftk), ("Mathis", q7_mathis)]),
             Metric("TCP retransmits", "retransmissions", 0),
         ])
     def plot(r: Results, ax):
@@ -482,8 +482,9 @@ def q7_blocks(cell_list: list[dict]) -> list:
             ws = sorted({k[-1] for k in summary})
             _errorbar(ax, ws, summary, [key(w) for w in ws], f"C{i}", label)
         ws = [2 ** k for k in range(0, 9)]
-        ax.plot(ws, [q7_mathis({"delay": 25, "loss": LOSS})] * len(ws), "k:", lw=1, label="Mathis bound (TCP)")
+        ax.plot(ws, [q7_mathis({"delay": 25, "loss": LOSS})] * len(ws), "k:", lw=1, label="Mathis (Reno) estimate")
         ax.set_xscale("log", base=2)
+        ax.set_xticks(ws, [str(w) for w in ws])
         ax.set_yscale("log")
         ax.set_xlabel("window (packets of 1 KB; KB for TCP)")
         ax.set_ylabel("average throughput (KB/s)")
