@@ -25,7 +25,8 @@ from reference.core.api import Ack, Data, ReceiverCore, ReceiverStats, SenderCor
 
 RECV_BUFFER = 4 * 1024 * 1024   # room for a full window arriving at once on loopback
 MAX_DATAGRAM = 65535
-LINGER_GAPS = 3                 # linger at least this many times the longest silence seen
+LINGER_GAPS = 5                 # linger this many of the sender's retry intervals: at loss p,
+                                # leaving before a resend arrives has chance ~p**5
 BATCH = 256                     # datagrams read per wake-up before timers are looked at again
 
 
@@ -244,6 +245,25 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
 
 # ---------------------------------------------------------------- receiver
 
+class ResendIntervals:
+    """The longest time between two arrivals of the same packet: about the sender's
+    retry timeout. Remembers the last MEMORY packets only."""
+
+    MEMORY = 1 << 16
+
+    def __init__(self):
+        self.last_seen: dict[int, float] = {}
+        self.longest = 0.0
+
+    def arrived(self, seq: int, now: float) -> None:
+        before = self.last_seen.pop(seq, None)
+        if before is not None:
+            self.longest = max(self.longest, now - before)
+        self.last_seen[seq] = now
+        while len(self.last_seen) > self.MEMORY:
+            del self.last_seen[next(iter(self.last_seen))]   # the oldest arrival
+
+
 @dataclass
 class ReceiverResult:
     stats: ReceiverStats
@@ -273,9 +293,10 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
     sender (one per path); anything else is a stranger and ignored. Once complete the
     file is written atomically, then the receiver lingers, re-acknowledging
     duplicates (its last ACK may have been lost), until it has heard nothing from the
-    sender for ``linger`` seconds or LINGER_GAPS times the longest silence it saw
-    during the transfer, whichever is longer (a sender with a long retry timeout
-    leaves long silences), or ``max_linger`` in all. Before completion, silence of
+    sender for ``linger`` seconds or LINGER_GAPS times the sender's retry interval as
+    the receiver has seen it (the longest silence, or the longest time between two
+    copies of one packet), whichever is longer, or ``max_linger`` in all. The receiver
+    is not told the sender's timeout; this estimates it. Before completion, silence of
     ``idle_timeout`` seconds after the first datagram is a failure: no file is written.
     """
     result = ReceiverResult(core.stats)
@@ -284,13 +305,14 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
     highest = 0             # reference for unwrapping sequence numbers
     last_heard = None
     longest_gap = 0.0       # longest silence between the sender's datagrams so far
+    resend = ResendIntervals()
     try:
         with selectors.SelectSelector() as selector:
             selector.register(sock, selectors.EVENT_READ)
             while True:
                 now = clock()
                 if result.complete_at is not None:
-                    quiet = max(linger, LINGER_GAPS * longest_gap)
+                    quiet = max(linger, LINGER_GAPS * max(longest_gap, resend.longest))
                     if now - last_heard >= quiet or now - result.complete_at >= max_linger:
                         return result
                     wake = min(last_heard + quiet, result.complete_at + max_linger)
@@ -321,6 +343,7 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
                     highest = max(highest, msg.seq)
                     if last_heard is not None and result.complete_at is None:
                         longest_gap = max(longest_gap, now - last_heard)
+                    resend.arrived(msg.seq, now)
                     last_heard = now
                     if result.first_data is None:
                         result.first_data = now

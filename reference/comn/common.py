@@ -7,7 +7,8 @@ leaves open are settled here (see reference/PROTOCOL.md):
   - ending: a sender gives up (exit status 1) after GIVE_UP_AFTER seconds, or 20
     retry timeouts if longer, without any ACK; a receiver writes the file once
     complete, then lingers, re-acknowledging, in case its last ACK was lost: until
-    LINGER seconds (or 3 times the longest silence it saw) pass without a datagram.
+    LINGER seconds, or 5 of the sender's retry intervals as it saw them, pass
+    without a datagram (reference/PROTOCOL.md, "How a transfer ends").
 """
 from __future__ import annotations
 

@@ -397,7 +397,7 @@ def test_bad_arguments_give_one_line_and_exit_2(case, tmp_path, busy_port):
 
 def test_receiver_lingers_longer_after_a_transfer_with_long_silences(tmp_path):
     """--linger 0.2, but the sender went 0.6 s quiet mid-transfer: the receiver must
-    still answer a resend of the last packet 1 s after completion (3 x 0.6 s rule)."""
+    still answer a resend of the last packet 1 s after completion (5 x 0.6 s rule)."""
     fmt = get_format("comn")
     port = free_port()
     receiver = start(cli("recv", "--protocol", "sr", "--window", "4", "--port", port,
@@ -413,7 +413,7 @@ def test_receiver_lingers_longer_after_a_transfer_with_long_silences(tmp_path):
             last = fmt.encode_data(Data(1, b"and last", True))
             me.send(last)
             assert me.recv(10) == b"\x00\x01"
-            time.sleep(1.0)                          # > --linger, < 3 x 0.6 s
+            time.sleep(1.0)                          # > --linger, < 5 x 0.6 s
             me.send(last)                            # "the ACK was lost": resend
             assert me.recv(10) == b"\x00\x01"
         rc, _, err = finish(receiver, 10)
@@ -423,3 +423,15 @@ def test_receiver_lingers_longer_after_a_transfer_with_long_silences(tmp_path):
             receiver.communicate()
     assert (rc, err) == (0, "")
     assert (tmp_path / "out.bin").read_bytes() == b"first and last"
+
+
+def test_resend_intervals_track_the_longest_time_between_copies():
+    from reference.runtime import ResendIntervals
+    seen = ResendIntervals()
+    for seq, t in [(0, 0.0), (1, 0.1), (0, 0.9), (2, 1.0), (1, 1.3), (0, 1.4)]:
+        seen.arrived(seq, t)
+    assert seen.longest == pytest.approx(1.2)     # packet 1: 0.1 -> 1.3
+    seen.MEMORY = 2                               # forgets the oldest beyond its memory
+    seen.arrived(3, 2.0)
+    seen.arrived(4, 2.1)
+    assert set(seen.last_seen) == {3, 4}
