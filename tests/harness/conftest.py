@@ -4,13 +4,29 @@
 and, after the test, asserts that no process, temp dir, namespace or TUN device the
 test made is left behind, however the run ended.
 """
+import ctypes
 import os
 import tempfile
 import time
 
 import pytest
 
-from harness_helpers import our_namespaces, our_processes
+from harness_helpers import our_namespaces, our_processes, reap_orphans
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+@pytest.fixture(scope="session", autouse=True)
+def subreaper():
+    """Make pytest the subreaper of everything the tests start, so a grandchild whose
+    parent died (and that would otherwise be re-parented to init, out of sight) stays a
+    child of pytest, where `our_processes` finds it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1)
+    yield
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 0)
+    reap_orphans()
+
 
 @pytest.fixture(autouse=True)
 def clean_run(tmp_path, monkeypatch):
@@ -23,6 +39,7 @@ def clean_run(tmp_path, monkeypatch):
     deadline = time.monotonic() + 2.0
     while our_processes(str(run_dir)) and time.monotonic() < deadline:
         time.sleep(0.05)
+    reap_orphans()
     assert our_processes(str(run_dir)) == [], "processes left running"
     assert list(run_dir.iterdir()) == [], "temp dirs left behind"
     assert our_namespaces() == [], "network namespaces left behind"

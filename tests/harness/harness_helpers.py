@@ -27,8 +27,8 @@ def bad(mode: str, *args: str) -> Program:
 
 
 def our_processes(run_dir: str) -> list[str]:
-    """Processes still alive that this test started: children of pytest, or any process
-    whose command line names the test's temp dir or a test program."""
+    """Live processes this test started: children of pytest (orphans come here too: see
+    `subreaper` in conftest) or any process whose command line names the test's dir."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) == os.getpid():
@@ -37,12 +37,21 @@ def our_processes(run_dir: str) -> list[str]:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
             with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
         except OSError:
             continue
-        if ppid == os.getpid() or run_dir in cmd or str(FIXTURES) in cmd:
+        if state != "Z" and (int(ppid) == os.getpid() or run_dir in cmd):
             found.append(f"{entry}: {cmd.strip()}")
     return found
+
+
+def reap_orphans() -> None:
+    """Reap dead orphans handed to pytest as their subreaper."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
 
 
 def our_namespaces() -> list[str]:

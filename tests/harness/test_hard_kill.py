@@ -12,6 +12,21 @@ from harness import transfer
 from harness.backends.netns import sweep_stale
 from harness_helpers import FIXTURES, REPO, our_processes
 
+def children_of(pid: int) -> list[str]:
+    """Command lines of the live children of pid."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) != pid:
+                    continue
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                found.append(f.read().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue
+    return found
+
+
 SCRIPT = """
 import sys, tempfile
 sys.path.insert(0, {here!r})
@@ -28,7 +43,7 @@ def test_hard_kill_takes_children_along_and_leftovers_are_swept(clean_run, backe
     harness = subprocess.Popen([sys.executable, "-c", script], cwd=REPO)
     try:
         deadline = time.monotonic() + 20
-        while not any("badprog.py hang" in p for p in our_processes(str(clean_run))):
+        while not any("badprog.py hang" in cmd for cmd in children_of(harness.pid)):
             assert time.monotonic() < deadline, "the run never started its sender"
             time.sleep(0.05)
     finally:
@@ -37,6 +52,7 @@ def test_hard_kill_takes_children_along_and_leftovers_are_swept(clean_run, backe
     deadline = time.monotonic() + 5
     while our_processes(str(clean_run)) and time.monotonic() < deadline:
         time.sleep(0.05)
+    # Had PDEATHSIG not killed them, they would now be pytest's (the subreaper's) children.
     assert our_processes(str(clean_run)) == []
 
     left = [d for d in os.listdir(clean_run) if d.startswith(f"rdt-run-{harness.pid}-")]
