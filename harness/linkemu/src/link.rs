@@ -403,20 +403,21 @@ impl Link {
         } else {
             0
         };
-        let mut delay = dist::tabledist(p.latency, p.jitter, rnd, p.table);
-        let mut start = now as i64;
+        // Signed and wide: jitter may make the delay negative, and clocks may be large.
+        let mut delay = dist::tabledist(p.latency, p.jitter, rnd, p.table) as i128;
+        let mut start = now as i128;
         if let Some(rate) = self.p.rate {
             // Serialise behind the last packet held: the time until it leaves counts
             // against this packet's delay.
             if let Some(last) = self.last_due() {
-                delay = (delay - (last as i64 - now as i64)).max(0);
-                start = last as i64;
+                delay = (delay - (last as i128 - now as i128)).max(0);
+                start = last as i128;
             }
-            delay += self.transmit_ns(&rate, pkt.data.len()) as i64;
+            delay += self.transmit_ns(&rate, pkt.data.len()) as i128;
         }
         // Jitter larger than the delay can put the time in the past: netem then sends at
         // once, and so do we (never before arrival, so `due - arrived` is the time held).
-        pkt.due = start.saturating_add(delay).max(now as i64) as u64;
+        pkt.due = (start + delay).clamp(now as i128, u64::MAX as i128) as u64;
         self.counter = self.counter.wrapping_add(1);
         self.arrivals += 1;
         self.tfifo.insert((pkt.due, self.arrivals), pkt);
