@@ -290,6 +290,12 @@ def test_bad_config_and_check(linkemu_bin, tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1
 
 
+def test_stats_file_in_a_missing_directory_exits_2(linkemu_bin, tmp_path):
+    r = subprocess.run([linkemu_bin, "udp", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9",
+                        "--stats", str(tmp_path / "nope" / "s.json")], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2 and "does not exist" in r.stderr and r.stderr.count("\n") == 1
+
+
 def test_listen_address_in_use_exits_2(linkemu_bin):
     busy = udp_socket()
     port = busy.getsockname()[1]

@@ -151,6 +151,13 @@ impl Engine {
             }
             None => None,
         };
+        if let Some(p) = &cfg.stats {
+            // Found out now, not at exit when the run's counters would be lost.
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            if !dir.is_dir() {
+                return Err(format!("stats file {}: directory {} does not exist", p.display(), dir.display()));
+            }
+        }
         let pcap = match &cfg.pcap {
             Some(p) => Some(Pcap::create(p, pcap::DEFAULT_MAX_BYTES).map_err(|e| format!("pcap {}: {e}", p.display()))?),
             None => None,
