@@ -392,9 +392,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
     try:
         values = placeholders(session.targets, session.listen_port, infile, output, plan.params)
         try:
-            rx = procs.start("receiver", render(plan.receiver.command, values, "receiver command"),
-                             cwd=os.path.join(workdir, "receiver"), env=program_env(plan.receiver),
-                             file_cap=plan.file_cap, netns=session.receiver.netns)
+            rx = _start(procs, "receiver", plan.receiver, values, workdir, plan.file_cap, session.receiver.netns)
         except ProgramNotFound as e:
             return failed(f"receiver {e}"), False
         if not _wait_bound(rx, session.listen_port, plan.bind_timeout):
@@ -404,9 +402,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
             error = _not_bound_error(rx, session.listen_port, plan.bind_timeout, plan.file_cap)
             return failed(error, receiver=_program_result(rx)), taken
         try:
-            tx = procs.start("sender", render(plan.sender.command, values, "sender command"),
-                             cwd=os.path.join(workdir, "sender"), env=program_env(plan.sender),
-                             file_cap=plan.file_cap, netns=session.sender.netns)
+            tx = _start(procs, "sender", plan.sender, values, workdir, plan.file_cap, session.sender.netns)
         except ProgramNotFound as e:
             procs.stop(rx)
             return failed(f"sender {e}", receiver=_program_result(rx)), False
@@ -421,10 +417,22 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
         stats = session.engine.stop() if session.engine is not None else None
     finally:
         session.close()
+    return _result(plan, base, tx, rx, engine_proc if engine_died else None, stats, infile, output), False
 
+
+def _start(procs: Processes, role: str, program: Program, values: dict, workdir: str, file_cap: int,
+           netns: str | None) -> Proc:
+    """Start the sender or receiver in its own dir (and its host's namespace)."""
+    return procs.start(role, render(program.command, values, f"{role} command"), cwd=os.path.join(workdir, role),
+                       env=program_env(program), file_cap=file_cap, netns=netns)
+
+
+def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, dead_engine: Proc | None, stats: dict | None,
+            infile: str, output: str) -> TransferResult:
+    """The verdict (the first cause of failure, else the output compared) and figures."""
     error = _first_error(plan, tx, rx)
-    if engine_died:
-        why = describe_exit(engine_proc.exit_code, None, engine_proc.last_stderr_line())
+    if dead_engine is not None:
+        why = describe_exit(dead_engine.exit_code, None, dead_engine.last_stderr_line())
         error = f"engine failed: it exited during the transfer ({why})"
     verified = False
     if plan.verify and (error is None or not error.startswith("engine")):
@@ -435,7 +443,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
                             sender=_program_result(tx), receiver=_program_result(rx),
                             printed=parse_printed(plan.sender.output_format, tx.stdout()))
     _add_link_figures(result, stats, tx)
-    return result, False
+    return result
 
 
 def _wait_sender(plan: _Plan, tx: Proc, engine) -> bool:
