@@ -40,6 +40,7 @@ const DEFAULT_SPIN_NS: u64 = 10_000;
 fn spin_ns_from_env() -> u64 {
     std::env::var("LINKEMU_SPIN_US").ok().and_then(|v| v.parse::<u64>().ok()).map_or(DEFAULT_SPIN_NS, |us| us * 1000)
 }
+
 /// Read buffer: the largest UDP payload or IP packet.
 const BUF_SIZE: usize = 65536;
 
@@ -480,6 +481,7 @@ impl Engine {
 
 /// A packet entered `path` in direction `dir`: count it and hand it to the link.
 fn ingress(mode: Mode, path: &mut PathRt, dir: usize, endpoint: usize, data: Vec<u8>, now: u64) {
+    let li = path.link_of(dir);
     let st = &mut path.stats[dir];
     st.arrived(now, data.len());
     if !path.up {
@@ -493,7 +495,6 @@ fn ingress(mode: Mode, path: &mut PathRt, dir: usize, endpoint: usize, data: Vec
     if key.is_some_and(|k| path.seen[dir].check_and_insert(k)) {
         st.repeats += 1;
     }
-    let li = if path.shared { 0 } else { dir };
     let verdict = path.links[li].enqueue(now, data, range, (endpoint << 1 | dir) as u32);
     count_verdict(st, verdict);
 }
