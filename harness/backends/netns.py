@@ -13,10 +13,10 @@ import os
 import re
 import threading
 
-from pyroute2 import NetNS, netns
+from pyroute2 import NetlinkError, NetNS, netns
 
 from harness.backends import Host, Session, next_run_id
-from harness.engine import Engine
+from harness.engine import Engine, EngineError
 
 PORT = 5001           # the receiver's namespace is its own: any fixed port is free
 MTU = 1500
@@ -95,8 +95,11 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
         session.engine = engine
         session._cleanups.append(engine.stop)
         engine.start()
-        configure(s_name, ifnames, 1)
-        configure(r_name, ifnames, 2)
+        try:
+            configure(s_name, ifnames, 1)
+            configure(r_name, ifnames, 2)
+        except (OSError, IndexError, NetlinkError) as e:
+            raise EngineError(f"setting up the engine's devices in the namespaces failed: {e}") from None
     except BaseException:
         session.close()
         raise

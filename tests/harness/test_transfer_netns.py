@@ -76,3 +76,13 @@ def test_kernel_backend_set_up_over_veth(monkeypatch):
     shared = run_transfer(sw_sender(), sw_receiver(), Link("", shared_queue=True), size=20_000, seed=1, backend="kernel")
     assert shared.ok, shared.error
     assert shared.endpoints["targets"] == ["127.0.0.1:5001"]
+
+
+def test_a_namespace_set_up_failure_is_a_failed_result(monkeypatch):
+    from pyroute2 import NetlinkError
+
+    def refuse(name, ifnames, side):
+        raise NetlinkError(19, "No such device")
+    monkeypatch.setattr("harness.backends.netns.configure", refuse)
+    res = run_transfer(sw_sender(), sw_receiver(), Link(""), size=100, seed=1, backend="netns")
+    assert not res.ok and res.error.startswith("engine failed: setting up the engine's devices in the namespaces failed")
