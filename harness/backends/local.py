@@ -10,7 +10,7 @@ from __future__ import annotations
 import socket
 
 from harness.backends import Host, Session
-from harness.engine import Engine
+from harness.engine import Engine, EngineError
 from harness.procs import UsageError
 
 
@@ -53,8 +53,11 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
     session._cleanups.append(engine.stop)
     try:
         engine.start()
-        listen = {p["name"]: p["listen"] for p in engine.paths}
-        session.targets = [split_hostport(listen[p["name"]]) for p in paths]
+        try:
+            listen = {p["name"]: p["listen"] for p in engine.paths}
+            session.targets = [split_hostport(listen[p["name"]]) for p in paths]
+        except (KeyError, ValueError):
+            raise EngineError(f"the ready line does not give a listen address for every path: {engine.paths}") from None
     except BaseException:
         session.close()
         raise
