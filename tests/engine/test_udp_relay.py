@@ -94,6 +94,26 @@ def test_loss_fraction_within_binomial_bounds(relay):
     assert s["delivered"] == received == n - s["lost"]
 
 
+def test_counters_balance_when_copies_are_lost_or_corrupted(relay):
+    """Every packet in, plus every link-made copy, is delivered, lost or dropped once:
+    a duplicate that is itself lost or corrupted is counted like an original."""
+    n = 2000
+    eng, client, target = relay(forward="duplicate 40% loss 30% corrupt 20%", extra=["--seed", "11"])
+    received = 0
+    for chunk in range(n // 100):
+        for i in range(100):
+            client.send(b"%d" % (chunk * 100 + i))
+        received += len(drain(target, 0.05))
+    received += len(drain(target, 0.2))
+    s = eng.stop()["forward"]
+    assert s["packets_in"] == n
+    assert s["delivered"] == received
+    assert s["packets_in"] + s["duplicated"] == s["delivered"] + s["lost"] + s["queue_drops"] + s["down_drops"]
+    # corruption is decided for every queued copy, delivered ones included
+    lo, hi = binomial_bounds(s["delivered"], 0.2)
+    assert lo <= s["corrupted"] <= hi
+
+
 def test_repeats_count_payloads_seen_before(relay):
     eng, client, target = relay()
     for payload in [b"a", b"b", b"a", b"a", b"c"]:

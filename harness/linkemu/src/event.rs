@@ -500,19 +500,23 @@ fn ingress(mode: Mode, path: &mut PathRt, dir: usize, endpoint: usize, data: Vec
 }
 
 fn count_verdict(st: &mut DirStats, v: Verdict) {
-    match v.original {
+    count_fate(st, v.original);
+    // A link-made copy goes through the pipeline as well: count what happened to it
+    // the same way, so packets_in + duplicated = delivered + lost + queue_drops (+ down_drops).
+    if let Some(dup) = v.duplicate {
+        st.duplicated += 1;
+        count_fate(st, dup);
+    }
+}
+
+fn count_fate(st: &mut DirStats, fate: Fate) {
+    match fate {
         Fate::Queued { corrupted, reordered } => {
             st.corrupted += corrupted as u64;
             st.reordered += reordered as u64;
         }
         Fate::Lost => st.lost += 1,
         Fate::QueueDrop => st.queue_drops += 1,
-    }
-    if let Some(dup) = v.duplicate {
-        st.duplicated += 1;
-        if dup == Fate::QueueDrop {
-            st.queue_drops += 1;
-        }
     }
 }
 
