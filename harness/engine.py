@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import queue
+import re
 import shutil
 import socket
 import subprocess
@@ -73,6 +74,18 @@ def control_socket_path(workdir: str) -> str:
 
 
 _socket_ids = itertools.count(1)
+_SHORT_SOCKET = re.compile(r"^rdt-(\d+)-\d+\.sock$")
+
+
+def sweep_stale_sockets() -> None:
+    """Remove short control sockets left in /tmp by a harness that died hard."""
+    for name in os.listdir("/tmp"):
+        m = _SHORT_SOCKET.match(name)
+        if m and not os.path.exists(f"/proc/{m.group(1)}"):
+            try:
+                os.unlink(os.path.join("/tmp", name))
+            except OSError:
+                pass
 
 
 class Engine:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Mapping
 
 from harness import backends
-from harness.engine import REPO, EngineError, check_spec
+from harness.engine import REPO, EngineError, check_spec, sweep_stale_sockets
 from harness.procs import (Proc, ProgramNotFound, Processes, UsageError, describe_exit,
                            port_bound, render)
 
@@ -340,12 +340,14 @@ _RUN_DIR = re.compile(r"^rdt-run-(\d+)-")
 
 
 def _sweep_stale_dirs_once() -> None:
-    """Remove run dirs left by a harness process that died hard (its pid is gone)."""
+    """Remove run dirs (and control sockets) left by a harness process that died hard
+    (its pid is gone)."""
     global _swept
     with _sweep_lock:
         if _swept:
             return
         _swept = True
+        sweep_stale_sockets()
         top = tempfile.gettempdir()
         for name in os.listdir(top):
             m = _RUN_DIR.match(name)

@@ -57,8 +57,11 @@ def test_hard_kill_takes_children_along_and_leftovers_are_swept(clean_run, backe
 
     left = [d for d in os.listdir(clean_run) if d.startswith(f"rdt-run-{harness.pid}-")]
     assert left, "a hard-killed harness cannot remove its own run dir"
+    sockets = [n for n in os.listdir("/tmp") if n.startswith(f"rdt-{harness.pid}-")]
+    assert sockets, "the run dir's path is too long for a socket: the control socket is in /tmp"
     monkeypatch.setattr(transfer, "_swept", False)
     transfer._sweep_stale_dirs_once()
     assert os.listdir(clean_run) == []
+    assert [n for n in os.listdir("/tmp") if n.startswith(f"rdt-{harness.pid}-")] == []
     if backend == "netns":
         assert sorted(sweep_stale()) == [f"rdt-{harness.pid}-1-r", f"rdt-{harness.pid}-1-s"]
