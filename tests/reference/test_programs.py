@@ -95,6 +95,12 @@ def make_file(path: Path, size: int, seed: int = 7) -> bytes:
     return data
 
 
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def assert_no_leftovers(folder: Path) -> None:
     assert not list(folder.glob(".*.part")), "a temporary file was left behind"
 
@@ -132,6 +138,7 @@ def test_comn_pair_transfers_byte_exact_and_prints_the_comn_line(n, tmp_path):
     assert (s_rc, s_err, r_rc, r_err, r_out) == (0, "", 0, "", "")
     assert re.fullmatch(OUTPUT_FORMAT[n], s_out), s_out
     assert (tmp_path / "out.bin").read_bytes() == data
+    assert (tmp_path / "out.bin").stat().st_mode & 0o777 == 0o666 & ~current_umask()
     assert_no_leftovers(tmp_path)
 
 
@@ -435,3 +442,14 @@ def test_resend_intervals_track_the_longest_time_between_copies():
     seen.arrived(3, 2.0)
     seen.arrived(4, 2.1)
     assert set(seen.last_seen) == {3, 4}
+
+
+def test_an_empty_file_arrives_as_an_empty_file(tmp_path):
+    requires_core("sw")
+    (tmp_path / "in.bin").write_bytes(b"")
+    port = free_port()
+    (s_rc, s_out, s_err), (r_rc, _, r_err) = run_pair(
+        comn_receiver(2, port, tmp_path / "out.bin"), comn_sender(2, "127.0.0.1", port, tmp_path / "in.bin"), port)
+    assert (s_rc, s_err, r_rc, r_err) == (0, "", 0, "")
+    assert re.fullmatch(r"0 \d+\.\d\d\n", s_out)
+    assert (tmp_path / "out.bin").read_bytes() == b""
