@@ -453,3 +453,20 @@ def test_an_empty_file_arrives_as_an_empty_file(tmp_path):
     assert (s_rc, s_err, r_rc, r_err) == (0, "", 0, "")
     assert re.fullmatch(r"0 \d+\.\d\d\n", s_out)
     assert (tmp_path / "out.bin").read_bytes() == b""
+
+
+def test_a_waiting_sender_sleeps_instead_of_polling(tmp_path):
+    """A sender waiting on its timers for 2 s (a receiver that never answers) must
+    spend almost no CPU: it sleeps in select() until the next timer."""
+    import resource
+    make_file(tmp_path / "in.bin", 50_000)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as black_hole:
+        black_hole.bind(("127.0.0.1", 0))
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        rc, _, err = finish(start(cli("send", "--protocol", "sr", "--window", "8", "--host", "127.0.0.1",
+                                      "--port", black_hole.getsockname()[1], "--file", tmp_path / "in.bin",
+                                      "--timeout", "200", "--give-up", "2"), CLI_ENV), 20)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert rc == 1 and "no acknowledgement for 2 s" in err
+    assert cpu < 0.8, f"the sender used {cpu:.2f} s of CPU in 2 s of waiting"   # a busy loop: ~2 s
