@@ -306,6 +306,7 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
     peers: list = result.peers      # accepted source addresses, first come first served
     path_address: dict = {}         # path id -> the address its data came from
     highest = 0             # reference for unwrapping sequence numbers
+    window_limit = 1 << (fmt.seq_bits - 2)   # the largest window the format allows
     last_heard = None
     longest_gap = 0.0       # longest silence between the sender's datagrams so far
     resend = ResendIntervals()
@@ -336,6 +337,9 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
                     try:
                         msg = fmt.decode_data(datagram, highest)
                     except ValueError:
+                        result.bad_datagrams += 1
+                        continue
+                    if not 0 <= msg.seq <= highest + window_limit:   # no sender's window reaches there
                         result.bad_datagrams += 1
                         continue
                     if source not in peers:
