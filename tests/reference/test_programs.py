@@ -471,3 +471,25 @@ def test_a_waiting_sender_sleeps_instead_of_polling(tmp_path):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     assert rc == 1 and "no acknowledgement for 2 s" in err
     assert cpu < 0.8, f"the sender used {cpu:.2f} s of CPU in 2 s of waiting"   # a busy loop: ~2 s
+
+
+# GBN pays a window and a timeout for every loss or reordering: duplicates only, to stay fast
+WRAP_IMPAIRMENTS = {"sr": dict(loss=0.01, duplicate=0.01, reorder=0.01), "gbn": dict(duplicate=0.02)}
+
+
+@pytest.mark.parametrize("protocol", ["sr", "gbn"])
+def test_sixteen_bit_sequence_numbers_wrap_on_real_sockets(protocol, tmp_path):
+    """75,000 packets of 16 bytes: the 2-byte sequence number wraps, with duplicates
+    (and for SR resends and reordering) across the wrap."""
+    requires_core(protocol)
+    data = make_file(tmp_path / "in.bin", 75_000 * 16)
+    port = free_port()
+    common = ["--protocol", protocol, "--format", "comn", "--payload", "16", "--window", "32"]
+    with LossyRelay(("127.0.0.1", port), seed=5, **WRAP_IMPAIRMENTS[protocol]) as relay:
+        (s_rc, _, s_err), (r_rc, _, r_err) = run_pair(
+            cli("recv", "--port", port, "--file", tmp_path / "out.bin", "--linger", "0.5", *common),
+            cli("send", "--host", relay.address[0], "--port", relay.address[1], "--file", tmp_path / "in.bin",
+                "--timeout", "30", *common), port, env=CLI_ENV)
+    assert (s_rc, s_err, r_rc, r_err) == (0, "", 0, "")
+    assert (tmp_path / "out.bin").read_bytes() == data
+    assert relay.counts["forward"] >= 75_000 and relay.counts["duplicated"] > 0
