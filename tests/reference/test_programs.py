@@ -493,3 +493,24 @@ def test_sixteen_bit_sequence_numbers_wrap_on_real_sockets(protocol, tmp_path):
     assert (s_rc, s_err, r_rc, r_err) == (0, "", 0, "")
     assert (tmp_path / "out.bin").read_bytes() == data
     assert relay.counts["forward"] >= 75_000 and relay.counts["duplicated"] > 0
+
+
+def test_comn_programs_through_the_link_engine_print_the_harness_throughput():
+    """Through the real link engine (netem loss, delay, rate): byte-exact, and the COMN
+    throughput the sender prints (first send to last ACK) is the harness's goodput
+    (first packet into the link to last packet out) to within 3%."""
+    requires_core("sr")
+    from harness import Link, Program, run_transfer
+    from harness.engine import find_linkemu
+    try:
+        find_linkemu()
+    except Exception as e:
+        pytest.skip(f"link engine not built: {e}")
+    r = run_transfer(
+        sender=Program("python3 {impl}/Sender4.py {receiver_host} {receiver_port} {file} 40 16", output_format="comn"),
+        receiver=Program("python3 {impl}/Receiver4.py {listen_port} {output} 16"),
+        link=Link(forward="delay 5ms loss 10% rate 10mbit"), params={"impl": str(COMN)},
+        size=200_000, seed=3, backend="local", time_limit=60)
+    assert r.ok, r.error
+    assert r.retransmissions > 0
+    assert r.printed["throughput_kBps"] == pytest.approx(r.goodput_kBps, rel=0.03)
