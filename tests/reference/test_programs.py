@@ -495,17 +495,21 @@ def test_sixteen_bit_sequence_numbers_wrap_on_real_sockets(protocol, tmp_path):
     assert relay.counts["forward"] >= 75_000 and relay.counts["duplicated"] > 0
 
 
-def test_comn_programs_through_the_link_engine_print_the_harness_throughput():
-    """Through the real link engine (netem loss, delay, rate): byte-exact, and the COMN
-    throughput the sender prints (first send to last ACK) is the harness's goodput
-    (first packet into the link to last packet out) to within 3%."""
-    requires_core("sr")
-    from harness import Link, Program, run_transfer
+def requires_engine():
     from harness.engine import find_linkemu
     try:
         find_linkemu()
     except Exception as e:
         pytest.skip(f"link engine not built: {e}")
+
+
+def test_comn_programs_through_the_link_engine_print_the_harness_throughput():
+    """Through the real link engine (netem loss, delay, rate): byte-exact, and the COMN
+    throughput the sender prints (first send to last ACK) is the harness's goodput
+    (first packet into the link to last packet out) to within 3%."""
+    requires_core("sr")
+    requires_engine()
+    from harness import Link, Program, run_transfer
     r = run_transfer(
         sender=Program("python3 {impl}/Sender4.py {receiver_host} {receiver_port} {file} 40 16", output_format="comn"),
         receiver=Program("python3 {impl}/Receiver4.py {listen_port} {output} 16"),
@@ -514,3 +518,20 @@ def test_comn_programs_through_the_link_engine_print_the_harness_throughput():
     assert r.ok, r.error
     assert r.retransmissions > 0
     assert r.printed["throughput_kBps"] == pytest.approx(r.goodput_kBps, rel=0.03)
+
+
+def test_extended_format_survives_corruption_through_the_link_engine():
+    """netem `corrupt` flips a payload bit; the CRC32 catches it, the packet is resent."""
+    requires_core("sr")
+    requires_engine()
+    from harness import Link, Program, run_transfer
+    opts = "--protocol sr --format ext --window 16"
+    r = run_transfer(
+        sender=Program("python3 -m reference send --host {receiver_host} --port {receiver_port} --file {file} "
+                       "--timeout 40 " + opts),
+        receiver=Program("python3 -m reference recv --port {listen_port} --file {output} " + opts),
+        link=Link(forward="delay 5ms corrupt 10% rate 10mbit"), size=200_000, seed=4, backend="local",
+        time_limit=60)
+    assert r.ok, r.error
+    assert r.link["forward"]["corrupted"] > 0 and r.link["reverse"]["corrupted"] > 0
+    assert r.retransmissions >= r.link["forward"]["corrupted"] * 0.5
