@@ -214,7 +214,7 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
                         sockets[msg.path % len(sockets)].send(fmt.encode_data(msg))
                     except OSError:          # refused, unreachable, path down: a lost packet
                         result.send_errors += 1
-                if getattr(core, "failed", False):   # the core's own retry limit
+                if core.failed:   # the core's own retry limit
                     raise TransferFailed("gave up: a packet was resent the maximum number of times unanswered")
                 if core.done:
                     return result

@@ -23,6 +23,10 @@ class PacedSender:
     def done(self) -> bool:
         return self.next_seq >= len(self.payloads)
 
+    @property
+    def failed(self) -> bool:
+        return False                # nothing is ever resent, so nothing can give up
+
     def datagrams_to_send(self, now: float) -> list[Data]:
         if self.done or (self.next_time is not None and now < self.next_time):
             return []

@@ -90,6 +90,11 @@ class SenderCore(Protocol):
     @property
     def done(self) -> bool: ...
 
+    @property
+    def failed(self) -> bool:
+        """True once a packet was resent ``max_retries`` times without an ACK (then done too)."""
+        ...
+
 
 class ReceiverCore(Protocol):
     stats: ReceiverStats
