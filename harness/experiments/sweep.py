@@ -225,12 +225,7 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
             for rep in plans[sweep.name].more(cell, running[key]):
                 if len(in_flight) >= jobs:
                     return
-                if load < HEAVY:
-                    used = sum(v for v in loads.values() if v < HEAVY)
-                    room = cpu_budget - 1.0 if heavy_left else cpu_budget
-                else:
-                    used, room = sum(loads.values()), cpu_budget
-                if in_flight and used + load > room + 1e-9:
+                if in_flight and not _admits(load, list(loads.values()), heavy_left, cpu_budget):
                     break   # too heavy to add now; a lighter cell may still fit
                 running[key].add(rep)
                 fut = pool.submit(_run_one_rep, sweep, cell, rep)
@@ -256,6 +251,16 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
         pool.shutdown(wait=True, cancel_futures=True)
         bar.close()
     return frames()
+
+
+def _admits(load: float, in_flight: list[float], heavy_left: bool, budget: float) -> bool:
+    """Whether a run of `load` may start next to runs of loads `in_flight`. A heavy run
+    needs the total within the budget; light runs count only among themselves, within
+    `budget - 1` while heavy work remains, so a heavy run always finds room."""
+    if load >= HEAVY:
+        return sum(in_flight) + load <= budget + 1e-9
+    room = budget - 1.0 if heavy_left else budget
+    return sum(v for v in in_flight if v < HEAVY) + load <= room + 1e-9
 
 
 def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:
