@@ -137,3 +137,12 @@ def test_the_cpu_budget_keeps_heavy_runs_apart():
     assert peak["all"] >= 4              # light ones still go in parallel
     assert started[0] == "heavy"         # the heavy lane starts at once, not at the tail
     assert "heavy" in started[:12] and started[-12:].count("heavy") < 12
+
+
+def test_admission_rule():
+    from harness.experiments.sweep import _admits
+    assert _admits(1.0, [0.2, 0.2], True, 1.5)            # heavy: total 1.4 <= 1.5
+    assert not _admits(1.0, [1.0], True, 1.5)             # never two saturating runs
+    assert _admits(0.1, [1.0, 0.3], True, 1.5)            # light share 0.4 <= 0.5
+    assert not _admits(0.3, [1.0, 0.3], True, 1.5)        # light share 0.6 > 0.5: keep room
+    assert _admits(0.3, [0.3, 0.3, 0.3], False, 1.5)      # no heavy work left: whole budget
