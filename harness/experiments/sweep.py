@@ -209,6 +209,7 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
     planned = sum(len(plans[s.name].more(c, set())) for s, c in order)
     bar = tqdm(total=planned, desc=desc or ",".join(names), unit="run", disable=not progress, leave=True)
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="sweep")
+    children_before = _child_groups()
 
     def frames() -> dict[str, pd.DataFrame]:
         return {s.name: tidy(s, plans[s.name].results.rows) for s in sweeps}
@@ -245,7 +246,7 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
             submit_ready()
         bar.total = bar.n
     except KeyboardInterrupt:
-        _stop_workers(pool, in_flight)
+        _stop_workers(pool, in_flight, children_before)
         raise SweepInterrupted(frames()) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -280,14 +281,9 @@ def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:
             "elapsed_s": round(time.monotonic() - started, 3)}
 
 
-def _stop_workers(pool: ThreadPoolExecutor, in_flight: dict) -> None:
-    """Cancel queued repetitions and end the running ones: SIGTERM to the process group
-    of every child of this process (each program and engine runs in its own group).
-    A worker blocked waiting on its programs then sees them exit, and its own cleanup
-    (`with Processes()`, the backend session) runs as after any failed run."""
-    for fut in in_flight:
-        fut.cancel()
-    me, my_group = os.getpid(), os.getpgid(0)
+def _child_groups() -> set[int]:
+    """Process groups of this process's children, other than our own group."""
+    me, mine, groups = os.getpid(), os.getpgid(0), set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -296,11 +292,24 @@ def _stop_workers(pool: ThreadPoolExecutor, in_flight: dict) -> None:
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == me and int(fields[2]) != my_group:
-            try:
-                os.killpg(int(fields[2]), signal.SIGTERM)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if int(fields[1]) == me and int(fields[2]) != mine:
+            groups.add(int(fields[2]))
+    return groups
+
+
+def _stop_workers(pool: ThreadPoolExecutor, in_flight: dict, before: set[int]) -> None:
+    """Cancel queued repetitions and end the running ones: SIGTERM to the process group
+    of every child this sweep started (each program and engine runs in its own group;
+    children that existed before the sweep, e.g. in a notebook kernel, are left alone).
+    A worker blocked waiting on its programs then sees them exit, and its own cleanup
+    (`with Processes()`, the backend session) runs as after any failed run."""
+    for fut in in_flight:
+        fut.cancel()
+    for group in _child_groups() - before:
+        try:
+            os.killpg(group, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def tidy(sweep: Sweep, rows: list[dict]) -> pd.DataFrame:
