@@ -42,7 +42,7 @@ $(LINKEMU): $(CRATE)/Cargo.toml $(shell find $(CRATE)/src -name '*.rs' 2>/dev/nu
 	@touch $@
 
 demo: setup
-	$(VENV)/bin/rdtlab demo
+	$(VENV)/bin/rdtlab sheet comn --quick
 
 test: setup test-rust test-python
 
