@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from reference.core.api import Data, ReceiverStats, SenderStats
 from reference.core.config import CoreConfig
+from reference.core.rto import RtoEstimator
 
 
 def split(data: bytes, size: int) -> list[bytes]:
@@ -64,6 +65,35 @@ class SenderBase:
         self.stats.packets_sent += 1
         if resend:
             self.stats.retransmissions += 1
+
+
+class OneTimerSender(SenderBase):
+    """A sender with one retransmission timer, for the oldest unacked packet (``base``),
+    and Karn's rule for RTT samples: Go-Back-N and the TCP-like protocol."""
+
+    def __init__(self, data: bytes, config: CoreConfig):
+        super().__init__(data, config)
+        self.rto = RtoEstimator(config)
+        self.sent_at: dict[int, float] = {}   # in-flight packet -> time of its latest send
+        self.resent: set[int] = set()         # in-flight packets sent more than once (Karn)
+        self.deadline: float | None = None    # the one timer, for packet ``base``
+        self.base_resends = 0                 # how often packet ``base`` was resent
+
+    def next_timer(self) -> float | None:
+        return None if self.done else self.deadline
+
+    def _timer_expired(self, now: float) -> bool:
+        """Has the timer gone off? Then count the timeout, back off and stop the timer
+        (it restarts when ``base`` is resent); give up instead when out of retries."""
+        if self.deadline is None or now < self.deadline or self.done:
+            return False
+        if self._out_of_retries(self.base_resends):
+            self.failed = True
+            return False
+        self.stats.timeouts += 1
+        self.rto.timed_out(now)
+        self.deadline = None
+        return True
 
 
 class ReceiverBase:

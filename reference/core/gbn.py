@@ -21,19 +21,13 @@ window grows on a lossy link (seed 004, question 3).
 from __future__ import annotations
 
 from reference.core.api import Ack, Data
-from reference.core.base import ReceiverBase, SenderBase
+from reference.core.base import OneTimerSender, ReceiverBase
 from reference.core.config import CoreConfig
-from reference.core.rto import RtoEstimator
 
 
-class GoBackNSender(SenderBase):
+class GoBackNSender(OneTimerSender):
     def __init__(self, data: bytes, config: CoreConfig):
         super().__init__(data, config)
-        self.rto = RtoEstimator(config)
-        self.sent_at: dict[int, float] = {}   # in-flight packet -> time of its latest send
-        self.resent: set[int] = set()         # in-flight packets sent more than once (Karn)
-        self.deadline: float | None = None    # the one timer, for packet ``base``
-        self.base_resends = 0                 # how often the current window was resent
         self._go_back = False                 # resend the whole window on the next call
 
     def datagrams_to_send(self, now: float) -> list[Data]:
@@ -70,20 +64,10 @@ class GoBackNSender(SenderBase):
         self.rto.progress()
         self.deadline = now + self.rto.rto if self.base < self.next_seq else None
 
-    def next_timer(self) -> float | None:
-        return None if self.done else self.deadline
-
     def handle_timer(self, now: float) -> None:
-        if self.deadline is None or now < self.deadline or self.done:
-            return
-        if self._out_of_retries(self.base_resends):
-            self.failed = True
-            return
-        self.stats.timeouts += 1
-        self.rto.timed_out(now)
-        self.base_resends += 1
-        self._go_back = True
-        self.deadline = None      # restarted when base is resent
+        if self._timer_expired(now):
+            self.base_resends += 1
+            self._go_back = True
 
     def _send(self, seq: int, now: float, resend: bool) -> Data:
         self._count_send(resend)

@@ -22,19 +22,13 @@ highest packet it has in order (-1 before the first).
 from __future__ import annotations
 
 from reference.core.api import Ack, Data
-from reference.core.base import ReceiverBase, SenderBase
+from reference.core.base import OneTimerSender, ReceiverBase
 from reference.core.config import CoreConfig
-from reference.core.rto import RtoEstimator
 
 
-class TcpLikeSender(SenderBase):
+class TcpLikeSender(OneTimerSender):
     def __init__(self, data: bytes, config: CoreConfig):
         super().__init__(data, config)
-        self.rto = RtoEstimator(config)
-        self.sent_at: dict[int, float] = {}   # in-flight packet -> time of its latest send
-        self.resent: set[int] = set()         # in-flight packets sent more than once (Karn)
-        self.deadline: float | None = None    # the one timer, for packet ``base``
-        self.base_resends = 0
         self.dup_acks = 0
         self.recover: int | None = None       # in recovery until this packet is acked
         self._resend_base = False
@@ -60,21 +54,11 @@ class TcpLikeSender(SenderBase):
         elif cumulative >= self.base:
             self._new_ack(cumulative, now)
 
-    def next_timer(self) -> float | None:
-        return None if self.done else self.deadline
-
     def handle_timer(self, now: float) -> None:
-        if self.deadline is None or now < self.deadline or self.done:
-            return
-        if self._out_of_retries(self.base_resends):
-            self.failed = True
-            return
-        self.stats.timeouts += 1
-        self.rto.timed_out(now)
-        self.recover = self.next_seq - 1      # every packet sent so far may be lost
-        self.dup_acks = 0
-        self._resend_base = True
-        self.deadline = None                  # restarted when base is resent
+        if self._timer_expired(now):
+            self.recover = self.next_seq - 1  # every packet sent so far may be lost
+            self.dup_acks = 0
+            self._resend_base = True
 
     # --- inside ---
 
