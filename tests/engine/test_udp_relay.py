@@ -21,6 +21,17 @@ def exchange(client, target, payload: bytes, reply: bytes):
     return upstream
 
 
+def send_numbered(client, target, n: int) -> int:
+    """Send n numbered datagrams in paced batches of 100 (so no socket buffer overflows);
+    return how many reached the target."""
+    received = 0
+    for chunk in range(n // 100):
+        for i in range(100):
+            client.send(b"%d" % (chunk * 100 + i))
+        received += len(drain(target, 0.05))
+    return received + len(drain(target, 0.2))
+
+
 def test_relays_both_ways_and_counts(relay):
     eng, client, target = relay()
     for i in range(20):
@@ -81,12 +92,7 @@ def test_delay_seen_end_to_end(relay):
 def test_loss_fraction_within_binomial_bounds(relay):
     n, p = 3000, 0.1
     eng, client, target = relay(forward="loss 10%", extra=["--seed", "7"])
-    received = 0
-    for chunk in range(n // 100):
-        for i in range(100):
-            client.send(b"%d" % (chunk * 100 + i))
-        received += len(drain(target, 0.05))
-    received += len(drain(target, 0.2))
+    received = send_numbered(client, target, n)
     s = eng.stop()["forward"]
     lo, hi = binomial_bounds(n, p)
     assert s["packets_in"] == n
@@ -99,12 +105,7 @@ def test_counters_balance_when_copies_are_lost_or_corrupted(relay):
     a duplicate that is itself lost or corrupted is counted like an original."""
     n = 2000
     eng, client, target = relay(forward="duplicate 40% loss 30% corrupt 20%", extra=["--seed", "11"])
-    received = 0
-    for chunk in range(n // 100):
-        for i in range(100):
-            client.send(b"%d" % (chunk * 100 + i))
-        received += len(drain(target, 0.05))
-    received += len(drain(target, 0.2))
+    received = send_numbered(client, target, n)
     s = eng.stop()["forward"]
     assert s["packets_in"] == n
     assert s["delivered"] == received
