@@ -82,6 +82,27 @@ class OneTimerSender(SenderBase):
     def next_timer(self) -> float | None:
         return None if self.done else self.deadline
 
+    def _send(self, seq: int, now: float, resend: bool) -> Data:
+        """Hand out packet ``seq``; (re)start the timer when it is ``base``."""
+        self._count_send(resend)
+        if resend:
+            self.resent.add(seq)
+            if seq == self.base:
+                self.base_resends += 1
+        self.sent_at[seq] = now
+        if seq == self.base:
+            self.deadline = now + self.rto.rto
+        return self._message(seq)
+
+    def _send_new(self, now: float) -> list[Data]:
+        """Every new packet the window has room for."""
+        out = []
+        while self._can_send_new():
+            seq = self.next_seq
+            self._sent_new(seq)
+            out.append(self._send(seq, now, resend=False))
+        return out
+
     def _timer_expired(self, now: float) -> bool:
         """Has the timer gone off? Then count the timeout, back off and stop the timer
         (it restarts when ``base`` is resent); give up instead when out of retries."""

@@ -36,10 +36,7 @@ class GoBackNSender(OneTimerSender):
             self._go_back = False
             for seq in range(self.base, self.next_seq):
                 out.append(self._send(seq, now, resend=True))
-        while self._can_send_new():
-            seq = self.next_seq
-            self._sent_new(seq)
-            out.append(self._send(seq, now, resend=False))
+        out += self._send_new(now)
         return out
 
     def receive(self, ack: Ack, now: float) -> None:
@@ -66,17 +63,7 @@ class GoBackNSender(OneTimerSender):
 
     def handle_timer(self, now: float) -> None:
         if self._timer_expired(now):
-            self.base_resends += 1
             self._go_back = True
-
-    def _send(self, seq: int, now: float, resend: bool) -> Data:
-        self._count_send(resend)
-        if resend:
-            self.resent.add(seq)
-        self.sent_at[seq] = now
-        if seq == self.base:
-            self.deadline = now + self.rto.rto
-        return self._message(seq)
 
 
 class GoBackNReceiver(ReceiverBase):

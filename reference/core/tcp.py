@@ -38,10 +38,7 @@ class TcpLikeSender(OneTimerSender):
         if self._resend_base and not self.failed and self.base < self.next_seq:
             out.append(self._send(self.base, now, resend=True))
         self._resend_base = False
-        while self._can_send_new():
-            seq = self.next_seq
-            self._sent_new(seq)
-            out.append(self._send(seq, now, resend=False))
+        out += self._send_new(now)
         return out
 
     def receive(self, ack: Ack, now: float) -> None:
@@ -92,16 +89,6 @@ class TcpLikeSender(OneTimerSender):
             else:
                 self._resend_base = True      # partial ACK: the next gap is lost too
         self.deadline = now + self.rto.rto if self.base < self.next_seq else None
-
-    def _send(self, seq: int, now: float, resend: bool) -> Data:
-        self._count_send(resend)
-        if resend:
-            self.resent.add(seq)
-            self.base_resends += 1
-        self.sent_at[seq] = now
-        if seq == self.base:
-            self.deadline = now + self.rto.rto
-        return self._message(seq)
 
 
 class TcpLikeReceiver(ReceiverBase):
