@@ -8,6 +8,12 @@ use linkemu::link::{Fate, Link, Verdict};
 const N: usize = 100_000;
 const MS: u64 = 1_000_000;
 
+/// Which arrivals netem's reorder sent at once, ahead of the queue.
+fn reordered_indices(r: &Run) -> Vec<usize> {
+    let reordered = |v: &Verdict| matches!(v.original, Fate::Queued { reordered: true, .. });
+    r.verdicts.iter().enumerate().filter(|(_, v)| reordered(v)).map(|(i, _)| i).collect()
+}
+
 fn fresh(s: &str, seed: u64) -> Link {
     Link::new(spec(s), seed)
 }
@@ -125,19 +131,7 @@ fn corrupt_with_empty_range_damages_nothing() {
 fn reorder_fraction_with_gap_1() {
     // gap defaults to 1: each packet is sent at once with probability P.
     let r = run(&mut fresh("delay 10ms reorder 25%", 6), N, MS, 10);
-    let reordered = r
-        .verdicts
-        .iter()
-        .filter(|v| {
-            matches!(
-                v.original,
-                Fate::Queued {
-                    reordered: true,
-                    ..
-                }
-            )
-        })
-        .count();
+    let reordered = reordered_indices(&r).len();
     assert_binomial("reorder 25%", reordered, N, 0.25);
     // A reordered packet leaves as it arrives, ahead of the ones delayed before it.
     for d in r.departures.iter().filter(|d| d.due == d.arrived) {
@@ -152,21 +146,7 @@ fn reorder_fraction_with_gap_1() {
 #[test]
 fn reorder_gap_sends_every_gapth_packet_at_once_when_certain() {
     let r = run(&mut fresh("delay 10ms reorder 100% gap 5", 7), 1000, MS, 10);
-    let reordered: Vec<usize> = r
-        .verdicts
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| {
-            matches!(
-                v.original,
-                Fate::Queued {
-                    reordered: true,
-                    ..
-                }
-            )
-        })
-        .map(|(i, _)| i)
-        .collect();
+    let reordered = reordered_indices(&r);
     // The first gap-1 packets are delayed, then every 5th goes at once.
     assert_eq!(reordered, (4..1000).step_by(5).collect::<Vec<_>>());
 }
@@ -176,21 +156,7 @@ fn reorder_gap_with_probability_follows_netem_renewal() {
     // After a reorder, 4 packets are delayed, then each goes at once w.p. 1/2:
     // cycles of 4 + Geometric(1/2) packets, mean 6, variance 2.
     let r = run(&mut fresh("delay 10ms reorder 50% gap 5", 8), N, MS, 10);
-    let idx: Vec<usize> = r
-        .verdicts
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| {
-            matches!(
-                v.original,
-                Fate::Queued {
-                    reordered: true,
-                    ..
-                }
-            )
-        })
-        .map(|(i, _)| i)
-        .collect();
+    let idx = reordered_indices(&r);
     assert!(
         idx.windows(2).all(|w| w[1] - w[0] >= 5),
         "a reorder inside the gap"
