@@ -335,12 +335,7 @@ def q3_blocks(cell_list: list[dict], plan: Plan) -> list:
             model_cells = [{"delay": d, "loss": LOSS, "timeout": gbn_timeout_ms(d), "window": w} for w in ws]
             ax.plot(ws, [q3_model(c) for c in model_cells], colour + "--", lw=1.2, label=f"{d} ms model")
             ax.plot(ws, [q3_textbook(c) for c in model_cells], colour + ":", lw=1, label=f"{d} ms textbook")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(ws, [str(w) for w in ws])
-        ax.set_yscale("log")
-        ax.set_xlabel("window size (packets)")
-        ax.set_ylabel("average throughput (KB/s)")
-        ax.set_title("Go-Back-N, 5% loss, 10 Mbit/s")
+        _window_axes(ax, ws, "window size (packets)", "Go-Back-N, 5% loss, 10 Mbit/s")
         ax.legend(fontsize=7, ncol=3)
 
     return [
@@ -492,12 +487,7 @@ def q7_blocks(cell_list: list[dict]) -> list:
             _errorbar(ax, ws, summary, [key(w) for w in ws], f"C{i}", label)
         ws = [2 ** k for k in range(0, 9)]
         ax.plot(ws, [q7_mathis({"delay": 25, "loss": LOSS})] * len(ws), "k:", lw=1, label="Mathis (Reno) estimate")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(ws, [str(w) for w in ws])
-        ax.set_yscale("log")
-        ax.set_xlabel("window (packets of 1 KB; KB for TCP)")
-        ax.set_ylabel("average throughput (KB/s)")
-        ax.set_title("25 ms, 5% loss, 10 Mbit/s")
+        _window_axes(ax, ws, "window (packets of 1 KB; KB for TCP)", "25 ms, 5% loss, 10 Mbit/s")
         ax.legend(fontsize=8)
 
     return [Plot("Q5–Q8: Go-Back-N, Selective Repeat and TCP at 25 ms", "q7.png", plot),
@@ -549,6 +539,16 @@ def q8_answer(r: Results) -> str:
         "from others and could collapse under congestion. TCP's retransmission timeout is also at least 200 ms "
         "(Linux), far above our 60 ms timeout, so the losses it cannot repair by fast retransmit cost more.",
     ])
+
+
+def _window_axes(ax, windows, xlabel: str, title: str) -> None:
+    """Throughput against window, as the COMN graph: log2 windows, log throughput."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(windows, [str(w) for w in windows])
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("average throughput (KB/s)")
+    ax.set_title(title)
 
 
 def _errorbar(ax, xs: list, summary: dict, keys: list[tuple], colour: str, label: str) -> None:
