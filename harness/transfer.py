@@ -367,16 +367,17 @@ def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
             with open(infile, "wb") as f:
                 f.write(deterministic_bytes(plan.size, plan.seed))
         output = os.path.join(workdir, "receiver", "output.bin")
+        want = sha256_file(infile) if plan.verify else None   # hashed once: waiting and verifying use it
         config = {"seed": plan.seed, "schedule": plan.schedule}
         if plan.pcap:
             config["pcap"] = os.path.abspath(plan.pcap)
         with Processes() as procs:
-            return _run(plan, procs, workdir, infile, output, config)
+            return _run(plan, procs, workdir, infile, want, output, config)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
+def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | None, output: str,
          config: dict) -> tuple[TransferResult, bool]:
     base = dict(backend=plan.backend, seed=plan.seed, size_bytes=plan.size, params=plan.params)
 
@@ -413,13 +414,13 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, output: str,
         tx.timed_out = not sender_done and not (engine_proc is not None and engine_proc.wait(0))
         procs.stop(tx)
         if not tx.timed_out and tx.exit_code == 0:   # a failed sender: no use waiting
-            rx.timed_out = not _wait_receiver(plan, rx, infile, output)
+            rx.timed_out = not _wait_receiver(plan, rx, want, output)
         procs.stop(rx)
         engine_died = engine_proc is not None and engine_proc.wait(0)
         stats = session.engine.stop() if session.engine is not None else None
     finally:
         session.close()
-    return _result(plan, base, tx, rx, engine_proc if engine_died else None, stats, infile, output), False
+    return _result(plan, base, tx, rx, engine_proc if engine_died else None, stats, infile, want, output), False
 
 
 def _start(procs: Processes, role: str, program: Program, values: dict, workdir: str, file_cap: int,
@@ -430,7 +431,7 @@ def _start(procs: Processes, role: str, program: Program, values: dict, workdir:
 
 
 def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, dead_engine: Proc | None, stats: dict | None,
-            infile: str, output: str) -> TransferResult:
+            infile: str, want: str | None, output: str) -> TransferResult:
     """The verdict (the first cause of failure, else the output compared) and figures."""
     error = _first_error(plan, tx, rx)
     if dead_engine is not None:
@@ -438,7 +439,7 @@ def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, dead_engine: Proc | Non
         error = f"engine failed: it exited during the transfer ({why})"
     verified = False
     if plan.verify and (error is None or not error.startswith("engine")):
-        verified, mismatch = _verify(infile, output, plan.size)
+        verified, mismatch = _verify(infile, want, output, plan.size)
         error = error or mismatch
     result = TransferResult(ok=error is None, verified=verified, error=error, **base,
                             process_time_s=(tx.exited_ns - tx.started_ns) / 1e9 if tx.exited_ns else None,
@@ -492,13 +493,12 @@ def _wait_bound(rx: Proc, port: int, timeout: float) -> bool:
     return False
 
 
-def _wait_receiver(plan: _Plan, rx: Proc, infile: str, output: str) -> bool:
+def _wait_receiver(plan: _Plan, rx: Proc, want: str | None, output: str) -> bool:
     """After the sender exits: True once the receiver exits, or (with
     stop_receiver_when_done) once its output is complete and correct, so a receiver
     that lingers to re-ACK (COMN's linger 2 s) does not cost every run that long.
     """
     deadline = time.monotonic() + plan.receiver_grace
-    want = sha256_file(infile)
     while time.monotonic() < deadline:
         if rx.wait(0.02):
             return True
@@ -528,10 +528,10 @@ def _first_error(plan: _Plan, tx: Proc, rx: Proc) -> str | None:
     return None
 
 
-def _verify(infile: str, output: str, size: int) -> tuple[bool, str | None]:
+def _verify(infile: str, want: str, output: str, size: int) -> tuple[bool, str | None]:
     if not os.path.exists(output) or (os.path.getsize(output) == 0 and size > 0):
         return False, "receiver wrote nothing to its output file"
-    if sha256_file(infile) == sha256_file(output):
+    if sha256_file(output) == want:
         return True, None
     at = first_difference(infile, output)
     return False, f"output differs from input at byte {at} (output {os.path.getsize(output)} bytes, input {size})"
