@@ -76,6 +76,8 @@ pub struct Config {
     pub seed: u64,
     pub stats: Option<PathBuf>,
     pub pcap: Option<PathBuf>,
+    /// JSON-lines event trace of every packet's fate (trace.rs).
+    pub trace: Option<PathBuf>,
     pub control: Option<PathBuf>,
     pub paths: Vec<PathConfig>,
     pub schedule: Vec<Scheduled>,
@@ -124,12 +126,13 @@ pub fn parse_addr(what: &str, s: &str) -> Result<SocketAddr, ConfigError> {
 }
 
 pub const UDP_USAGE: &str = "usage: linkemu udp --listen HOST:PORT --to HOST:PORT [--forward SPEC] [--reverse SPEC] \
-[--shared-queue] [--seed N] [--stats FILE] [--pcap FILE] [--control SOCK]";
+[--shared-queue] [--seed N] [--stats FILE] [--pcap FILE] [--trace FILE] [--control SOCK]";
 
 /// `linkemu udp ...` arguments (after the subcommand) as a one-path config.
 pub fn from_udp_args(args: &[String]) -> Result<Config, ConfigError> {
     let (mut listen, mut to, mut forward, mut reverse) = (None, None, None, None);
     let (mut seed, mut stats, mut pcap, mut control, mut shared) = (1u64, None, None, None, false);
+    let mut trace = None;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         if flag == "--shared-queue" {
@@ -151,6 +154,7 @@ pub fn from_udp_args(args: &[String]) -> Result<Config, ConfigError> {
             }
             "--stats" => stats = Some(PathBuf::from(value()?)),
             "--pcap" => pcap = Some(PathBuf::from(value()?)),
+            "--trace" => trace = Some(PathBuf::from(value()?)),
             "--control" => control = Some(PathBuf::from(value()?)),
             other => return err(format!("unknown argument {other:?}; {UDP_USAGE}")),
         }
@@ -166,7 +170,7 @@ pub fn from_udp_args(args: &[String]) -> Result<Config, ConfigError> {
         Endpoint::Udp { listen, to },
         "",
     )?;
-    Ok(Config { mode: Mode::Udp, seed, stats, pcap, control, paths: vec![path], schedule: vec![] })
+    Ok(Config { mode: Mode::Udp, seed, stats, pcap, trace, control, paths: vec![path], schedule: vec![] })
 }
 
 /// Reads typed fields out of a JSON object, naming `ctx` and the key in errors, and
@@ -287,6 +291,7 @@ pub fn from_json(text: &str) -> Result<Config, ConfigError> {
     let seed = f.u64("seed")?.unwrap_or(1);
     let stats = f.string("stats")?.map(PathBuf::from);
     let pcap = f.string("pcap")?.map(PathBuf::from);
+    let trace = f.string("trace")?.map(PathBuf::from);
     let control = f.string("control")?.map(PathBuf::from);
     let paths_v = f.get("paths");
     let schedule_v = f.get("schedule");
@@ -326,7 +331,7 @@ pub fn from_json(text: &str) -> Result<Config, ConfigError> {
         Some(v) => return err(format!("config: \"schedule\" must be a list, got {v}")),
     }
     schedule.sort_by_key(|s| s.at_ms); // stable: equal times keep file order
-    Ok(Config { mode, seed, stats, pcap, control, paths, schedule })
+    Ok(Config { mode, seed, stats, pcap, trace, control, paths, schedule })
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! epoll_wait whenever nothing is due, so an idle link costs no CPU.
 //!
 //! Each path has one netem `Link` per direction, or one for both (`shared_queue`,
-//! netem on `lo`); a packet's tag is `endpoint << 1 | direction`, where the endpoint
-//! is the UDP client index (0 in TUN mode).
+//! netem on `lo`); a packet's tag is `id << 8 | endpoint << 1 | direction`, where the
+//! endpoint is the UDP client index (0 in TUN mode) and `id` the arrival number mod
+//! 2^24 (it joins a packet's trace lines).
 
 use std::io;
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use crate::pcap::{self, Pcap};
 use crate::spec::NetemSpec;
 use crate::stats::{payload_hash, DirStats, SeenPayloads};
 use crate::sys::{self, Epoll, Signals, Timer};
+use crate::trace::{self, Trace};
 use crate::tun::{self, TunIo};
 use crate::udp::UdpIo;
 
@@ -59,6 +61,18 @@ fn token(kind: u64, path: usize, index: u64) -> u64 {
 
 fn untoken(t: u64) -> (u64, usize, u64) {
     (t >> 56, ((t >> 40) & 0xffff) as usize, t & 0xff_ffff_ffff)
+}
+
+// The endpoint takes 7 bits of a tag: more than udp::MAX_CLIENTS (64).
+const _: () = assert!(crate::udp::MAX_CLIENTS < 128);
+
+fn tag(id: u32, endpoint: usize, dir: usize) -> u32 {
+    (id & 0xff_ffff) << 8 | (endpoint as u32) << 1 | dir as u32
+}
+
+/// (id, endpoint, direction) of a tag.
+fn untag(t: u32) -> (u32, usize, usize) {
+    (t >> 8, ((t >> 1) & 0x7f) as usize, (t & 1) as usize)
 }
 
 enum PathIo {
@@ -107,6 +121,9 @@ pub struct Engine {
     control: Option<ControlServer>,
     stats_path: Option<PathBuf>,
     pcap: Option<Pcap>,
+    trace: Option<Trace>,
+    /// Arrival number of the next packet (trace ids).
+    next_id: u32,
     schedule: Vec<Scheduled>,
     next_scheduled: usize,
     /// How long before a deadline the timer fires; the rest is spun.
@@ -163,6 +180,14 @@ impl Engine {
             Some(p) => Some(Pcap::create(p, pcap::DEFAULT_MAX_BYTES).map_err(|e| format!("pcap {}: {e}", p.display()))?),
             None => None,
         };
+        let trace = match &cfg.trace {
+            Some(t) => {
+                let names: Vec<String> = cfg.paths.iter().map(|p| p.name.clone()).collect();
+                Some(Trace::create(t, trace::DEFAULT_MAX_BYTES, cfg.mode.name(), cfg.seed, &names)
+                    .map_err(|e| format!("trace {}: {e}", t.display()))?)
+            }
+            None => None,
+        };
         Ok(Engine {
             mode: cfg.mode,
             seed: cfg.seed,
@@ -173,6 +198,8 @@ impl Engine {
             control,
             stats_path: cfg.stats,
             pcap,
+            trace,
+            next_id: 0,
             schedule: cfg.schedule,
             next_scheduled: 0,
             first_packet_ns: None,
@@ -252,6 +279,9 @@ impl Engine {
         if let Some(p) = &mut self.pcap {
             p.flush();
         }
+        if let Some(t) = &mut self.trace {
+            t.flush();
+        }
         Ok(())
     }
 
@@ -309,7 +339,9 @@ impl Engine {
                 path.stats[dir].io_errors += 1;
                 continue;
             }
-            ingress(self.mode, path, dir, endpoint, data.to_vec(), now);
+            let id = self.next_id;
+            self.next_id = self.next_id.wrapping_add(1);
+            ingress(self.mode, p, path, dir, endpoint, data.to_vec(), now, id, &mut self.trace);
         }
     }
 
@@ -321,7 +353,9 @@ impl Engine {
                 Ok(Some(len)) => {
                     let now = sys::now_ns();
                     self.first_packet_ns.get_or_insert(now);
-                    ingress(self.mode, path, dir, 0, self.buf[..len].to_vec(), now);
+                    let id = self.next_id;
+                    self.next_id = self.next_id.wrapping_add(1);
+                    ingress(self.mode, p, path, dir, 0, self.buf[..len].to_vec(), now, id, &mut self.trace);
                 }
                 Ok(None) => return,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -352,10 +386,11 @@ impl Engine {
             let _ = self.execute(&cmd);
         }
         let mode = self.mode;
-        for path in &mut self.paths {
+        for (p, path) in self.paths.iter_mut().enumerate() {
             for li in 0..path.links.len() {
                 while let Some(dep) = path.links[li].dequeue(now) {
-                    deliver(mode, &path.io, path.up, &mut path.stats, &mut self.pcap, dep);
+                    let out = Outputs { pcap: &mut self.pcap, trace: &mut self.trace, path: p };
+                    deliver(mode, &path.io, path.up, &mut path.stats, out, dep);
                 }
             }
         }
@@ -461,6 +496,7 @@ impl Engine {
         json!({"seed": self.seed, "mode": self.mode.name(),
                "forward": total[FORWARD].to_json(), "reverse": total[REVERSE].to_json(),
                "pcap_skipped": self.pcap.as_ref().map(|p| p.skipped),
+               "trace_skipped": self.trace.as_ref().map(|t| t.skipped),
                "paths": per_path})
     }
 
@@ -479,24 +515,37 @@ impl Engine {
     }
 }
 
-/// A packet entered `path` in direction `dir`: count it and hand it to the link.
-fn ingress(mode: Mode, path: &mut PathRt, dir: usize, endpoint: usize, data: Vec<u8>, now: u64) {
+/// A packet entered path `p` in direction `dir`: count it, trace it and hand it to the link.
+#[allow(clippy::too_many_arguments)]
+fn ingress(mode: Mode, p: usize, path: &mut PathRt, dir: usize, endpoint: usize, data: Vec<u8>, now: u64, id: u32,
+           trace: &mut Option<Trace>) {
     let li = path.link_of(dir);
     let st = &mut path.stats[dir];
     st.arrived(now, data.len());
-    if !path.up {
-        st.down_drops += 1;
-        return;
-    }
     let (range, key) = match mode {
         Mode::Udp => (0..data.len(), (!data.is_empty()).then(|| payload_hash(&[&endpoint.to_be_bytes(), &data]))),
         Mode::Tun => (tun::corrupt_range(&data), tun::repeat_key(&data)),
     };
-    if key.is_some_and(|k| path.seen[dir].check_and_insert(k)) {
+    let id = id & 0xff_ffff;
+    if !path.up {
+        st.down_drops += 1;
+        if let Some(t) = trace {
+            t.arrival(now, p, dir, id, &data[range.clone()], data.len(), false, None);
+        }
+        return;
+    }
+    let repeat = key.is_some_and(|k| path.seen[dir].check_and_insert(k));
+    if repeat {
         st.repeats += 1;
     }
-    let verdict = path.links[li].enqueue(now, data, range, (endpoint << 1 | dir) as u32);
+    // The head is taken before the link may flip a bit in it.
+    let head = trace.as_ref().map(|_| data[range.start..range.end.min(range.start + trace::HEAD_BYTES)].to_vec());
+    let len = data.len();
+    let verdict = path.links[li].enqueue(now, data, range, tag(id, endpoint, dir));
     count_verdict(st, verdict);
+    if let (Some(t), Some(head)) = (trace, head) {
+        t.arrival(now, p, dir, id, &head, len, repeat, Some(verdict));
+    }
 }
 
 fn count_verdict(st: &mut DirStats, v: Verdict) {
@@ -520,14 +569,27 @@ fn count_fate(st: &mut DirStats, fate: Fate) {
     }
 }
 
+/// Where a departure is recorded besides the counters.
+struct Outputs<'a> {
+    pcap: &'a mut Option<Pcap>,
+    trace: &'a mut Option<Trace>,
+    path: usize,
+}
+
 /// Hand a departing packet to its destination and count it.
-fn deliver(mode: Mode, io: &PathIo, up: bool, stats: &mut [DirStats; 2], pcap: &mut Option<Pcap>, mut dep: Departure) {
-    let dir = (dep.tag & 1) as usize;
-    let endpoint = (dep.tag >> 1) as usize;
+fn deliver(mode: Mode, io: &PathIo, up: bool, stats: &mut [DirStats; 2], out: Outputs, mut dep: Departure) {
+    let (id, endpoint, dir) = untag(dep.tag);
     let st = &mut stats[dir];
+    let (duplicate, corrupted) = (dep.duplicate, dep.corrupted);
+    let mut traced = |now: u64, fate: &str| {
+        if let Some(t) = out.trace {
+            t.departure(now, out.path, dir, id, duplicate, fate, corrupted);
+        }
+    };
     // A path cut while packets were on it loses them.
     if !up {
         st.down_drops += 1;
+        traced(sys::now_ns(), "down_drop");
         return;
     }
     // Lateness is judged when the send starts: the send itself costs the same on any relay.
@@ -545,10 +607,12 @@ fn deliver(mode: Mode, io: &PathIo, up: bool, stats: &mut [DirStats; 2], pcap: &
     };
     if sent.is_err() {
         st.io_errors += 1;
+        traced(now, "io_error");
         return;
     }
+    traced(now, "delivered");
     st.departed(now, dep.data.len(), dep.due, dep.arrived);
-    if let Some(pc) = pcap {
+    if let Some(pc) = out.pcap {
         let wall = sys::realtime_ns();
         match (mode, io) {
             (Mode::Udp, PathIo::Udp(u)) => {
@@ -581,5 +645,13 @@ mod tests {
             }
         }
         assert_eq!(link_seed(1, 0, 0), s[0]);
+    }
+
+    #[test]
+    fn tags_round_trip_and_ids_wrap() {
+        for (id, ep, dir) in [(0, 0, 0), (5, 63, 1), (0xff_ffff, 127, 1)] {
+            assert_eq!(untag(tag(id, ep, dir)), (id, ep, dir));
+        }
+        assert_eq!(untag(tag(1 << 24 | 3, 2, 0)), (3, 2, 0));
     }
 }

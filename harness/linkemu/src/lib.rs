@@ -2,7 +2,7 @@
 //!
 //! The netem pipeline (`spec`, `rng`, `dist`, `loss`, `link`) is sans-IO: it is fed
 //! packets and the current time and asked what leaves when. The I/O side (`udp`,
-//! `tun`, `event`, `control`, `stats`, `pcap`) runs it on real sockets and TUN devices.
+//! `tun`, `event`, `control`, `stats`, `pcap`, `trace`) runs it on real sockets and TUN devices.
 
 // netem semantics (sans-IO)
 pub mod dist;
@@ -19,5 +19,6 @@ pub mod event;
 pub mod pcap;
 pub mod stats;
 pub mod sys;
+pub mod trace;
 pub mod tun;
 pub mod udp;
