@@ -1,0 +1,83 @@
+"""The student's feedback: every scenario, pass or fail, points, goodput against the
+reference, the one-line reason, and for a failure the `rdtlab run` command that
+replays it (with its seed) and the link's pcap for Wireshark. Markdown and HTML.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+
+from grader.export_gradescope import gradescope_results
+
+
+def write_outputs(result: dict, folder: str) -> None:
+    """results.json (Gradescope's schema), feedback.md and feedback.html, each written whole."""
+    _write(os.path.join(folder, "results.json"), json.dumps(gradescope_results(result), indent=1))
+    _write(os.path.join(folder, "feedback.md"), markdown(result))
+    _write(os.path.join(folder, "feedback.html"), to_html(result))
+
+
+def _write(path: str, text: str) -> None:
+    tmp = path + ".part"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _goodput(s: dict) -> str:
+    runs = [r for r in s["runs"] if r.get("goodput_kBps")]
+    if not runs:
+        return ""
+    r = runs[0]
+    text = f"{r['goodput_kBps']:.1f} KB/s"
+    if r.get("reference_goodput_kBps"):
+        text += f" (reference {r['reference_goodput_kBps']:.1f})"
+    return text
+
+
+def markdown(result: dict) -> str:
+    who = result["name"] or result["student"]
+    out = [f"# {result['battery']} feedback for {who}", "",
+           f"**Score: {result['score']:g} / {result['max_score']:g}**", ""]
+    if result.get("build_error"):
+        out += [f"Build: {result['build_error']}", ""]
+    out += ["| part | scenario | result | points | goodput | reason |", "|---|---|---|---|---|---|"]
+    for s in result["scenarios"]:
+        mark = "pass" if s["passed"] else "FAIL"
+        out.append(f"| {s['part']} | {s['name']} | {mark} | {s['score']:g} / {s['max_score']:g} | {_goodput(s)} "
+                   f"| {s['reason'].replace('|', '/')} |")
+    failing = [s for s in result["scenarios"] if not s["passed"]]
+    if failing:
+        out += ["", "## Replay a failure", "",
+                "Each command runs the same link with the same seed from your own folder."]
+        for s in failing:
+            out += ["", f"### {s['name']}", "", s["what"], "", f"Why: {s['reason']}", "",
+                    "```", s["replay"], "```"]
+            if s.get("pcap"):
+                out += ["", f"The link's packets: `{s['pcap']}` (open it in Wireshark)."]
+    return "\n".join(out) + "\n"
+
+
+def to_html(result: dict) -> str:
+    who = html.escape(result["name"] or result["student"])
+    rows = []
+    for s in result["scenarios"]:
+        mark = "pass" if s["passed"] else "FAIL"
+        cells = [str(s["part"]), html.escape(s["name"]), mark, f"{s['score']:g} / {s['max_score']:g}",
+                 html.escape(_goodput(s)), html.escape(s["reason"])]
+        rows.append(f"<tr class='{mark.lower()}'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    replays = "".join(
+        f"<h3>{html.escape(s['name'])}</h3><p>{html.escape(s['what'])}</p><p>Why: {html.escape(s['reason'])}</p>"
+        f"<pre>{html.escape(s['replay'])}</pre>"
+        + (f"<p>The link's packets: <a href='{html.escape(s['pcap'])}'>{html.escape(s['pcap'])}</a></p>" if s.get("pcap") else "")
+        for s in result["scenarios"] if not s["passed"])
+    build = f"<p>Build: {html.escape(result['build_error'])}</p>" if result.get("build_error") else ""
+    return ("<!doctype html><meta charset='utf-8'>"
+            f"<title>{html.escape(result['battery'])} feedback: {who}</title>"
+            "<style>body{font-family:sans-serif}td,th{padding:2px 8px}tr.fail{background:#fdd}"
+            "tr.pass{background:#dfd}pre{background:#eee;padding:6px;white-space:pre-wrap}</style>"
+            f"<h1>{html.escape(result['battery'])} feedback for {who}</h1>"
+            f"<p><b>Score: {result['score']:g} / {result['max_score']:g}</b></p>{build}"
+            "<table><tr><th>part</th><th>scenario</th><th>result</th><th>points</th><th>goodput</th><th>reason</th></tr>"
+            + "".join(rows) + "</table>" + (f"<h2>Replay a failure</h2>{replays}" if replays else ""))

@@ -1,0 +1,167 @@
+"""Grade one submission on every scenario of a battery: the unit of work a pool, a
+Dask cluster or Gradescope runs (`python -m grader.job` is its command line).
+
+The submission is copied to a private scratch folder (owned by its jail's uid when
+the sandbox is on), built if it has a Makefile, and each scenario's programs meet
+over the emulated link. Whatever the submission does, this returns a result: a
+program that is missing, does not build, crashes, hangs or attacks its jail gets 0
+for the scenarios it breaks, with the reason in one line.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+
+from harness.procs import UsageError
+
+from grader import checks as checks_mod
+from grader.battery import Battery, Scenario
+from grader.build import build, find_program
+from grader.collect import Submission, submission_digest
+from grader.sandbox import UID_BASE, Limits, Sandbox, available, kill_uid, prepare_scratch
+from grader.scenario import Side, pairing, reference_side, replay_command, run_pair, scenario_seed
+from grader.score import reason, scenario_points
+
+TIMEOUTS_BEFORE_SKIP = 2     # a part whose programs hang this often: its other scenarios are not run
+
+
+@dataclass
+class Options:
+    backend: str = "auto"
+    sandbox: bool | None = None          # None: when this machine can make jails
+    hidden: list[str] = field(default_factory=list)   # also unreadable from the jail
+    limits: Limits = field(default_factory=Limits)
+    pcaps: bool = True                   # keep the link's pcap of each failing run
+
+
+_uids = itertools.count()
+_uid_lock = threading.Lock()
+_reference_runs: dict[tuple, object] = {}
+_reference_lock = threading.Lock()
+
+
+def allocate_uid() -> int:
+    """A jail uid no other grading job on this machine has (per process, per job)."""
+    with _uid_lock:
+        return UID_BASE + (os.getpid() % 100_000) * 100 + next(_uids) % 100
+
+
+def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = None,
+                     options: Options | None = None) -> dict:
+    """Grade `sub`; write `out_dir/<student>/` (results.json, feedback) if given."""
+    from grader.feedback import write_outputs     # the exports import this module's result shape
+    options = options or Options()
+    jail = options.sandbox if options.sandbox is not None else available() is None
+    if jail and available():
+        raise UsageError(available())
+    started = time.monotonic()
+    digest = submission_digest(sub.path)
+    student_dir = os.path.join(out_dir, sub.student) if out_dir else None
+    if student_dir:
+        os.makedirs(student_dir, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix="rdt-grade-")
+    uid = allocate_uid()
+    try:
+        if jail:
+            folder = prepare_scratch(sub.path, scratch, uid)
+            sandbox = Sandbox(uid, folder, sorted({*options.hidden, *_always_hidden()}), options.limits)
+        else:
+            folder = shutil.copytree(sub.path, os.path.join(scratch, "sub"), symlinks=True)
+            sandbox = None
+        build_error = build(folder, sandbox)
+        names = {p.name(r) for p in battery.programs.values() for r in ("sender", "receiver")}
+        found = {n: build_error or find_program(folder, n) for n in names}
+        student = Side("student", found, sandbox)
+        reference = reference_side(battery)
+        records, timeouts = [], {}
+        for scenario in battery.scenarios:
+            records.append(_grade_scenario(scenario, battery, student, reference, digest, options,
+                                           timeouts, student_dir))
+            if jail:
+                kill_uid(uid)
+    finally:
+        if jail:
+            kill_uid(uid)
+        shutil.rmtree(scratch, ignore_errors=True)
+    result = {"student": sub.student, "name": sub.name, "matric": sub.matric, "battery": battery.name,
+              "digest": digest, "sandbox": "bubblewrap" if jail else "none", "backend": options.backend,
+              "score": round(sum(r["score"] for r in records), 3), "max_score": battery.max_score,
+              "build_error": build_error, "scenarios": records,
+              "execution_time": round(time.monotonic() - started, 1)}
+    if student_dir:
+        write_outputs(result, student_dir)
+    return result
+
+
+def _always_hidden() -> list[str]:
+    from harness.engine import REPO
+    return [str(REPO)]
+
+
+def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, reference: Side, digest: str,
+                    options: Options, timeouts: dict, student_dir: str | None) -> dict:
+    programs = battery.programs[scenario.part]
+    tx, rx = pairing(scenario, student, reference)
+    seeds = [scenario_seed(digest, scenario.name, k) for k in range(scenario.repeat)]
+    record = {"name": scenario.name, "part": scenario.part, "what": scenario.what, "meet": scenario.meet,
+              "max_score": scenario.points, "public": scenario.public, "seeds": seeds,
+              "replay": replay_command(scenario, programs, seeds[0], options.backend),
+              "runs": [], "checks": [], "pcap": None}
+    missing = next((m for side, role in ((tx, "sender"), (rx, "receiver")) if side is student
+                    for m in [side.missing(programs.name(role))] if m), None)
+    if missing is None and timeouts.get(scenario.part, 0) >= TIMEOUTS_BEFORE_SKIP:
+        missing = (f"not run: part {scenario.part}'s programs timed out in {TIMEOUTS_BEFORE_SKIP} "
+                   f"scenarios already")
+    if missing:
+        return {**record, "score": 0.0, "passed": False, "reason": missing,
+                "checks": [{"name": "delivered", "passed": False, "detail": missing}]}
+    runs, refs = [], []
+    for seed in seeds:
+        pcap = os.path.join(student_dir, f"{scenario.name}-{seed}.pcap") if student_dir and options.pcaps else None
+        run = run_pair(scenario, programs, tx, rx, seed, options.backend, pcap=pcap)
+        ref = _reference_run(scenario, battery, reference, seed, options.backend) \
+            if scenario.needs_reference_run and run.ok else None
+        runs.append(run)
+        refs.append(ref)
+        if pcap and os.path.exists(pcap):
+            if run.ok or record["pcap"]:
+                os.unlink(pcap)      # keep one pcap: the first failing run's
+            else:
+                record["pcap"], record["replay"] = os.path.basename(pcap), replay_command(
+                    scenario, programs, seed, options.backend)
+        if not run.ok:
+            if run.sender and run.sender.timed_out or run.receiver and run.receiver.timed_out:
+                timeouts[scenario.part] = timeouts.get(scenario.part, 0) + 1
+            break     # one failed run decides the scenario
+    checks = checks_mod.evaluate(scenario, programs, runs, refs)
+    record["runs"] = [_run_record(r, ref) for r, ref in zip(runs, refs)]
+    record["checks"] = [c.__dict__ for c in checks]
+    record["score"] = scenario_points(scenario.points, checks)
+    record["passed"] = all(c.passed for c in checks)
+    record["reason"] = reason(checks)
+    return record
+
+
+def _reference_run(scenario: Scenario, battery: Battery, reference: Side, seed: int, backend: str):
+    """The reference pair on the same link and seed (kept: a re-grade reuses it)."""
+    key = (battery.source, scenario.name, seed, backend)
+    with _reference_lock:
+        if key in _reference_runs:
+            return _reference_runs[key]
+    run = run_pair(scenario, battery.programs[scenario.part], reference, reference, seed, backend)
+    with _reference_lock:
+        _reference_runs[key] = run
+    return run
+
+
+def _run_record(run, ref) -> dict:
+    return {"seed": run.seed, "ok": run.ok, "error": run.error, "goodput_kBps": run.goodput_kBps,
+            "retransmissions": run.retransmissions, "printed": run.printed,
+            "reference_goodput_kBps": ref.goodput_kBps if ref is not None else None,
+            "reference_retransmissions": ref.retransmissions if ref is not None else None}
+

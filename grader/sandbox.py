@@ -1,0 +1,171 @@
+"""The jail a student's program (or build) runs in: bubblewrap under its own uid.
+
+`Sandbox.prefix()` is a command prefix, so the harness starts the jailed program as
+any other (in the run's network namespace on the netns backend, whose only route is
+the emulated link: there is no `--unshare-net` here). The prefix runs this module as
+root, which then, just before exec'ing bwrap:
+  - hands the run's directory (the harness's cwd: the receiver writes its output
+    there) to the jail's uid;
+  - sets resource limits: address space, processes (per uid, and the uid is the
+    submission's alone), CPU seconds, file size, open files, no core dumps;
+  - drops to that uid (no groups, no capabilities) and execs bwrap with: the whole
+    root read-only; tmpfs over /tmp, /run, /home, /root and every hidden path (the
+    battery, the reference, other submissions, the results); the submission's scratch
+    copy and the run's directory writable; files named on the command line (the input)
+    read-only; a clean environment; its own user, pid, ipc and uts namespaces, so
+    everything it started dies with it, and it cannot signal anything outside.
+Needs root (to switch uid) and bubblewrap; `available()` says why not otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+
+ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/run", "/home", "/root", "/srv", "/mnt", "/media", "/dev/shm")
+UID_BASE = 3_000_000      # jail uids: no account on the machine has them
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@dataclass
+class Limits:
+    memory_bytes: int = 1 << 30      # address space (RLIMIT_AS)
+    processes: int = 64              # RLIMIT_NPROC for the jail's uid
+    cpu_seconds: int = 120           # RLIMIT_CPU
+    file_bytes: int = 256 << 20      # RLIMIT_FSIZE (the harness may set it lower)
+    open_files: int = 256
+
+
+@dataclass
+class Sandbox:
+    """One submission's jail: its uid, its scratch folder, what it must not see."""
+    uid: int
+    scratch: str
+    hidden: list[str] = field(default_factory=list)
+    limits: Limits = field(default_factory=Limits)
+    network: bool = True              # False: own empty network namespace (builds)
+
+    def prefix(self) -> list[str]:
+        argv = [sys.executable, "-m", "grader.sandbox", "--uid", str(self.uid), "--scratch", self.scratch,
+                "--memory", str(self.limits.memory_bytes), "--processes", str(self.limits.processes),
+                "--cpu", str(self.limits.cpu_seconds), "--file-size", str(self.limits.file_bytes)]
+        for path in self.hidden:
+            argv += ["--hide", path]
+        if not self.network:
+            argv.append("--no-network")
+        return argv + ["--"]
+
+    def template(self, argv: list[str]) -> str:
+        """The prefixed command as a harness Program template (braces of paths escaped)."""
+        return " ".join(shlex.quote(w.replace("{", "{{").replace("}", "}}")) for w in self.prefix()) \
+            + " " + " ".join(argv)
+
+
+def available() -> str | None:
+    """None when jails can be made here, else the reason."""
+    if os.geteuid() != 0:
+        return "the sandbox needs root (it runs each submission under its own uid)"
+    if shutil.which("bwrap") is None:
+        return "the sandbox needs bubblewrap (apt-get install bubblewrap)"
+    return None
+
+
+def prepare_scratch(source: str, scratch: str, uid: int) -> str:
+    """A private copy of the submission at `scratch`/sub, owned by the jail's uid."""
+    os.chmod(scratch, 0o711)          # the jail may pass through, not list
+    dest = os.path.join(scratch, "sub")
+    shutil.copytree(source, dest, symlinks=True)
+    for root, dirs, files in os.walk(dest):
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), uid, uid)
+    os.chown(dest, uid, uid)
+    return dest
+
+
+def kill_uid(uid: int) -> int:
+    """SIGKILL every process running as `uid` (a daemon that escaped); how many."""
+    killed = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    os.kill(int(entry), 9)
+                    killed += 1
+            except OSError:
+                pass
+    return killed
+
+
+# ---- the launcher (runs as root inside the run's network namespace) ---------------------
+
+def bwrap_argv(uid: int, scratch: str, cwd: str, hidden: list[str], command: list[str], network: bool) -> list[str]:
+    argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for path in [*ALWAYS_HIDDEN, *hidden]:
+        if os.path.isdir(path):
+            argv += ["--tmpfs", path]
+        elif os.path.exists(path):
+            argv += ["--ro-bind", "/dev/null", path]
+    argv += ["--bind", scratch, scratch]
+    if cwd != scratch and not cwd.startswith(scratch + "/"):
+        argv += ["--bind", cwd, cwd]
+    for word in command[1:]:     # the input file and any other path the command names
+        if os.path.isabs(word) and os.path.isfile(word) and not word.startswith((scratch + "/", cwd + "/")):
+            argv += ["--ro-bind", word, word]
+    argv += ["--chdir", scratch, "--clearenv", "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", scratch,
+             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+             "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+             "--die-with-parent", "--uid", str(uid), "--gid", str(uid), "--cap-drop", "ALL"]
+    if not network:
+        argv.append("--unshare-net")
+    return argv + ["--", *command]
+
+
+def _limit(which: int, value: int) -> None:
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    if soft != resource.RLIM_INFINITY:
+        value = min(value, soft)     # keep a lower cap the harness set (file size)
+    resource.setrlimit(which, (value, value))
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="grader.sandbox")
+    p.add_argument("--uid", type=int, required=True)
+    p.add_argument("--scratch", required=True)
+    p.add_argument("--hide", action="append", default=[])
+    p.add_argument("--memory", type=int, default=Limits.memory_bytes)
+    p.add_argument("--processes", type=int, default=Limits.processes)
+    p.add_argument("--cpu", type=int, default=Limits.cpu_seconds)
+    p.add_argument("--file-size", type=int, default=Limits.file_bytes)
+    p.add_argument("--no-network", action="store_true")
+    p.add_argument("command", nargs=argparse.REMAINDER)
+    args = p.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command or args.uid < UID_BASE:
+        sys.exit("grader.sandbox: give a uid >= %d and a command after --" % UID_BASE)
+    cwd = os.getcwd()
+    os.chown(cwd, args.uid, args.uid)
+    os.chmod(os.path.dirname(cwd), 0o711)
+    _limit(resource.RLIMIT_AS, args.memory)
+    _limit(resource.RLIMIT_NPROC, args.processes)
+    _limit(resource.RLIMIT_CPU, args.cpu)
+    _limit(resource.RLIMIT_FSIZE, args.file_size)
+    _limit(resource.RLIMIT_NOFILE, Limits.open_files)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    jail = bwrap_argv(args.uid, args.scratch, cwd, args.hide, command, not args.no_network)
+    os.setgroups([])
+    os.setresgid(args.uid, args.uid, args.uid)
+    os.setresuid(args.uid, args.uid, args.uid)
+    try:
+        os.execvp("bwrap", jail)
+    except OSError as e:
+        sys.exit(f"grader.sandbox: cannot start bwrap: {e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Run one scenario: the programs it names meet over its link, with a seed derived
+from the submission and the scenario; the reference pair on the same link and seed
+when a check compares with it.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+from dataclasses import dataclass
+
+from harness import Link, Program, run_transfer
+from harness.engine import REPO
+from harness.transfer import TransferResult
+
+from grader.battery import Battery, Programs, Scenario
+from grader.sandbox import Sandbox
+
+
+def scenario_seed(digest: str, scenario: str, repetition: int) -> int:
+    """The seed of a run: the same submission and scenario always get the same one."""
+    h = hashlib.sha256(f"{digest}:{scenario}:{repetition}".encode()).digest()
+    return int.from_bytes(h[:8], "big") >> 1
+
+
+@dataclass
+class Side:
+    """Whose programs: argv prefixes by program name (or why one is missing), and the
+    jail the student's run in (None for the reference, or where no jail is possible)."""
+    label: str
+    programs: dict[str, list[str] | str]
+    sandbox: Sandbox | None = None
+
+    def missing(self, name: str) -> str | None:
+        found = self.programs.get(name)
+        return found if isinstance(found, str) else None
+
+    def template(self, spec: str) -> str:
+        """A battery template ('Sender2 {receiver_host} ...') with this side's program."""
+        name, _, rest = spec.partition(" ")
+        argv = [shlex.quote(w.replace("{", "{{").replace("}", "}}")) for w in self.programs[name]]
+        if self.sandbox is not None:
+            return self.sandbox.template(argv) + " " + rest
+        return " ".join(argv) + " " + rest
+
+
+def reference_side(battery: Battery) -> Side:
+    folder = os.path.join(REPO, battery.reference)
+    names = {p.name(role) for p in battery.programs.values() for role in ("sender", "receiver")}
+    return Side("reference", {n: ["python3", os.path.join(folder, f"{n}.py")] for n in names})
+
+
+def pairing(scenario: Scenario, student: Side, reference: Side) -> tuple[Side, Side]:
+    """(sender side, receiver side) for the scenario's `meet`."""
+    return {"student": (student, student), "sender": (student, reference),
+            "receiver": (reference, student)}[scenario.meet]
+
+
+def programs_for(scenario: Scenario, programs: Programs, tx: Side, rx: Side) -> tuple[Program, Program]:
+    return (Program(tx.template(programs.sender), output_format=programs.output_format),
+            Program(rx.template(programs.receiver)))
+
+
+def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: int, backend: str,
+             pcap: str | None = None) -> TransferResult:
+    sender, receiver = programs_for(scenario, programs, tx, rx)
+    return run_transfer(sender, receiver, Link(scenario.link, scenario.reverse, scenario.shared_queue),
+                        params=scenario.params, size=scenario.size, seed=seed, backend=backend,
+                        time_limit=scenario.time_limit, pcap=pcap)
+
+
+def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: str) -> str:
+    """The `rdtlab run` line that replays a run from the student's folder."""
+    def local(spec: str, side: str) -> str:
+        name, _, rest = spec.partition(" ")
+        if side == "student":
+            return f"python3 {name}.py {rest}"
+        return f"python3 {os.path.join(REPO, 'reference', 'comn', name)}.py {rest}"
+    tx, rx = {"student": ("student", "student"), "sender": ("student", "reference"),
+              "receiver": ("reference", "student")}[scenario.meet]
+    words = ["rdtlab", "run", "--sender", local(programs.sender, tx), "--receiver", local(programs.receiver, rx),
+             "--link", scenario.link]
+    if scenario.reverse is not None:
+        words += ["--reverse", scenario.reverse]
+    if scenario.shared_queue:
+        words.append("--shared-queue")
+    words += ["--size", str(scenario.size), "--seed", str(seed), "--timeout", f"{scenario.time_limit:g}",
+              "--backend", backend]
+    for key, value in scenario.params.items():
+        words += ["--param", f"{key}={value}"]
+    if programs.output_format:
+        words += ["--output-format", programs.output_format]
+    return " ".join(shlex.quote(w) for w in words)
