@@ -129,40 +129,57 @@ def expected_seconds(kBps: float, size: int) -> float:
 
 # ---- the sheet ---------------------------------------------------------------------
 
+@dataclass
+class Measured:
+    """One measured question: its sweep and the cells it covers, in sheet order."""
+    sweep: Sweep
+    cells: list[dict]
+
+
+def sweeps(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs: int | None = None,
+           until_margin: float | None = None, cap: int = 30, seed: int = 1) -> dict[str, Measured]:
+    """The sheet's four sweeps ({"q1", "q3", "q5", "q7"}) over the programs in `impl`:
+    what both this sheet and the course notebook (harness/notebook.py) measure."""
+    runs = runs or plan.runs
+    size = plan.size
+
+    def sweep(name: str, run_one, cell_list: list[dict], kBps) -> Measured:
+        cost = lambda c: expected_seconds(kBps(c), size)  # noqa: E731
+        run_one = _with_limit(run_one, lambda c: 5 * cost(c) + 60)
+        return Measured(Sweep(name, run_one, cell_list, runs=runs, until_margin=until_margin, cap=cap,
+                              seed=seed, cost=cost, load=offered_load), cell_list)
+
+    q1_cells = [{"delay": 5, "loss": LOSS, "timeout": t} for t in plan.q1_timeouts]
+    q3_cells = [{"delay": d, "loss": LOSS, "timeout": gbn_timeout_ms(d), "window": w}
+                for d in plan.q3_delays for w in plan.q3_windows]
+    q5_cells = [{"delay": 25, "loss": LOSS, "timeout": gbn_timeout_ms(25), "window": w} for w in plan.q5_windows]
+    q7_cells = [{"delay": 25, "loss": LOSS, "window_kB": w} for w in plan.q7_windows_kB]
+    return {
+        "q1": sweep("q1", TransferRun(
+            _program(impl, "Sender2.py", "{receiver_host} {receiver_port} {file} {timeout}", "comn-sw"),
+            _program(impl, "Receiver2.py", "{listen_port} {output}"), LINK, size=size, backend=backend),
+            q1_cells, lambda c: q1_model(c, size).throughput_kBps),
+        "q3": sweep("q3", TransferRun(
+            _program(impl, "Sender3.py", "{receiver_host} {receiver_port} {file} {timeout} {window}", "comn"),
+            _program(impl, "Receiver3.py", "{listen_port} {output}"), LINK, size=size, backend=backend),
+            q3_cells, q3_model),
+        "q5": sweep("q5", TransferRun(
+            _program(impl, "Sender4.py", "{receiver_host} {receiver_port} {file} {timeout} {window}", "comn"),
+            _program(impl, "Receiver4.py", "{listen_port} {output} {window}"), LINK, size=size, backend=backend),
+            q5_cells, q5_model),
+        "q7": sweep("q7", IperfRun(LINK, size=size), q7_cells, q7_pftk),
+    }
+
+
 def build(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs: int | None = None,
           until_margin: float | None = None, cap: int = 30, seed: int = 1,
           questions: tuple = ("q1", "q3", "q5", "q7")) -> Sheet:
     runs = runs or plan.runs
     size = plan.size
     missing = missing_programs(impl)
-
-    def sweep(name: str, run_one, cell_list: list[dict], kBps) -> Sweep:
-        cost = lambda c: expected_seconds(kBps(c), size)  # noqa: E731
-        run_one = _with_limit(run_one, lambda c: 5 * cost(c) + 60)
-        return Sweep(name, run_one, cell_list, runs=runs, until_margin=until_margin, cap=cap,
-                     seed=seed, cost=cost, load=offered_load)
-
-    q1_cells = [{"delay": 5, "loss": LOSS, "timeout": t} for t in plan.q1_timeouts]
-    q1 = sweep("q1", TransferRun(
-        _program(impl, "Sender2.py", "{receiver_host} {receiver_port} {file} {timeout}", "comn-sw"),
-        _program(impl, "Receiver2.py", "{listen_port} {output}"), LINK, size=size, backend=backend),
-        q1_cells, lambda c: q1_model(c, size).throughput_kBps)
-
-    q3_cells = [{"delay": d, "loss": LOSS, "timeout": gbn_timeout_ms(d), "window": w}
-                for d in plan.q3_delays for w in plan.q3_windows]
-    q3 = sweep("q3", TransferRun(
-        _program(impl, "Sender3.py", "{receiver_host} {receiver_port} {file} {timeout} {window}", "comn"),
-        _program(impl, "Receiver3.py", "{listen_port} {output}"), LINK, size=size, backend=backend),
-        q3_cells, q3_model)
-
-    q5_cells = [{"delay": 25, "loss": LOSS, "timeout": gbn_timeout_ms(25), "window": w} for w in plan.q5_windows]
-    q5 = sweep("q5", TransferRun(
-        _program(impl, "Sender4.py", "{receiver_host} {receiver_port} {file} {timeout} {window}", "comn"),
-        _program(impl, "Receiver4.py", "{listen_port} {output} {window}"), LINK, size=size, backend=backend),
-        q5_cells, q5_model)
-
-    q7_cells = [{"delay": 25, "loss": LOSS, "window_kB": w} for w in plan.q7_windows_kB]
-    q7 = sweep("q7", IperfRun(LINK, size=size), q7_cells, q7_pftk)
+    measured = sweeps(impl, plan, backend, runs, until_margin, cap, seed)
+    q1, q3, q5, q7 = (measured[q].sweep for q in ("q1", "q3", "q5", "q7"))
+    q1_cells, q3_cells, q5_cells, q7_cells = (measured[q].cells for q in ("q1", "q3", "q5", "q7"))
 
     def unavailable(q: str) -> str | None:
         if q not in questions:

@@ -1,0 +1,424 @@
+"""The COMN results sheet as a course notebook: what `assignments/source/comn/results_sheet.ipynb`
+calls, so the notebook stays a sheet of questions and not a program.
+
+A `Lab` measures the programs in the student's folder with the sweeps of the terminal
+sheet (`harness.sheets.comn.sweeps`: same link, cells, seeds and parallel runner),
+turns each sweep into a numeric table (mean and 95% CI half-width per cell) and draws
+the sheet's plots. Nothing here raises into the notebook while measuring: a question
+that cannot be measured prints one line saying why and returns an empty table, so the
+rest of the notebook still runs.
+
+The `assert_*` functions are the notebook's test cells (visible and hidden): each
+raises AssertionError with one line naming what is wrong. The re-measurement rule
+(`REMEASURE_RULE`) is public: students read it in their feedback.
+
+Mode: `quick` (QUICK plan) or `full` (FULL plan, the COMN settings), chosen by the
+notebook's MODE and overridden by RDTLAB_NOTEBOOK_MODE. RDTLAB_NOTEBOOK_SIZE (bytes)
+and RDTLAB_NOTEBOOK_RUNS shrink a plan further (the course's own tests use them).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from harness.experiments.iperf import unavailable_reason as iperf_unavailable
+from harness.experiments.sweep import HEAVY, SweepInterrupted, one_line, run_sweeps, summarize_cells
+from harness.models import Link, mathis, stop_and_wait_utilisation
+from harness.sheets import comn
+from harness.sheets.sheet import Results
+
+MODES = ("quick", "full")
+RESULTS_DIR = ".rdtlab"          # the folder's measurements, so a re-run resumes
+
+
+@dataclass(frozen=True)
+class Question:
+    params: dict          # sweep parameter -> table column
+    metrics: dict         # sweep field -> table column
+    title: str
+
+
+QUESTIONS = {
+    "q1": Question({"timeout": "timeout_ms"},
+                   {"retransmissions": "retransmissions", "goodput_kBps": "throughput_kBps"},
+                   "Q1 stop-and-wait (Sender2/Receiver2)"),
+    "q3": Question({"delay": "delay_ms", "timeout": "timeout_ms", "window": "window"},
+                   {"goodput_kBps": "throughput_kBps"}, "Q3 Go-Back-N (Sender3/Receiver3)"),
+    "q5": Question({"window": "window"}, {"goodput_kBps": "throughput_kBps"},
+                   "Q5 Selective Repeat (Sender4/Receiver4)"),
+    "q7": Question({"window_kB": "window_kB"}, {"goodput_kBps": "throughput_kBps"}, "Q7 TCP (iperf3)"),
+}
+
+
+def columns(q: str) -> list[str]:
+    """The columns of question q's table, in order."""
+    spec = QUESTIONS[q]
+    return [*spec.params.values(), *(c for m in spec.metrics.values() for c in (m, f"{m}_ci95")), "runs", "failed"]
+
+
+def resolve_mode(mode: str) -> str:
+    """The notebook's MODE unless RDTLAB_NOTEBOOK_MODE overrides it; unknown -> quick, said."""
+    chosen = os.environ.get("RDTLAB_NOTEBOOK_MODE") or mode
+    if chosen not in MODES:
+        print(f"mode {chosen!r} is not one of {', '.join(MODES)}; using quick")
+        return "quick"
+    return chosen
+
+
+def plan_for(mode: str) -> comn.Plan:
+    plan = comn.FULL if mode == "full" else comn.QUICK
+    size = _env_int("RDTLAB_NOTEBOOK_SIZE", plan.size)
+    runs = _env_int("RDTLAB_NOTEBOOK_RUNS", plan.runs)
+    return replace(plan, size=size, runs=runs)
+
+
+def _env_int(name: str, default: int) -> int:
+    text = os.environ.get(name)
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        print(f"{name}={text!r} is not a positive whole number; using {default}")
+        return default
+    return int(text)
+
+
+class Lab:
+    """The student's folder, measured over the COMN link."""
+
+    def __init__(self, mode: str = "quick", folder: str = ".", backend: str = "auto", seed: int = 1,
+                 progress: bool = True):
+        self.mode = resolve_mode(mode)
+        self.plan = plan_for(self.mode)
+        self.folder = os.path.abspath(folder)
+        self.backend = os.environ.get("RDTLAB_NOTEBOOK_BACKEND", backend)
+        self.progress = progress
+        self.measured = comn.sweeps(self.folder, self.plan, self.backend, seed=seed)
+        self.frames: dict[str, pd.DataFrame] = {}
+
+    def results_path(self, q: str) -> str:
+        """Where question q's runs are kept, so re-running the cell resumes. The name holds
+        the plan and a hash of the programs: an edited program is measured afresh."""
+        digest = hashlib.sha256()
+        for name in comn.PROGRAMS.get(q, ()):
+            with open(os.path.join(self.folder, name), "rb") as f:
+                digest.update(f.read())
+        return os.path.join(self.folder, RESULTS_DIR, f"{q}-{self.mode}-{self.plan.size}-{self.plan.runs}-"
+                                                      f"{self.backend}-{digest.hexdigest()[:12]}.jsonl")
+
+    def __repr__(self) -> str:
+        return (f"Lab: {self.mode} mode, {self.plan.size} bytes per transfer, {self.plan.runs} runs per cell, "
+                f"programs in {self.folder}")
+
+    # ---- measuring -------------------------------------------------------------------
+
+    def unavailable(self, q: str) -> str | None:
+        missing = comn.missing_programs(self.folder).get(q)
+        if missing:
+            return f"{self.folder} has no {', '.join(missing)}"
+        if q == "q7":
+            why = iperf_unavailable()
+            if why or self.backend == "local":
+                return why or "iperf3 needs the netns backend (TCP through the engine in TUN mode)"
+        return None
+
+    def measure(self, q: str) -> pd.DataFrame:
+        """Run (or resume) question q's sweep; its table, or an empty one and one line why."""
+        title = QUESTIONS[q].title
+        why = self.unavailable(q)
+        if why:
+            print(f"{title}: not measured: {why}")
+            return self.table(q)
+        try:
+            frames = run_sweeps([self.measured[q].sweep], results_path=self.results_path(q),
+                                progress=self.progress, desc=title)
+        except SweepInterrupted as e:
+            frames = e.frames
+            print(f"{title}: interrupted; run the cell again to measure the rest")
+        except Exception as e:   # the notebook goes on: one line, no traceback
+            print(f"{title}: not measured: {type(e).__name__}: {one_line(e)}")
+            return self.table(q)
+        self.frames[q] = frames[q]
+        table = self.table(q)
+        failed = table[table["failed"] > 0]
+        if len(failed):
+            errors = self.frames[q].loc[~self.frames[q]["ok"].astype(bool), "error"].dropna()
+            print(f"{title}: {len(failed)} of {len(table)} cells had failed runs, e.g. "
+                  f"{_cell_text(q, failed.iloc[0])}: {errors.iloc[0] if len(errors) else 'failed'}")
+        return table
+
+    def table(self, q: str) -> pd.DataFrame:
+        """One row per cell of the question, in sheet order: parameters, then per metric
+        the mean and the 95% CI half-width, then ok and failed runs. NaN = not measured."""
+        spec = QUESTIONS[q]
+        frame = self.frames.get(q, pd.DataFrame())
+        params = list(spec.params)
+        summaries = {m: _by_cell(frame, params, m) for m in spec.metrics}
+        rows = []
+        for cell in self.measured[q].cells:
+            key = tuple(cell[p] for p in params)
+            row = {col: cell[p] for p, col in spec.params.items()}
+            counts = (0, 0)
+            for metric, col in spec.metrics.items():
+                s = summaries[metric].get(key)
+                row[col] = s["mean"] if s and s["n"] else math.nan
+                row[f"{col}_ci95"] = s["margin"] if s and s["n"] else math.nan
+                counts = (s["n"], s["failed"]) if s else counts
+            row["runs"], row["failed"] = counts
+            rows.append(row)
+        return pd.DataFrame(rows, columns=columns(q))
+
+    # ---- plots -------------------------------------------------------------------------
+
+    def plot(self, q: str):
+        """The sheet's plot of question q (q5 and q7 share the GBN/SR/TCP plot) as a figure."""
+        import matplotlib.pyplot as plt
+
+        results = Results(frames=dict(self.frames))
+        m = self.measured
+        if q == "q1":
+            block = comn.q1_blocks(m["q1"].cells, self.plan.size)[1]
+        elif q == "q3":
+            block = comn.q3_blocks(m["q3"].cells, self.plan)[1]
+        else:
+            block = comn.q7_blocks(m["q7"].cells)[0]
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        try:
+            block.draw(results, ax)
+        except Exception as e:   # a plot of nothing measured is not an error worth a traceback
+            ax.set_title(f"{block.title}: nothing to plot ({one_line(e)})", fontsize=8)
+        fig.tight_layout()
+        plt.show()
+        return fig
+
+    # ---- re-measuring (hidden tests) ----------------------------------------------------
+
+    def sample(self, q: str, k: int = 2) -> list[dict]:
+        """k cells of q to re-measure: light ones (not CPU-sensitive), spread over the sweep."""
+        cells = [c for c in self.measured[q].cells if comn.offered_load(c) < HEAVY] or self.measured[q].cells
+        if len(cells) <= k:
+            return cells
+        step = (len(cells) - 1) / (k - 1) if k > 1 else 0
+        return [cells[round(i * step)] for i in range(k)]
+
+    def remeasure(self, q: str, reported: pd.DataFrame, k: int = 2) -> list[str]:
+        """Re-run k cells with the same programs, link and seeds (no stored results) and
+        return one line per reported number the re-measurement cannot support."""
+        spec = QUESTIONS[q]
+        sample = self.sample(q, k)
+        sweep = replace(self.measured[q].sweep, cells=sample)
+        try:
+            frame = run_sweeps([sweep], results_path=None, progress=False)[q]
+        except Exception as e:
+            return [f"{spec.title}: re-measurement failed: {type(e).__name__}: {one_line(e)}"]
+        problems = []
+        for cell in sample:
+            key = {col: cell[p] for p, col in spec.params.items()}
+            row = _row_of(reported, key)
+            runs = frame
+            for p in spec.params:
+                runs = runs[runs[p] == cell[p]]
+            ok = runs[runs["ok"].astype(bool)]
+            for metric, col in spec.metrics.items():
+                value = row.get(col) if row is not None else None
+                if row is None or not _finite(value):
+                    problems.append(f"{_cell_text(q, key)}: no {col} reported")
+                    continue
+                values = [float(v) for v in ok[metric] if _finite(v)] if metric in ok else []
+                if not values:
+                    err = runs["error"].dropna()
+                    problems.append(f"{_cell_text(q, key)}: you report {col} {value:.1f} but your programs fail "
+                                    f"there when re-run ({err.iloc[0] if len(err) else 'no run succeeded'})")
+                    continue
+                low, high = accepted_range(values, metric)
+                if not low <= float(value) <= high:
+                    problems.append(f"{_cell_text(q, key)}: you report {col} {float(value):.1f}, re-measured "
+                                    f"{min(values):.1f}–{max(values):.1f} over {len(values)} runs "
+                                    f"(accepted {low:.1f}–{high:.1f})")
+        return problems
+
+
+REL_TOL = 0.25
+ABS_TOL = {"goodput_kBps": 3.0, "retransmissions": 5.0}
+REMEASURE_RULE = (f"Rule: a sample of your cells is re-run with your programs on the same link and seeds; a reported "
+                  f"mean passes when it lies within the re-measured runs' range widened on each side by "
+                  f"{REL_TOL:.0%} of their mean plus {ABS_TOL['goodput_kBps']:g} KB/s "
+                  f"({ABS_TOL['retransmissions']:g} retransmissions).")
+
+
+def accepted_range(values: list[float], metric: str) -> tuple[float, float]:
+    """The reported means a re-measurement supports (REMEASURE_RULE)."""
+    tol = REL_TOL * abs(sum(values) / len(values)) + ABS_TOL.get(metric, 0.0)
+    return min(values) - tol, max(values) + tol
+
+
+def _by_cell(frame: pd.DataFrame, params: list[str], metric: str) -> dict[tuple, dict]:
+    if frame is None or frame.empty or any(p not in frame for p in params):
+        return {}
+    table = summarize_cells(frame, params, metric)
+    return {tuple(r[p] for p in params): r for r in table.to_dict("records")}
+
+
+def _finite(v) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def _row_of(table: pd.DataFrame, key: dict) -> dict | None:
+    rows = table
+    for col, v in key.items():
+        rows = rows[pd.to_numeric(rows[col], errors="coerce") == v]
+    return rows.iloc[0].to_dict() if len(rows) else None
+
+
+def _cell_text(q: str, key) -> str:
+    spec = QUESTIONS[q]
+    items = dict(key)
+    return f"{q.upper()} " + " ".join(f"{c}={_num(items[c])}" for c in spec.params.values() if c in items)
+
+
+def _num(v) -> str:
+    return f"{v:g}" if isinstance(v, (int, float)) else str(v)
+
+
+# ---- checks the notebook's test cells call ---------------------------------------------
+
+def check_table(q: str, table, lab: Lab | None = None) -> list[str]:
+    """One line per thing wrong with a reported table: type, columns, cells, units, gaps."""
+    name = f"{q}_table"
+    if table is None:
+        return [f"{name} is not set: run its answer cell (does it still raise NotImplementedError?)"]
+    if not isinstance(table, pd.DataFrame):
+        return [f"{name} must be a pandas DataFrame, got {type(table).__name__}"]
+    missing = [c for c in columns(q) if c not in table.columns]
+    if missing:
+        return [f"{name} lacks the columns {', '.join(missing)} (expected {', '.join(columns(q))})"]
+    problems = []
+    for col in columns(q):
+        if not pd.api.types.is_numeric_dtype(table[col]):
+            problems.append(f"{name}[{col!r}] must hold numbers, got {table[col].dtype}")
+    if problems:
+        return problems
+    spec = QUESTIONS[q]
+    if lab is not None:
+        for cell in lab.measured[q].cells:
+            key = {col: cell[p] for p, col in spec.params.items()}
+            row = _row_of(table, key)
+            if row is None:
+                problems.append(f"{name} has no row for {_cell_text(q, key)}")
+            elif row["failed"] > 0 or row["runs"] < 1:
+                problems.append(f"{name}: {_cell_text(q, key)} had {int(row['failed'])} failed and "
+                                f"{int(row['runs'])} good runs: your programs must complete every run")
+    for metric, col in spec.metrics.items():
+        values = pd.to_numeric(table[col], errors="coerce")
+        if values.isna().any():
+            problems.append(f"{name}[{col!r}] has cells with no number")
+        if metric == "goodput_kBps" and ((values <= 0) | (values > 1250)).any():
+            problems.append(f"{name}[{col!r}] must be in KB/s (0 < x <= 1250 on a 10 Mbit/s link)")
+        if metric == "retransmissions" and (values < 0).any():
+            problems.append(f"{name}[{col!r}] cannot be negative")
+    return problems
+
+
+def _fail(problems: list[str], note: str = "") -> None:
+    if problems:
+        extra = f" [{len(problems) - 1} more: {'; '.join(problems[1:3])}]" if len(problems) > 1 else ""
+        raise AssertionError(problems[0] + extra + (f" — {note}" if note else ""))
+
+
+def assert_table(q: str, table, lab: Lab | None = None) -> None:
+    """Visible test: the table has the columns, units and cells of question q."""
+    _fail(check_table(q, table, lab))
+
+
+def assert_supported(lab: Lab, q: str, table, k: int = 2) -> None:
+    """Hidden test: re-measure k cells and fail a number they cannot support."""
+    _fail(check_table(q, table, lab))
+    _fail(lab.remeasure(q, table, k), REMEASURE_RULE)
+
+
+def acceptable_best(table: pd.DataFrame, by: list[str], ok_rows=None) -> dict[tuple, set]:
+    """Per group of `by`, the rows whose throughput is within the best row's 95% CI of
+    the best: {group: {row index}}. Answers that pick any of them are right."""
+    out: dict[tuple, set] = {}
+    groups = table.groupby(by, sort=False) if by else [((), table)]
+    for key, group in groups:
+        group = group[pd.to_numeric(group["throughput_kBps"], errors="coerce").notna()]
+        if ok_rows is not None:
+            group = group[ok_rows(group)]
+        if group.empty:
+            continue
+        best = group["throughput_kBps"].idxmax()
+        margin = group.at[best, "throughput_kBps_ci95"]
+        margin = margin if _finite(margin) else 0.0
+        floor = group.at[best, "throughput_kBps"] - margin
+        out[key if isinstance(key, tuple) else (key,)] = set(group.index[group["throughput_kBps"] >= floor])
+    return out
+
+
+def optimal_timeouts(q1_table: pd.DataFrame) -> set:
+    """The Q2 rule: among timeouts whose retransmissions are at most 1.25× the fewest,
+    the one with the highest throughput (or any within that one's 95% CI)."""
+    fewest = pd.to_numeric(q1_table["retransmissions"], errors="coerce").min()
+    eligible = lambda g: g["retransmissions"] <= 1.25 * fewest + 1e-9  # noqa: E731
+    best = acceptable_best(q1_table, [], eligible)
+    return {q1_table.at[i, "timeout_ms"] for rows in best.values() for i in rows}
+
+
+def peak_windows(q3_table: pd.DataFrame) -> dict:
+    """The Q4 answer: per delay, the windows within the 95% CI of the highest throughput."""
+    best = acceptable_best(q3_table, ["delay_ms"])
+    return {key[0]: {q3_table.at[i, "window"] for i in rows} for key, rows in best.items()}
+
+
+def assert_optimal_timeout(q1_table, answer) -> None:
+    _fail(check_table("q1", q1_table))
+    allowed = optimal_timeouts(q1_table)
+    if answer not in allowed:
+        _fail([f"q1_optimal_timeout = {answer!r}, but your Q1 table gives {sorted(allowed)} by the rule "
+               "(highest throughput among timeouts with at most 1.25× the fewest retransmissions)"])
+
+
+def assert_peak_windows(q3_table, answer) -> None:
+    _fail(check_table("q3", q3_table))
+    if not isinstance(answer, dict):
+        _fail([f"q3_peak_window must be a dict {{delay_ms: window}}, got {type(answer).__name__}"])
+    allowed = peak_windows(q3_table)
+    wrong = [f"delay {d} ms: {answer.get(d)!r} (your table peaks at {sorted(ws)})"
+             for d, ws in allowed.items() if answer.get(d) not in ws]
+    _fail(wrong)
+
+
+def assert_close(name: str, answer, expected: float, rel: float) -> None:
+    """A model answer within `rel` (relative) of harness.models' value."""
+    if not _finite(answer):
+        _fail([f"{name} must be a number, got {answer!r}"])
+    if abs(float(answer) - expected) > rel * abs(expected):
+        _fail([f"{name} = {float(answer):.4g}, expected {expected:.4g} within {rel:.0%}"])
+
+
+# The model answers, from harness.models (the notebook's hidden tests compare with them).
+def model_utilisation_q1() -> float:
+    return stop_and_wait_utilisation(Link(0.005))
+
+
+def model_bdp_packets(delay_ms: float) -> float:
+    link = Link(delay_ms / 1000)
+    return link.capacity_pps * link.rtt
+
+
+def model_mathis_q8() -> float:
+    """Mathis for Q8's link as the question states it: MSS 1 KB, RTT 50 ms, L 5%, in KB/s."""
+    return mathis(1024, 0.050, 0.05) / 1024
+
+
+def given(name: str, scope: dict):
+    """The student's answer `name` from the notebook's globals, or one line saying it is missing."""
+    if name not in scope:
+        raise AssertionError(f"{name} is not set: run its answer cell (does it still raise NotImplementedError?)")
+    return scope[name]
