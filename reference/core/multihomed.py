@@ -6,12 +6,16 @@ The sender is Selective Repeat (sr.py) with three additions:
   fewer packets. Each packet remembers its path; the runtime sends it there.
 * One RTO per path. Paths differ in delay, so each has its own RFC 6298 estimator, fed
   by ACKs of packets sent on it (Karn's rule as usual).
-* Dead-path detection. ``dead_path_timeouts`` (D) timeouts in a row on a path, with
-  no ACK arriving on it in between, mark it dead: its packets in flight are resent on
-  the live paths at once and it gets no new ones. A dead path is probed now and then
-  (one packet, at its RTO, doubling up to max_rto) and comes back to life as soon as
-  an ACK arrives on it. If every path is dead, all are used again (nothing else can
-  get the file through).
+* Dead-path detection. A timeout on a path that has heard no ACK for
+  ``dead_path_timeouts`` (D) of its RTOs (the estimate, without back-off) marks it
+  dead: its packets in flight are resent on the live paths at once and it gets no new
+  ones. Silence, not a count of timeouts: packets sent in one burst time out in one
+  burst, and on a lossy path (seed 000's 28% per hop is 48% each way) D of them in a
+  row are common although ACKs keep coming; D RTOs without any ACK while packets are
+  in flight is not. A dead path is probed now and then (one packet, at its RTO,
+  doubling up to 1 s, the RTO's back-off ceiling) and comes back to life as soon as an
+  ACK arrives on it. If every path is dead, all are used again (nothing else can get
+  the file through).
 
 The receiver is the Selective Repeat receiver: it acks each packet on the path it came
 by (``Ack.path`` = ``Data.path``), so an ACK proves that path works both ways.
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 from reference.core.api import Data
 from reference.core.config import CoreConfig
-from reference.core.rto import RtoEstimator
+from reference.core.rto import BACKOFF_CEILING, RtoEstimator
 from reference.core.sr import InFlight, SelectiveRepeatReceiver, SelectiveRepeatSender
 
 
@@ -30,7 +34,7 @@ class MultiHomedSender(SelectiveRepeatSender):
         n = config.paths
         self.estimators = [RtoEstimator(config) for _ in range(n)]
         self.alive = [True] * n
-        self.timeouts_in_a_row = [0] * n
+        self.last_heard: list[float | None] = [None] * n   # last ACK on the path (or first send)
         self.in_flight_on = [0] * n             # packets in flight per path
         self.probe_at: list[float | None] = [None] * n
         self.probe_interval = [0.0] * n
@@ -61,7 +65,8 @@ class MultiHomedSender(SelectiveRepeatSender):
         for path, due in enumerate(self.probe_at):
             if due is not None and due <= now:
                 self._probes.append(path)
-                self.probe_interval[path] = min(self.probe_interval[path] * 2, self.config.max_rto)
+                ceiling = max(BACKOFF_CEILING, self.estimators[path].base_rto)
+                self.probe_interval[path] = min(self.probe_interval[path] * 2, ceiling, self.config.max_rto)
                 self.probe_at[path] = now + self.probe_interval[path]
         super().handle_timer(now)
 
@@ -78,6 +83,8 @@ class MultiHomedSender(SelectiveRepeatSender):
             self.in_flight_on[packet.path] -= 1
         msg = super()._transmit(packet, now)
         self.in_flight_on[packet.path] += 1
+        if self.last_heard[packet.path] is None:
+            self.last_heard[packet.path] = now   # silence counts from the first send
         return msg
 
     def _estimator(self, path: int) -> RtoEstimator:
@@ -86,7 +93,7 @@ class MultiHomedSender(SelectiveRepeatSender):
     def _ack_arrived_on(self, path: int, now: float) -> None:
         if not 0 <= path < len(self.alive):
             return
-        self.timeouts_in_a_row[path] = 0
+        self.last_heard[path] = now
         if not self.alive[path]:
             self.alive[path] = True
             self.probe_at[path] = None
@@ -96,9 +103,9 @@ class MultiHomedSender(SelectiveRepeatSender):
 
     def _timed_out(self, packet: InFlight, now: float) -> None:
         path = packet.path
-        self.timeouts_in_a_row[path] += 1
-        if self.alive[path] and self.timeouts_in_a_row[path] >= self.config.dead_path_timeouts \
-                and sum(self.alive) > 1:
+        silent_for = now - (self.last_heard[path] if self.last_heard[path] is not None else packet.sent_at)
+        if self.alive[path] and sum(self.alive) > 1 \
+                and silent_for >= self.config.dead_path_timeouts * self.estimators[path].base_rto:
             self._declare_dead(path, now)
         super()._timed_out(packet, now)
 
