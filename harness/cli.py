@@ -187,6 +187,10 @@ COMMANDS = {
     "run": ("run a sender/receiver pair over an emulated link; verify and measure", _local(run_add_arguments, run_main)),
     "demo": ("a COMN stop-and-wait transfer over the COMN link, with its summary", _local(demo_add_arguments, demo_main)),
     "sheet": ("regenerate a results sheet", _module("harness.sheets.cli")),
+    "grade": ("grade a class's submissions on a scenario battery (sandboxed, in parallel)",
+              lambda: getattr(_module("grader.cli")(), "GRADE", None)),
+    "check": ("check your programs on the public scenarios of the battery before you submit",
+              lambda: getattr(_module("grader.cli")(), "CHECK", None)),
 }
 
 
