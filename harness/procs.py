@@ -9,6 +9,7 @@ writes are capped with RLIMIT_FSIZE (a program writing without end dies of SIGXF
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import select
@@ -16,6 +17,7 @@ import shlex
 import shutil
 import resource
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -175,6 +177,38 @@ class Proc:
             pass
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived (`timeout`, `docker stop`, a scheduler's time limit): raised like
+    Ctrl-C's KeyboardInterrupt, so the same cleanup runs; exit status 143."""
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt():
+    """Within the block, SIGTERM raises `Terminated` (a KeyboardInterrupt) in the main
+    thread, so every `with Processes()` block, backend session and temp dir is undone as
+    on Ctrl-C. Only where SIGTERM still has its default action (a program that handles
+    it itself, e.g. a Jupyter kernel, keeps its handler) and only in the main thread
+    (signal handlers can only be set there); nested uses are no-ops."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    me = os.getpid()
+
+    def raise_terminated(signum, frame):
+        if os.getpid() != me:   # a forked helper (pyroute2's) inherited the handler: just die
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise Terminated()
+    signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _child_setup(file_cap: int, netns_fd: int | None) -> Callable[[], None]:
     """What the child does between fork and exec (it must not allocate much or lock)."""
     parent = os.getpid()
@@ -279,35 +313,46 @@ def pids_in_group(pgid: int) -> list[int]:
     return found
 
 
-def port_bound(pid: int, port: int, pgid: int | None = None) -> bool:
-    """Whether a process of the group has bound UDP `port` (or listens on TCP `port`).
+def _address(hexaddr: str) -> str:
+    """An address as /proc/net/{udp,tcp}[6] prints it (32-bit words in host order)."""
+    raw = bytes.fromhex(hexaddr)
+    words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    return socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, words)
 
-    /proc/PID/net/* shows PID's network namespace; with `pgid` the socket must also be
-    open in a process of that group (on loopback another program could hold the port).
-    """
-    inodes = set()
+
+def bound_sockets(pid: int, pgid: int | None = None) -> list[tuple[str, str, int]]:
+    """(proto, address, port) of every UDP socket and listening TCP socket in PID's
+    network namespace (/proc/PID/net/* shows that namespace); with `pgid`, only those
+    open in a process of that group (on loopback other programs hold sockets too)."""
+    found: dict[str, tuple[str, str, int]] = {}
     for table in ("udp", "udp6", "tcp", "tcp6"):
         try:
             with open(f"/proc/{pid}/net/{table}") as f:
                 next(f)
                 for line in f:
                     cols = line.split()
-                    listening = table.startswith("udp") or cols[3] == "0A"
-                    if listening and int(cols[1].rsplit(":", 1)[1], 16) == port:
-                        inodes.add(cols[9])
-        except (OSError, StopIteration):
+                    if table.startswith("udp") or cols[3] == "0A":
+                        addr, port = cols[1].rsplit(":", 1)
+                        found[f"socket:[{cols[9]}]"] = (table[:3], _address(addr), int(port, 16))
+        except (OSError, StopIteration, ValueError):
             continue
-    if not inodes or pgid is None:
-        return bool(inodes)
-    wanted = {f"socket:[{i}]" for i in inodes}
+    if pgid is None or not found:
+        return list(found.values())
+    mine = []
     for member in pids_in_group(pgid):
         try:
             for fd in os.listdir(f"/proc/{member}/fd"):
-                if os.readlink(f"/proc/{member}/fd/{fd}") in wanted:
-                    return True
+                sock = found.get(os.readlink(f"/proc/{member}/fd/{fd}"))
+                if sock and sock not in mine:
+                    mine.append(sock)
         except OSError:
             continue
-    return False
+    return mine
+
+
+def port_bound(pid: int, port: int, pgid: int | None = None) -> bool:
+    """Whether a process of the group has bound UDP `port` (or listens on TCP `port`)."""
+    return any(p == port for _, _, p in bound_sockets(pid, pgid))
 
 
 def describe_exit(code: int, file_cap: int | None = None, last_line: str = "") -> str:

@@ -16,16 +16,17 @@ import random
 import re
 import secrets
 import shutil
+import string
 import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Mapping
 
-from harness import backends
+from harness import backends, time_limits
 from harness.engine import REPO, EngineError, check_spec, sweep_stale_sockets
-from harness.procs import (Proc, ProgramNotFound, Processes, UsageError, describe_exit,
-                           port_bound, render)
+from harness.procs import (Proc, ProgramNotFound, Processes, UsageError, bound_sockets, describe_exit,
+                           render, terminate_as_interrupt)
 
 BIND_TIMEOUT_S = 10.0      # the receiver must have bound its port by then
 RECEIVER_GRACE_S = 5.0     # after the sender exits, for the receiver to finish and exit
@@ -33,6 +34,7 @@ LAG_WARN_US = 1000         # p99 engine lag above this: the run was disturbed (1
                            # more than a 1 KB packet's serialisation at 10 Mbit/s)
 TAIL_CHARS = 4096          # stdout/stderr kept in a result
 PORT_RETRIES = 3           # local backend: new port if another program took ours
+WATCH_S = 0.5              # how often a running transfer is checked (progress, engine, receiver)
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,10 @@ class TransferResult:
     receiver: ProgramResult | None = None
     printed: dict | None = None
     params: dict = field(default_factory=dict)
-    endpoints: dict | None = None        # listen_port, the sender's targets, namespaces
+    endpoints: dict | None = None        # listen_port, the sender's targets, namespaces, where
+                                         # the receiver bound, and whether loopback NAT was used
+    startup: dict | None = None          # receiver_bound_s (after its start), sender_start_gap_ms
+                                         # (receiver bound -> sender started), time_limit_s, no_progress_s
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -165,6 +170,11 @@ class TransferResult:
             for d in ("forward", "reverse"):
                 counters = self.link.get(d) or {}
                 out.append(f"    {d:<12} " + " ".join(f"{counters.get(k, '-')!s:>11}" for k in keys))
+        if self.startup:
+            st = self.startup
+            out.append(f"  start-up       receiver bound {st.get('bound', '?')} after {st.get('receiver_bound_s', 0):.3f} s; "
+                       f"sender started {st.get('sender_start_gap_ms', 0):.0f} ms later; limits {st.get('time_limit_s', 0):g} s, "
+                       f"no progress {st.get('no_progress_s') or 'off'} s")
         if self.lag_warning:
             out.append(f"  WARNING: {self.lag_warning}")
         for role in ("sender", "receiver"):
@@ -233,6 +243,7 @@ class _Plan:
     seed: int
     backend: str               # concrete: local | netns | kernel
     time_limit: float
+    no_progress: float        # seconds without progress before the run is stopped; 0 = never
     ipv6: bool
     receiver_grace: float
     bind_timeout: float
@@ -255,8 +266,18 @@ def _whole(value, low: int, high: int | None, what: str) -> int:
     return n
 
 
+def _check_receiver_port(receiver: Program) -> None:
+    """A receiver must bind {listen_port}; {receiver_port} is where the sender sends,
+    which on the local backend is the engine's own port (so the bind fails there only)."""
+    names = {f[1] for f in string.Formatter().parse(receiver.command) if f[1]}
+    used = sorted(n for n in names if n == "receiver_port" or (n.startswith("receiver_port") and n[13:].isdigit()))
+    if used and "listen_port" not in names:
+        raise UsageError(f"receiver command {receiver.command!r} uses {{{used[0]}}}, the port the sender sends to; "
+                         "a receiver must bind {listen_port}")
+
+
 def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time_limit, file_cap,
-          schedule, verify, **rest) -> _Plan:
+          schedule, verify, no_progress, **rest) -> _Plan:
     """Check the arguments (raising UsageError) and resolve defaults."""
     if not isinstance(sender, Program) or not isinstance(receiver, Program):
         raise UsageError("sender and receiver must be harness.Program objects")
@@ -290,9 +311,17 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
         size = _whole(size, 0, None, "size must be a whole number of bytes >= 0")
     if seed is not None:
         seed = _whole(seed, 0, 2 ** 63, "seed must be a whole number from 0 to 2**63-1")
+    params = dict(params or {})
+    if time_limit is None:
+        time_limit = max(time_limits.time_limit(time_limits.expected_seconds(
+            p["forward"], p["reverse"], size, params, p["shared_queue"])) for p in engine_paths)
     if not time_limit or time_limit <= 0:
         raise UsageError(f"time limit must be > 0 s, not {time_limit!r}")
-    params = dict(params or {})
+    if no_progress is None:
+        no_progress = max(time_limits.no_progress_window(p["forward"], p["reverse"], params) for p in engine_paths)
+    if no_progress < 0:
+        raise UsageError(f"no_progress must be >= 0 s (0: never stop for it), not {no_progress!r}")
+    _check_receiver_port(receiver)
     dummy = placeholders([("h", 1)] * len(plist), 1, "f", "o", {})
     clash = sorted(set(params) & set(dummy))
     if clash:
@@ -302,14 +331,15 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
     render(receiver.command, dummy, "receiver command")
     return _Plan(sender=sender, receiver=receiver, paths=engine_paths, params=params, file=file, size=size,
                  seed=secrets.randbits(31) if seed is None else int(seed), backend=backends.resolve(backend),
-                 time_limit=float(time_limit), file_cap=file_cap if file_cap is not None else 2 * size + (16 << 20),
+                 time_limit=float(time_limit), no_progress=float(no_progress), file_cap=file_cap if file_cap is not None else 2 * size + (16 << 20),
                  schedule=list(schedule or []), verify=bool(verify), **rest)
 
 
 def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *,
                  paths: list[Path] | None = None, params: Mapping | None = None,
                  file: str | None = None, size: int | None = None, seed: int | None = None,
-                 backend: str = "auto", time_limit: float = 120.0, ipv6: bool = False,
+                 backend: str = "auto", time_limit: float | None = None, no_progress: float | None = None,
+                 ipv6: bool = False,
                  receiver_grace: float = RECEIVER_GRACE_S, bind_timeout: float = BIND_TIMEOUT_S,
                  file_cap: int | None = None, schedule: list | None = None,
                  pcap: str | None = None, stop_receiver_when_done: bool = True,
@@ -325,12 +355,19 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
     is compared, `ok` means both exited 0 in time; read `printed` (e.g. "iperf3-json").
     `progress`: called about once a second while the sender runs, with a dict
     (`elapsed_s`, `time_limit_s`, and from the engine `forward_packets`, ...).
+    `time_limit`: None derives it from the expected duration (harness/time_limits.py).
+    `no_progress`: stop the run when nothing new has entered the link and the receiver's
+    output has not grown for this many seconds; None derives it from the link's round
+    trip and the `timeout` parameter (harness/time_limits.py); 0 never stops for it.
+    SIGTERM during the run is handled as Ctrl-C (everything it started is stopped and
+    removed, then KeyboardInterrupt) when called from the main thread.
     """
     plan = _plan(**locals())
-    for _ in range(PORT_RETRIES):
-        result, port_taken = _attempt(plan)
-        if not port_taken:
-            break
+    with terminate_as_interrupt():
+        for _ in range(PORT_RETRIES):
+            result, port_taken = _attempt(plan)
+            if not port_taken:
+                break
     return result
 
 
@@ -398,29 +435,130 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | N
             rx = _start(procs, "receiver", plan.receiver, values, workdir, plan.file_cap, session.receiver.netns)
         except ProgramNotFound as e:
             return failed(f"receiver {e}"), False
-        if not _wait_bound(rx, session.listen_port, plan.bind_timeout):
+        # The same start-up on every backend: the receiver has bound its port (seen in
+        # its namespace's socket table) before the sender starts, at once after that.
+        bound = _wait_bound(rx, session.listen_port, plan.bind_timeout)
+        if bound is None:
             rx.timed_out = not rx.wait(0)
+            elsewhere = _describe_sockets(bound_sockets(rx.pid, rx.pid)) if rx.timed_out else ""
             procs.stop(rx)
             taken = session.backend == "local" and "in use" in rx.stderr().lower()
-            error = _not_bound_error(rx, session.listen_port, plan.bind_timeout, plan.file_cap)
+            error = _not_bound_error(rx, session.listen_port, plan.bind_timeout, plan.file_cap, elsewhere)
             return failed(error, receiver=_program_result(rx)), taken
+        bound_at = time.monotonic_ns()
+        where, nat, error = _steer(session, bound)
+        base["endpoints"].update(bound=where, loopback_nat=nat)
+        if error:
+            procs.stop(rx)
+            return failed(error, receiver=_program_result(rx)), False
         try:
             tx = _start(procs, "sender", plan.sender, values, workdir, plan.file_cap, session.sender.netns)
         except ProgramNotFound as e:
             procs.stop(rx)
             return failed(f"sender {e}", receiver=_program_result(rx)), False
-        engine_proc = session.engine.proc if session.engine is not None else None
-        sender_done = _wait_sender(plan, tx, session.engine)
-        tx.timed_out = not sender_done and not (engine_proc is not None and engine_proc.wait(0))
+        base["startup"] = {"bound": where, "receiver_bound_s": round((bound_at - rx.started_ns) / 1e9, 4),
+                           "sender_start_gap_ms": round((tx.started_ns - bound_at) / 1e6, 2),
+                           "time_limit_s": plan.time_limit, "no_progress_s": plan.no_progress or None}
+        watch = _watch(plan, tx, rx, session.engine, want, output)
+        tx.timed_out = watch.outcome == "time limit"
         procs.stop(tx)
-        if not tx.timed_out and tx.exit_code == 0:   # a failed sender: no use waiting
+        if watch.outcome == "sender exited" and tx.exit_code == 0:   # a failed sender: no use waiting
             rx.timed_out = not _wait_receiver(plan, rx, want, output)
         procs.stop(rx)
+        engine_proc = session.engine.proc if session.engine is not None else None
         engine_died = engine_proc is not None and engine_proc.wait(0)
         stats = session.engine.stop() if session.engine is not None else None
+        watch.output_bytes = os.path.getsize(output) if os.path.exists(output) else 0
     finally:
         session.close()
-    return _result(plan, base, tx, rx, engine_proc if engine_died else None, stats, infile, want, output), False
+    return _result(plan, base, tx, rx, engine_proc if engine_died else None, stats, infile, want, output,
+                   watch, where), False
+
+
+def _steer(session: backends.Session, bound: list[tuple[str, str, int]]) -> tuple[str, bool, str | None]:
+    """Where the receiver bound (text), whether loopback NAT now steers the link's packets
+    to it, and an error if no socket of it is where the link can deliver."""
+    where = _describe_sockets(bound)
+    addresses = [a for _, a, _ in bound]
+    reachable = [a for a in addresses if session.delivers_to(a)]
+    if not reachable:
+        hint = ("IPv6 loopback is reachable only from the host's own lo, never from a link device: "
+                "bind '' (all addresses) or the IPv4 'localhost'" if "::1" in addresses and session.backend != "local"
+                else f"the link delivers to {' or '.join(a for a in session.reachable)} or the wildcard address")
+        return where, False, f"receiver bound {where}, where the link cannot deliver ({hint})"
+    loopback = [a for a in reachable if a.startswith("127.")]
+    if loopback and len(loopback) == len(reachable) and session.on_loopback_bind:
+        session.on_loopback_bind(loopback[0])
+        return where, True, None
+    return where, False, None
+
+
+def _describe_sockets(sockets: list[tuple[str, str, int]]) -> str:
+    """'UDP 127.0.0.1:5001' (several joined by ' and ')."""
+    from harness.backends.local import join_hostport
+    return " and ".join(f"{proto.upper()} {join_hostport(addr, port)}" for proto, addr, port in sockets)
+
+
+@dataclass
+class _Watch:
+    """How the sender's part of a run ended, and what was seen while it ran."""
+    outcome: str = "sender exited"   # | "time limit" | "engine died" | "no progress" | "receiver left"
+    quiet_s: float = 0.0             # no progress for this long when stopped for it
+    what: str = ""                   # then: what the sender was doing
+    receiver_exited: bool = False    # then: whether the receiver had already exited
+    output_bytes: int = 0            # the receiver's output file at the end
+
+
+def _watch(plan: _Plan, tx: Proc, rx: Proc, engine, want: str | None, output: str) -> _Watch:
+    """Wait for the sender to exit, checking every WATCH_S: the time limit, the engine,
+    a receiver that left with its output incomplete, and (with an engine) progress:
+    new payload into the link (the engine counts repeats apart) or output growth."""
+    deadline = time.monotonic() + plan.time_limit
+    engine_proc = engine.proc if engine is not None else None
+    last_progress = time.monotonic()
+    seen = (-1, -1)
+    next_report = time.monotonic() + 1.0
+    while True:
+        left = deadline - time.monotonic()
+        if tx.wait_or(engine_proc, max(0.0, min(left, WATCH_S))):
+            return _Watch()
+        now = time.monotonic()
+        if engine_proc is not None and engine_proc.wait(0):
+            return _Watch("engine died")
+        if now >= deadline:
+            return _Watch("time limit")
+        if plan.verify and rx.wait(0) and not _output_complete(plan, want, output):
+            return _Watch("receiver left")
+        stats = _engine_stats(engine)
+        if plan.progress and now >= next_report:
+            next_report = now + 1.0
+            _report_progress(plan, tx, stats)
+        if stats is None or not plan.no_progress:
+            continue
+        fwd = stats.get("forward") or {}
+        current = ((fwd.get("packets_in") or 0) - (fwd.get("repeats") or 0),
+                   os.path.getsize(output) if os.path.exists(output) else 0)
+        if current > seen:
+            seen, last_progress = current, now
+        elif now - last_progress >= plan.no_progress:
+            silent = (time.monotonic_ns() - fwd["last_in_ns"]) / 1e9 if fwd.get("last_in_ns") else None
+            what = ("the sender never sent a packet" if not fwd.get("packets_in") else
+                    f"the sender has sent nothing for {silent:.1f} s" if silent and silent >= 2 * WATCH_S else
+                    "the sender only repeats packets it sent before")
+            return _Watch("no progress", quiet_s=now - last_progress, what=what, receiver_exited=rx.wait(0))
+
+
+def _engine_stats(engine) -> dict | None:
+    if engine is None:
+        return None
+    try:
+        return engine.stats()
+    except (OSError, ValueError, KeyError, EngineError):
+        return None
+
+
+def _output_complete(plan: _Plan, want: str | None, output: str) -> bool:
+    return os.path.exists(output) and os.path.getsize(output) == plan.size and sha256_file(output) == want
 
 
 def _start(procs: Processes, role: str, program: Program, values: dict, workdir: str, file_cap: int,
@@ -431,9 +569,10 @@ def _start(procs: Processes, role: str, program: Program, values: dict, workdir:
 
 
 def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, dead_engine: Proc | None, stats: dict | None,
-            infile: str, want: str | None, output: str) -> TransferResult:
-    """The verdict (the first cause of failure, else the output compared) and figures."""
-    error = _first_error(plan, tx, rx)
+            infile: str, want: str | None, output: str, watch: _Watch, where: str) -> TransferResult:
+    """The verdict (the first cause of failure, else the output compared) and figures;
+    a failure's line ends with what the link did."""
+    error = _first_error(plan, tx, rx, watch, where, stats)
     if dead_engine is not None:
         why = describe_exit(dead_engine.exit_code, None, dead_engine.last_stderr_line())
         error = f"engine failed: it exited during the transfer ({why})"
@@ -441,6 +580,9 @@ def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, dead_engine: Proc | Non
     if plan.verify and (error is None or not error.startswith("engine")):
         verified, mismatch = _verify(infile, want, output, plan.size)
         error = error or mismatch
+    if error and stats and not error.startswith("engine") \
+            and any((stats.get(d) or {}).get("packets_in") for d in ("forward", "reverse")):
+        error += f"; link: {link_story(stats)}"
     result = TransferResult(ok=error is None, verified=verified, error=error, **base,
                             process_time_s=(tx.exited_ns - tx.started_ns) / 1e9 if tx.exited_ns else None,
                             sender=_program_result(tx), receiver=_program_result(rx),
@@ -449,48 +591,48 @@ def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, dead_engine: Proc | Non
     return result
 
 
-def _wait_sender(plan: _Plan, tx: Proc, engine) -> bool:
-    """True once the sender exits; False at the time limit or if the engine dies (which
-    would stall the sender until its time limit). Reports progress each second if asked."""
-    deadline = time.monotonic() + plan.time_limit
-    engine_proc = engine.proc if engine is not None else None
-    while True:
-        left = deadline - time.monotonic()
-        step = min(left, 1.0) if plan.progress else left
-        if tx.wait_or(engine_proc, max(step, 0)):
-            return True
-        if engine_proc is not None and engine_proc.wait(0):
-            return False
-        if left <= step:
-            return False
-        if plan.progress:
-            _report_progress(plan, tx, engine)
+def link_story(stats: dict) -> str:
+    """What the link did, for a failure line: 'forward 102 in, 79 delivered, 23 queue
+    drops, including the last packet sent; reverse 0 in'."""
+    parts = []
+    for d in ("forward", "reverse"):
+        c = stats.get(d) or {}
+        words = [f"{c.get('packets_in', 0)} in"]
+        if c.get("packets_in"):
+            words.append(f"{c.get('delivered', 0)} delivered")
+        for key, name in (("lost", "lost"), ("queue_drops", "queue drops"), ("down_drops", "dropped on a down path"),
+                          ("corrupted", "corrupted"), ("io_errors", "not deliverable")):
+            if c.get(key):
+                words.append(f"{c[key]} {name}")
+        last_in, last_out = c.get("last_in_ns"), c.get("last_out_ns")
+        if last_in and (last_out is None or last_in > last_out) and (c.get("lost") or c.get("queue_drops")):
+            words[-1] += ", including the last packet sent"
+        parts.append(f"{d} " + ", ".join(words))
+    return "; ".join(parts)
 
 
-def _report_progress(plan: _Plan, tx: Proc, engine) -> None:
+def _report_progress(plan: _Plan, tx: Proc, stats: dict | None) -> None:
     info = {"elapsed_s": (time.monotonic_ns() - tx.started_ns) / 1e9, "time_limit_s": plan.time_limit}
-    if engine is not None:
-        try:
-            stats = engine.stats()
-            info.update(forward_packets=stats["forward"]["packets_in"], reverse_packets=stats["reverse"]["packets_in"],
-                        forward_bytes_delivered=stats["forward"]["bytes_delivered"])
-        except (OSError, ValueError, KeyError, EngineError):
-            pass
+    try:
+        info.update(forward_packets=stats["forward"]["packets_in"], reverse_packets=stats["reverse"]["packets_in"],
+                    forward_bytes_delivered=stats["forward"]["bytes_delivered"])
+    except (TypeError, KeyError):
+        pass
     plan.progress(info)
 
 
-def _wait_bound(rx: Proc, port: int, timeout: float) -> bool:
-    """Poll until the receiver has bound `port` (True), exits or `timeout` passes (False).
-
-    Polling its namespace's socket tables is more robust than sleeping a guessed time.
-    """
+def _wait_bound(rx: Proc, port: int, timeout: float) -> list[tuple[str, str, int]] | None:
+    """Poll until the receiver has bound `port` (its sockets on that port), exits or
+    `timeout` passes (None). Polling its namespace's socket tables every 10 ms is more
+    robust than sleeping a guessed time, and tells where it bound."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if port_bound(rx.pid, port, pgid=rx.pid):
-            return True
+        on_port = [s for s in bound_sockets(rx.pid, rx.pid) if s[2] == port]
+        if on_port:
+            return on_port
         if rx.wait(0.01):
-            return False
-    return False
+            return None
+    return None
 
 
 def _wait_receiver(plan: _Plan, rx: Proc, want: str | None, output: str) -> bool:
@@ -502,27 +644,38 @@ def _wait_receiver(plan: _Plan, rx: Proc, want: str | None, output: str) -> bool
     while time.monotonic() < deadline:
         if rx.wait(0.02):
             return True
-        if plan.verify and plan.stop_receiver_when_done and os.path.exists(output) \
-                and os.path.getsize(output) == plan.size and sha256_file(output) == want:
+        if plan.verify and plan.stop_receiver_when_done and _output_complete(plan, want, output):
             rx.stopped_when_done = True
             return True
     return False
 
 
-def _not_bound_error(rx: Proc, port: int, timeout: float, cap: int) -> str:
+def _not_bound_error(rx: Proc, port: int, timeout: float, cap: int, elsewhere: str = "") -> str:
     if rx.timed_out:
-        return f"receiver did not bind port {port} within {timeout:g} s"
+        return (f"receiver did not bind port {port} ({{listen_port}}) within {timeout:g} s"
+                + (f"; it bound {elsewhere} instead" if elsewhere else ""))
     return f"receiver exited ({describe_exit(rx.exit_code, cap, rx.last_stderr_line())}) before binding port {port}"
 
 
-def _first_error(plan: _Plan, tx: Proc, rx: Proc) -> str | None:
-    """The cause, in the order things happen: sender time-out or crash, then receiver."""
+def _first_error(plan: _Plan, tx: Proc, rx: Proc, watch: _Watch, where: str, stats: dict | None) -> str | None:
+    """The cause, in the order things happen: the run stopped (time limit, no progress,
+    receiver gone), the sender crashed, then the receiver."""
+    have = f"{watch.output_bytes} of {plan.size} bytes in its output"
+    if watch.outcome == "no progress":
+        delivered = ((stats or {}).get("forward") or {}).get("bytes_delivered", 0)
+        return (f"stopped: no progress for {watch.quiet_s:.0f} s ({watch.what}); the receiver bound {where} "
+                f"{'had exited' if watch.receiver_exited else 'is running'} with {have}, "
+                f"{delivered} bytes delivered to it")
+    if watch.outcome == "receiver left":
+        return (f"receiver exited ({describe_exit(rx.exit_code, plan.file_cap, rx.last_stderr_line())}) while the "
+                f"sender was still sending, with {have}")
     if tx.timed_out:
-        return f"timed out after {plan.time_limit:g} s (the sender was still running)"
+        return f"timed out after {plan.time_limit:g} s (the sender was still running; the receiver has {have})"
     if tx.exit_code != 0:
         return f"sender failed ({describe_exit(tx.exit_code, plan.file_cap, tx.last_stderr_line())})"
     if rx.timed_out:
-        return f"receiver did not exit within {plan.receiver_grace:g} s after the sender finished"
+        return (f"receiver did not exit within {plan.receiver_grace:g} s after the sender finished "
+                f"(it has {have})")
     if rx.exit_code != 0 and not rx.stopped_when_done:
         return f"receiver failed ({describe_exit(rx.exit_code, plan.file_cap, rx.last_stderr_line())})"
     return None
@@ -546,8 +699,10 @@ def _add_link_figures(result: TransferResult, stats: dict | None, tx: Proc) -> N
 
     Wire time runs from the first forward packet into the link to the last packet out
     of it either way, so the ACK of the last message counts (COMN stops its clock when
-    that ACK arrives). It is clamped to the sender's life: a packet sent after the
-    sender exited (a receiver re-ACKing into the void) is not part of the transfer.
+    that ACK arrives), whether the run succeeded or not. Reverse packets count only
+    within the sender's life (a receiver re-ACKing into the void after the sender left
+    is not part of the transfer); forward packets count until they leave the link, even
+    after the sender exited (a part-1 sender exits with its burst still queued).
     """
     if not stats:
         return
@@ -564,11 +719,14 @@ def _add_link_figures(result: TransferResult, stats: dict | None, tx: Proc) -> N
             result.lag_warning = (f"the engine sent packets up to {result.lag_us['p99'] / 1000:.1f} ms late "
                                   f"(p99 lag > {LAG_WARN_US / 1000:g} ms): the machine was busy, timings are disturbed")
     first_in = fwd.get("first_in_ns")
-    outs = [t for t in (fwd.get("last_out_ns"), rev.get("last_out_ns")) if t]
+    rev_out = rev.get("last_out_ns")
+    if rev_out and tx.exited_ns:
+        rev_out = min(rev_out, tx.exited_ns)
+    outs = [t for t in (fwd.get("last_out_ns"), rev_out) if t]
     if first_in is None or not outs:
         return
     start = max(first_in, tx.started_ns)
-    end = min(max(outs), tx.exited_ns or max(outs))
+    end = max(outs)
     if end > start:
         result.wire_time_s = (end - start) / 1e9
         if result.verified:

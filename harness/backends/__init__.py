@@ -16,6 +16,7 @@ import itertools
 import os
 import threading
 from dataclasses import dataclass, field
+from typing import Callable
 
 from harness.procs import UsageError
 
@@ -44,7 +45,23 @@ class Session:
     listen_port: int                 # what the receiver binds
     targets: list[tuple[str, int]]   # where the sender sends, one per path
     engine: object | None = None     # harness.engine.Engine, started
+    # Addresses a receiver may bind (besides the wildcard of the run's family) and still
+    # get the link's packets; `ipv6` is the run's family.
+    reachable: list[str] = field(default_factory=list)
+    ipv6: bool = False
+    # Called once the receiver has bound a loopback address (netns: steer the link's
+    # packets to it); None where loopback needs nothing (local) or cannot work.
+    on_loopback_bind: Callable[[int], None] | None = None
     _cleanups: list = field(default_factory=list)
+
+    def delivers_to(self, address: str) -> bool:
+        """Whether a socket bound to `address` gets the link's packets: the wildcard of
+        the run's family (IPv4's `::` is dual-stack), or one of `reachable`."""
+        if address in self.reachable:
+            return True
+        if address.startswith("127.") and "127.0.0.1" in self.reachable and self.on_loopback_bind:
+            return True     # all of 127/8 is loopback (Debian names the host 127.0.1.1)
+        return address == "::" or (address == "0.0.0.0" and not self.ipv6)
 
     def close(self) -> None:
         """Undo the set-up, last step first; every step runs even if one fails."""

@@ -73,11 +73,13 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
     n = len(paths)
     if shared:
         lo = "::1" if ipv6 else "127.0.0.1"
-        session = Session("kernel", Host("sender", None, [lo]), Host("receiver", None, [lo]), PORT, [(lo, PORT)])
+        session = Session("kernel", Host("sender", None, [lo]), Host("receiver", None, [lo]), PORT, [(lo, PORT)],
+                          reachable=[lo], ipv6=ipv6)
     else:
         session = Session("kernel", Host("sender", None, [host_address(k, 1, ipv6) for k in range(1, n + 1)]),
                           Host("receiver", None, [host_address(k, 2, ipv6) for k in range(1, n + 1)]),
-                          PORT, [(host_address(k, 2, ipv6), PORT) for k in range(1, n + 1)])
+                          PORT, [(host_address(k, 2, ipv6), PORT) for k in range(1, n + 1)],
+                          reachable=[host_address(k, 2, ipv6) for k in range(1, n + 1)], ipv6=ipv6)
     try:
         if shared:
             netns.create(prefix + "-s")

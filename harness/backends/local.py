@@ -44,10 +44,10 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
         if any(p["forward"] or p["reverse"] for p in paths):
             raise UsageError("the direct backend has no link engine: it takes only a perfect link ('')")
         return Session("direct", Host("sender", None, [host]), Host("receiver", None, [host]), port,
-                       [(host, port)] * len(paths))
+                       [(host, port)] * len(paths), reachable=[host], ipv6=ipv6)
     engine_paths = [dict(p, listen=join_hostport(host, 0), to=join_hostport(host, port)) for p in paths]
     session = Session("local", Host("sender", None, [host] * len(paths)),
-                      Host("receiver", None, [host] * len(paths)), port, [])
+                      Host("receiver", None, [host] * len(paths)), port, [], reachable=[host], ipv6=ipv6)
     engine = Engine(dict(config, mode="udp", paths=engine_paths), workdir, procs)
     session.engine = engine
     session._cleanups.append(engine.stop)

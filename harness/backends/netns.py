@@ -6,17 +6,38 @@ give them addresses (path k: 198.18.k.1/24 and fd00:7264:746c:k::1/64 on the sen
 .2 and ::2 on the receiver), MTU 1500, and bring them and `lo` up. Everything else in
 the namespaces is down, so the only packets the engine sees are the programs'.
 Needs root (or CAP_NET_ADMIN) and /dev/net/tun.
+
+Loopback (the COMN contract: the course runs both programs on one machine over `lo`,
+so students bind their receiver to `127.0.0.1` or `"localhost"` and some senders send
+to `localhost` whatever host they are given). The programs stay in their own
+namespaces, so the link stays the only way from one to the other, and the kernel
+steers the link's packets to loopback with NAT (nftables, table `ip rdtlab`):
+- receiver's namespace, once the harness sees its socket bound to 127.x
+  (`deliver_to_loopback`): `route_localnet=1` (the kernel otherwise drops a packet for
+  127/8 that arrives on a device) and a prerouting DNAT of UDP and TCP arriving from
+  the link for the listen port to that loopback address; conntrack rewrites the
+  replies' source back to the host's address, so the sender sees nothing changed.
+  It is done only then, because a receiver bound to its link address or the wildcard
+  needs no NAT (DNAT would hide packets from a socket bound to 198.18.k.2).
+- sender's namespace, at set-up: an output DNAT of packets for 127.0.0.1:PORT to the
+  receiver's address on path 1 and a masquerade of their loopback source, so a sender
+  that sends to `localhost` reaches the receiver through the link, not its own `lo`.
+IPv6 has no `route_localnet`: the kernel never accepts ::1 from a device, so a
+receiver bound to `::1` cannot be reached here; the harness says so at once (it is
+not in `Session.reachable`) instead of letting the run time out.
 """
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 import threading
 
 from pyroute2 import NetlinkError, NetNS, netns
 
 from harness.backends import Host, Session, next_run_id
 from harness.engine import Engine, EngineError
+from harness.procs import UsageError
 
 PORT = 5001           # the receiver's namespace is its own: any fixed port is free
 MTU = 1500
@@ -69,6 +90,56 @@ def configure(name: str, ifnames: list[str], side: int) -> None:
             ns.link("set", index=index, state="up")
 
 
+def _in_namespace(name: str, script: str, rules: str) -> None:
+    """Run a shell `script` in namespace `name`, `rules` on its stdin (for `nft -f -`)."""
+    try:
+        done = subprocess.run(["ip", "netns", "exec", name, "sh", "-ec", script], input=rules,
+                              capture_output=True, text=True, timeout=10)
+    except FileNotFoundError:
+        raise UsageError("the netns backend needs the `ip` command (Debian package iproute2)") from None
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"setting up NAT in {name} did not finish within 10 s") from None
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        if "not found" in why and "nft" in why:
+            raise UsageError("the netns backend needs the `nft` command for loopback-bound programs "
+                             "(Debian package nftables; `make debs` installs it)")
+        raise EngineError(f"setting up NAT in {name} failed: {why}")
+
+
+ROUTE_LOCALNET = "echo 1 > /proc/sys/net/ipv4/conf/all/route_localnet; nft -f -"
+
+
+def sender_loopback_nat(receiver: str) -> str:
+    """nft rules: the sender's packets for 127.0.0.1:PORT go to `receiver` over the link."""
+    return f"""table ip rdtlab {{
+  chain out {{
+    type nat hook output priority -100; policy accept;
+    ip daddr 127.0.0.1 meta l4proto {{ tcp, udp }} th dport {PORT} dnat to {receiver}
+  }}
+  chain post {{
+    type nat hook postrouting priority 100; policy accept;
+    oifname "rdt*" ip saddr 127.0.0.0/8 masquerade
+  }}
+}}
+"""
+
+
+def receiver_loopback_nat(port: int, loopback: str) -> str:
+    """nft rules: what arrives from the link for `port` goes to `loopback`:port."""
+    return f"""table ip rdtlab {{
+  chain pre {{
+    type nat hook prerouting priority -100; policy accept;
+    iifname "rdt*" meta l4proto {{ tcp, udp }} th dport {port} dnat to {loopback}
+  }}
+}}
+"""
+
+
+def deliver_to_loopback(name: str, port: int, loopback: str) -> None:
+    _in_namespace(name, ROUTE_LOCALNET, receiver_loopback_nat(port, loopback))
+
+
 def create_namespaces(session: Session, prefix: str) -> tuple[str, str]:
     """Create the sender's and receiver's namespaces; their removal joins the cleanups."""
     names = (f"{prefix}-s", f"{prefix}-r")
@@ -83,7 +154,8 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
     n = len(paths)
     session = Session("netns", Host("sender", None, [host_address(k, 1, ipv6) for k in range(1, n + 1)]),
                       Host("receiver", None, [host_address(k, 2, ipv6) for k in range(1, n + 1)]),
-                      PORT, [(host_address(k, 2, ipv6), PORT) for k in range(1, n + 1)])
+                      PORT, [(host_address(k, 2, ipv6), PORT) for k in range(1, n + 1)],
+                      reachable=[host_address(k, 2, ipv6) for k in range(1, n + 1)], ipv6=ipv6)
     try:
         s_name, r_name = create_namespaces(session, f"rdt-{os.getpid()}-{next_run_id()}")
         session.sender.netns, session.receiver.netns = s_name, r_name
@@ -100,6 +172,10 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
             configure(r_name, ifnames, 2)
         except (OSError, IndexError, NetlinkError) as e:
             raise EngineError(f"setting up the engine's devices in the namespaces failed: {e}") from None
+        if not ipv6:
+            _in_namespace(s_name, ROUTE_LOCALNET, sender_loopback_nat(host_address(1, 2, False)))
+            session.reachable.append("127.0.0.1")
+            session.on_loopback_bind = lambda address: deliver_to_loopback(r_name, PORT, address)
     except BaseException:
         session.close()
         raise
