@@ -127,6 +127,9 @@ def _scenario(d: dict, programs: dict[int, Programs], source: str) -> Scenario:
         raise UsageError(f"{where}: part {part!r} has no [programs.{part}] table")
     if d.get("meet", "student") not in MEETINGS:
         raise UsageError(f"{where}: meet must be one of {MEETINGS}, not {d.get('meet')!r}")
+    if d.get("shared_queue", True) and d.get("reverse") not in (None, d.get("link", "")):
+        raise UsageError(f"{where}: a shared queue (netem on lo) has one spec for both directions; "
+                         f"set shared_queue = false for a different reverse link")
     retx = d.get("retx_vs_ref")
     if retx is not None and (not isinstance(retx, list) or len(retx) != 2):
         raise UsageError(f"{where}: retx_vs_ref must be [factor, slack], not {retx!r}")

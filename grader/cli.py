@@ -1,0 +1,130 @@
+"""`rdtlab grade` (instructors: a class of submissions) and `rdtlab check` (students:
+the public scenarios on their own folder). harness/cli.py registers both.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from types import SimpleNamespace
+
+from harness.backends import BACKENDS
+from harness.procs import UsageError
+
+from grader.battery import load_battery
+from grader.collect import find_submissions
+from grader.export_csv import write_class_csv
+from grader.feedback import markdown
+from grader.grade import Options, grade_submission
+from grader.parallel import DEFAULT_JOBS, grade_all
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--assignment", default="comn", help="the battery: grader/batteries/NAME.toml (default comn)")
+    p.add_argument("--battery", metavar="TOML", help="a battery file instead of the assignment's")
+    p.add_argument("--part", type=int, metavar="N", help="only the scenarios of part N")
+    p.add_argument("--scenario", action="append", metavar="NAME", help="only this scenario (repeatable)")
+    p.add_argument("--backend", choices=BACKENDS, default="auto")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run the programs without the bubblewrap jail (inside a container that is one)")
+
+
+def _battery(args):
+    battery = load_battery(args.battery or args.assignment)
+    public_only = getattr(args, "public_only", False)
+    battery = battery.select(part=args.part, public_only=public_only, names=args.scenario)
+    if not battery.scenarios:
+        raise UsageError("no scenario of the battery matches --part/--scenario")
+    return battery
+
+
+def _options(args, hidden: list[str]) -> Options:
+    return Options(backend=args.backend, sandbox=False if args.no_sandbox else None,
+                   hidden=[os.path.abspath(h) for h in hidden])
+
+
+# ---- rdtlab grade -------------------------------------------------------------------
+
+def grade_add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("submissions", nargs="?", metavar="SUBMISSIONS",
+                   help="a folder of submissions (a folder or archive per student, or nbgrader's submitted/)")
+    _common(p)
+    p.add_argument("--jobs", type=int, default=DEFAULT_JOBS, metavar="N", help=f"submissions at once (default {DEFAULT_JOBS})")
+    p.add_argument("--out", default="graded", metavar="DIR", help="where results go: DIR/<student>/, DIR/grades.csv")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run the jobs on a Dask cluster (tcp://host:8786)")
+    p.add_argument("--gradebook", metavar="COURSE_DIR",
+                   help="also write the scores into this nbgrader course's gradebook")
+    p.add_argument("--gradescope-package", metavar="ZIP",
+                   help="write a Gradescope autograder package (setup.sh, run_autograder) and stop")
+
+
+def grade_main(args: argparse.Namespace) -> int:
+    if args.gradescope_package:
+        from grader.export_gradescope_package import write_package
+        write_package(args.gradescope_package, args.assignment)
+        print(f"wrote {args.gradescope_package}")
+        return 0
+    if not args.submissions:
+        raise UsageError("give the SUBMISSIONS folder (or --gradescope-package ZIP)")
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    battery = _battery(args)
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="rdt-unpack-") as unpack:
+        subs = find_submissions(args.submissions, args.assignment, unpack)
+        options = _options(args, [args.submissions, out, *([args.gradebook] if args.gradebook else [])])
+        print(f"grading {len(subs)} submission(s) on {len(battery.scenarios)} scenarios of {battery.name} "
+              f"({args.jobs} at once) into {out}", file=sys.stderr, flush=True)
+
+        def done(r: dict) -> None:
+            print(f"  {r['student']}: {r['score']:g} / {r['max_score']:g} ({r['execution_time']:.0f} s)",
+                  file=sys.stderr, flush=True)
+
+        if args.scheduler:
+            from grader.dask_executor import grade_on_cluster
+            results = grade_on_cluster(args.scheduler, subs, args.battery or args.assignment, battery, out, options, done)
+        else:
+            results = grade_all(subs, battery, out, options, jobs=args.jobs, done=done)
+    write_class_csv(results, os.path.join(out, "grades.csv"))
+    if args.gradebook:
+        from grader.gradebook import import_scores
+        import_scores(args.gradebook, args.assignment, results)
+    print(f"wrote {os.path.join(out, 'grades.csv')} and {len(results)} feedback folder(s)")
+    return 0
+
+
+# ---- rdtlab check -------------------------------------------------------------------
+
+def check_add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("folder", nargs="?", default=".", metavar="DIR", help="your programs' folder (default: here)")
+    _common(p)
+    p.add_argument("--all", action="store_true", help="every scenario, not only the public ones (slower)")
+
+
+def check_main(args: argparse.Namespace) -> int:
+    args.public_only = not args.all
+    battery = _battery(args)
+    folder = os.path.abspath(args.folder)
+    if not os.path.isdir(folder):
+        raise UsageError(f"folder not found: {args.folder}")
+    with tempfile.TemporaryDirectory(prefix="rdt-unpack-") as unpack:
+        sub = find_submissions(folder, args.assignment, unpack)[0] if _holds_programs(folder) else None
+        if sub is None:
+            raise UsageError(f"{args.folder} holds no Sender/Receiver programs")
+        print(f"checking {folder} on {len(battery.scenarios)} public scenario(s) of {battery.name}",
+              file=sys.stderr, flush=True)
+        result = grade_submission(sub, battery, None, _options(args, []))
+    print(markdown(result), end="")
+    return 0 if result["score"] == result["max_score"] else 1
+
+
+def _holds_programs(folder: str) -> bool:
+    from pathlib import Path
+    from grader.collect import has_programs
+    return has_programs(Path(folder))
+
+
+GRADE = SimpleNamespace(add_arguments=grade_add_arguments, main=grade_main)
+CHECK = SimpleNamespace(add_arguments=check_add_arguments, main=check_main)

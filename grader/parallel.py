@@ -1,0 +1,38 @@
+"""Grade many submissions on one machine: a pool of jobs, one submission each.
+
+A job mostly waits on timers and the link (its programs run as other processes), so
+threads suffice; `jobs` is the CPU budget: how many submissions are graded at once.
+Every job has its own jail uid, scratch folder and namespaces, so a hostile
+submission cannot disturb the one graded beside it.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Callable
+
+from grader.battery import Battery
+from grader.collect import Submission
+from grader.grade import Options, grade_submission
+
+DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
+
+
+def grade_all(subs: list[Submission], battery: Battery, out_dir: str | None, options: Options,
+              jobs: int = DEFAULT_JOBS, done: Callable[[dict], None] | None = None) -> list[dict]:
+    """Results in the order of `subs`; `done(result)` as each finishes."""
+    if jobs <= 1:
+        results = []
+        for sub in subs:
+            results.append(grade_submission(sub, battery, out_dir, options))
+            if done:
+                done(results[-1])
+        return results
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="grade") as pool:
+        futures = {pool.submit(grade_submission, sub, battery, out_dir, options): k for k, sub in enumerate(subs)}
+        results: list = [None] * len(subs)
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            if done:
+                done(results[futures[future]])
+    return results

@@ -1,0 +1,49 @@
+"""Submissions made for testing the grader: a copy of the reference laid out as a
+student hands it in, and variants of a solution with a planted bug (bugs.toml:
+find/replace patches naming the scenario that must catch each)."""
+from __future__ import annotations
+
+import os
+import shutil
+import tomllib
+
+from harness.engine import REPO
+
+SHIM = '''# Reference Solution s0000000
+"""{name} of the reference, handed in as a student would (the package beside it)."""
+import os
+import runpy
+import sys
+
+sys.argv[0] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", "comn", "{name}.py")
+runpy.run_path(sys.argv[0], run_name="__main__")
+'''
+
+
+def reference_submission(dest: str, names: tuple[str, ...] = ()) -> str:
+    """`dest` holding a copy of reference/ and SenderN.py/ReceiverN.py shims."""
+    os.makedirs(dest, exist_ok=True)
+    shutil.copytree(os.path.join(REPO, "reference"), os.path.join(dest, "reference"), dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in names or [f"{role}{k}" for role in ("Sender", "Receiver") for k in range(1, 5)]:
+        with open(os.path.join(dest, f"{name}.py"), "w") as f:
+            f.write(SHIM.format(name=name))
+    return dest
+
+
+def load_bugs(path: str) -> list[dict]:
+    with open(path, "rb") as f:
+        return tomllib.load(f)["bug"]
+
+
+def plant(source: str, bug: dict, dest: str) -> str:
+    """A copy of `source` at `dest` with `bug` applied (its `old` text must occur once)."""
+    shutil.copytree(source, dest)
+    path = os.path.join(dest, bug["file"])
+    with open(path) as f:
+        text = f.read()
+    if text.count(bug["old"]) != 1:
+        raise ValueError(f"bug {bug['name']}: its old text occurs {text.count(bug['old'])} times in {bug['file']}, not once")
+    with open(path, "w") as f:
+        f.write(text.replace(bug["old"], bug["new"]))
+    return dest

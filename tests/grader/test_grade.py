@@ -1,0 +1,57 @@
+"""Grading for real (netns backend, jailed): the reference and a correct student get
+full marks; a re-grade, serial or parallel, gives the same scores; the outputs."""
+import json
+import shutil
+
+import pytest
+
+from grader.battery import load_battery
+from grader.collect import Submission
+from grader.grade import Options
+from grader.parallel import grade_all
+
+from conftest import TINY, grade
+
+pytestmark = pytest.mark.netns
+
+
+def scores(result: dict) -> dict:
+    return {s["name"]: s["score"] for s in result["scenarios"]}
+
+
+def test_reference_copy_gets_full_marks_in_every_scenario(reference_copy, tmp_path):
+    result = grade(reference_copy, out=tmp_path)
+    assert result["sandbox"] == "bubblewrap"
+    assert [s["reason"] for s in result["scenarios"] if not s["passed"]] == []
+    assert result["score"] == result["max_score"] == 8
+    gbn = next(s for s in result["scenarios"] if s["name"] == "t-gbn-loss")
+    assert gbn["runs"][0]["reference_goodput_kBps"] > 0      # compared with the reference's own run
+
+
+def test_student_gets_full_marks_and_the_same_scores_serially_and_in_parallel(student, tmp_path):
+    copies = []
+    for k in range(3):      # the same submission three times: same digest, same seeds
+        copies.append(Submission(f"copy{k}", str(shutil.copytree(student, tmp_path / f"copy{k}"))))
+    battery = load_battery(TINY)
+    options = Options(backend="netns")
+    serial = grade_all(copies[:1], battery, None, options, jobs=1)
+    parallel = grade_all(copies, battery, None, options, jobs=3)
+    assert serial[0]["score"] == serial[0]["max_score"]
+    assert [scores(r) for r in parallel] == [scores(serial[0])] * 3
+    assert {r["digest"] for r in parallel} == {serial[0]["digest"]}
+    seeds = [[s["seeds"] for s in r["scenarios"]] for r in parallel + serial]
+    assert all(s == seeds[0] for s in seeds)
+
+
+def test_outputs_gradescope_results_and_feedback_with_replay(student, tmp_path):
+    (student / "Receiver4.py").unlink()          # part 4's receiver missing: one scenario fails
+    result = grade(student, out=tmp_path)
+    folder = tmp_path / student.name
+    gs = json.loads((folder / "results.json").read_text())
+    assert gs["score"] == result["score"] == 6
+    failed = [t for t in gs["tests"] if t["status"] == "failed"]
+    assert [t["name"] for t in failed] == ["part 4: t-receiver"]
+    assert "Receiver4.py (or an executable Receiver4) is missing" in failed[0]["output"]
+    md = (folder / "feedback.md").read_text()
+    assert "rdtlab run --sender" in md and "Receiver4.py" in md and "--seed" in md
+    assert "<table>" in (folder / "feedback.html").read_text()
