@@ -18,7 +18,7 @@ from pathlib import Path as FsPath
 from types import SimpleNamespace
 
 from harness.backends import BACKENDS
-from harness.procs import UsageError
+from harness.procs import Terminated, UsageError, terminate_as_interrupt
 from harness.transfer import OUTPUT_FORMATS, Link, Program, TransferResult, run_transfer
 
 PROG = "rdtlab"
@@ -105,7 +105,12 @@ def run_add_arguments(p: argparse.ArgumentParser) -> None:
     what.add_argument("--file", metavar="F", help="file to send")
     what.add_argument("--size", type=size_arg, metavar="N", help="send N random bytes made from the seed (default 1MiB)")
     p.add_argument("--seed", type=int, default=None, help="seed of the link and the data (default: random, always printed)")
-    p.add_argument("--timeout", type=positive_seconds, default=120.0, metavar="S", help="time limit of the transfer (default 120)")
+    p.add_argument("--timeout", type=positive_seconds, default=None, metavar="S",
+                   help="time limit of the transfer (default: from the expected duration of stop-and-wait over "
+                        "the link, 30-900 s; see harness/time_limits.py)")
+    p.add_argument("--stall-after", type=float, default=None, metavar="S",
+                   help="stop when nothing new has crossed the link for S seconds (default: from the link's round "
+                        "trip and {timeout}, at least 10 s; 0 never)")
     p.add_argument("--param", type=param_arg, action="append", default=[], metavar="K=V",
                    help="a value for placeholder {K} in the commands (repeatable)")
     p.add_argument("--output-format", choices=list(OUTPUT_FORMATS), default=None,
@@ -124,7 +129,8 @@ def run_main(args: argparse.Namespace) -> int:
                           Link(args.link, args.reverse, args.shared_queue), params=dict(args.param),
                           file=args.file, size=None if args.file else size, seed=args.seed,
                           verify=not args.no_verify,
-                          backend=args.backend, time_limit=args.timeout, ipv6=args.ipv6, pcap=args.pcap,
+                          backend=args.backend, time_limit=args.timeout, no_progress=args.stall_after,
+                          ipv6=args.ipv6, pcap=args.pcap,
                           progress=progress_printer(args.json))
     return report(result, args.json)
 
@@ -210,10 +216,14 @@ def build_parser() -> OneLineParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args._main(args)
+        with terminate_as_interrupt():   # SIGTERM (timeout, docker stop) cleans up as Ctrl-C does
+            return args._main(args)
     except UsageError as e:
         print(f"{PROG} {args.command}: {e}", file=sys.stderr)
         return 2
+    except Terminated:
+        print(f"{PROG} {args.command}: terminated (everything it started has been stopped)", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print(f"{PROG} {args.command}: interrupted (everything it started has been stopped)", file=sys.stderr)
         return 130

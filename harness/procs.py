@@ -201,12 +201,27 @@ def terminate_as_interrupt():
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
             return
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)   # a second one must not cut the cleanup short
+        _terminated.set()
         raise Terminated()
     signal.signal(signal.SIGTERM, raise_terminated)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _terminated.clear()
+
+
+_terminated = threading.Event()
+
+
+def raise_if_terminated() -> None:
+    """Raise Terminated in the main thread if SIGTERM came but its exception was lost
+    (Python ignores exceptions raised in at-fork hooks, e.g. logging's, and a signal
+    can land there while a child is started). Wait loops call this."""
+    if _terminated.is_set() and threading.current_thread() is threading.main_thread():
+        _terminated.clear()
+        raise Terminated()
 
 
 def _child_setup(file_cap: int, netns_fd: int | None) -> Callable[[], None]:

@@ -26,7 +26,7 @@ from typing import Callable, Mapping
 from harness import backends, time_limits
 from harness.engine import REPO, EngineError, check_spec, sweep_stale_sockets
 from harness.procs import (Proc, ProgramNotFound, Processes, UsageError, bound_sockets, describe_exit,
-                           render, terminate_as_interrupt)
+                           raise_if_terminated, render, terminate_as_interrupt)
 
 BIND_TIMEOUT_S = 10.0      # the receiver must have bound its port by then
 RECEIVER_GRACE_S = 5.0     # after the sender exits, for the receiver to finish and exit
@@ -519,6 +519,7 @@ def _watch(plan: _Plan, tx: Proc, rx: Proc, engine, want: str | None, output: st
     seen = (-1, -1)
     next_report = time.monotonic() + 1.0
     while True:
+        raise_if_terminated()
         left = deadline - time.monotonic()
         if tx.wait_or(engine_proc, max(0.0, min(left, WATCH_S))):
             return _Watch()
@@ -627,6 +628,7 @@ def _wait_bound(rx: Proc, port: int, timeout: float) -> list[tuple[str, str, int
     robust than sleeping a guessed time, and tells where it bound."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        raise_if_terminated()
         on_port = [s for s in bound_sockets(rx.pid, rx.pid) if s[2] == port]
         if on_port:
             return on_port
@@ -642,6 +644,7 @@ def _wait_receiver(plan: _Plan, rx: Proc, want: str | None, output: str) -> bool
     """
     deadline = time.monotonic() + plan.receiver_grace
     while time.monotonic() < deadline:
+        raise_if_terminated()
         if rx.wait(0.02):
             return True
         if plan.verify and plan.stop_receiver_when_done and _output_complete(plan, want, output):

@@ -37,6 +37,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
+from harness.procs import Terminated, raise_if_terminated, terminate_as_interrupt
 from harness.statistics import needs_more_runs, summarize
 
 # Transfers at once, and the summed `load` of those in flight, by default. Measured on
@@ -188,8 +189,16 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
 
     Raises SweepInterrupted on Ctrl-C after stopping the running repetitions; its
     `frames` holds what was measured (the rows of the stopped ones are not kept, so a
-    re-run measures them).
+    re-run measures them). SIGTERM (where it still has its default action) stops the
+    running repetitions the same way and re-raises `Terminated`, so the caller exits at
+    once; the results file keeps every finished repetition for a re-run.
     """
+    with terminate_as_interrupt():
+        return _run_sweeps(sweeps, jobs, results_path, progress, desc, cpu_budget)
+
+
+def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | None, progress: bool,
+                desc: str | None, cpu_budget: float) -> dict[str, pd.DataFrame]:
     from tqdm.auto import tqdm
 
     names = [s.name for s in sweeps]
@@ -235,7 +244,8 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
     try:
         submit_ready()
         while in_flight:
-            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            done, _ = wait(list(in_flight), timeout=1.0, return_when=FIRST_COMPLETED)
+            raise_if_terminated()   # a SIGTERM whose exception Python dropped (see procs)
             for fut in done:
                 name, key, rep = in_flight.pop(fut)
                 loads.pop(fut)
@@ -245,8 +255,11 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
                 bar.update(1)
             submit_ready()
         bar.total = bar.n
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         _stop_workers(pool, in_flight, children_before)
+        if isinstance(e, Terminated):
+            pool.shutdown(wait=True, cancel_futures=True)   # the workers' cleanup runs first
+            raise
         raise SweepInterrupted(frames()) from None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
