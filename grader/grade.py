@@ -21,9 +21,10 @@ from harness.procs import UsageError
 
 from grader import checks as checks_mod
 from grader.battery import Battery, Scenario
-from grader.build import build, find_program
+from grader.build import BUILD_TIME_LIMIT, build, find_program
 from grader.collect import Submission, submission_digest
-from grader.sandbox import UID_BASE, Limits, Sandbox, available, kill_uid, prepare_scratch
+from grader.sandbox import (UID_BASE, Limits, Sandbox, available, kill_uid, mount_scratch, prepare_scratch,
+                            unmount_runs, unmount_scratch)
 from grader.scenario import Side, pairing, reference_side, replay_command, run_pair, scenario_seed
 from grader.score import reason, scenario_points
 
@@ -37,6 +38,7 @@ class Options:
     hidden: list[str] = field(default_factory=list)   # also unreadable from the jail
     limits: Limits = field(default_factory=Limits)
     pcaps: bool = True                   # keep the link's pcap of each failing run
+    build_time_limit: float = BUILD_TIME_LIMIT
 
 
 _uids = itertools.count()
@@ -66,14 +68,17 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
         os.makedirs(student_dir, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="rdt-grade-")
     uid = allocate_uid()
+    mounted = False
     try:
         if jail:
+            mount_scratch(scratch, options.limits.scratch_bytes)
+            mounted = True
             folder = prepare_scratch(sub.path, scratch, uid)
             sandbox = Sandbox(uid, folder, sorted({*options.hidden, *_always_hidden()}), options.limits)
         else:
             folder = shutil.copytree(sub.path, os.path.join(scratch, "sub"), symlinks=True)
             sandbox = None
-        build_error = build(folder, sandbox)
+        build_error = build(folder, sandbox, options.build_time_limit)
         names = {p.name(r) for p in battery.programs.values() for r in ("sender", "receiver")}
         found = {n: build_error or find_program(folder, n) for n in names}
         student = Side("student", found, sandbox)
@@ -84,9 +89,13 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
                                            timeouts, student_dir))
             if jail:
                 kill_uid(uid)
+                unmount_runs(uid)
     finally:
         if jail:
             kill_uid(uid)
+            unmount_runs(uid)
+        if mounted:
+            unmount_scratch(scratch)
         shutil.rmtree(scratch, ignore_errors=True)
     result = {"student": sub.student, "name": sub.name, "matric": sub.matric, "battery": battery.name,
               "digest": digest, "sandbox": "bubblewrap" if jail else "none", "backend": options.backend,

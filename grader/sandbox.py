@@ -4,8 +4,10 @@
 any other (in the run's network namespace on the netns backend, whose only route is
 the emulated link: there is no `--unshare-net` here). The prefix runs this module as
 root, which then, just before exec'ing bwrap:
-  - hands the run's directory (the harness's cwd: the receiver writes its output
-    there) to the jail's uid;
+  - mounts a size-capped tmpfs, owned by the jail's uid, on the run's directory (the
+    harness's cwd, where the receiver writes its output), so the jail can write there
+    (atomically, by rename) but not fill the disk; `unmount_runs` removes it after
+    the run. Its scratch folder is a size-capped tmpfs too (`mount_scratch`);
   - sets resource limits: address space, processes (per uid, and the uid is the
     submission's alone), CPU seconds, file size, open files, no core dumps;
   - drops to that uid (no groups, no capabilities) and execs bwrap with: the whole
@@ -23,6 +25,7 @@ import os
 import resource
 import shlex
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass, field
 
@@ -38,6 +41,7 @@ class Limits:
     cpu_seconds: int = 120           # RLIMIT_CPU
     file_bytes: int = 256 << 20      # RLIMIT_FSIZE (the harness may set it lower)
     open_files: int = 256
+    scratch_bytes: int = 64 << 20    # the tmpfs holding its scratch copy
 
 
 @dataclass
@@ -74,6 +78,18 @@ def available() -> str | None:
     return None
 
 
+def mount_scratch(path: str, size: int) -> None:
+    """A tmpfs of `size` bytes at `path`: what the jail writes cannot fill the disk."""
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0711,nosuid,nodev", "tmpfs", path],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise OSError(f"cannot mount the scratch tmpfs at {path}: {done.stderr.strip()}")
+
+
+def unmount_scratch(path: str) -> None:
+    subprocess.run(["umount", "-l", path], capture_output=True)
+
+
 def prepare_scratch(source: str, scratch: str, uid: int) -> str:
     """A private copy of the submission at `scratch`/sub, owned by the jail's uid."""
     os.chmod(scratch, 0o711)          # the jail may pass through, not list
@@ -84,6 +100,27 @@ def prepare_scratch(source: str, scratch: str, uid: int) -> str:
             os.lchown(os.path.join(root, name), uid, uid)
     os.chown(dest, uid, uid)
     return dest
+
+
+def run_mount_source(uid: int) -> str:
+    """The name the run tmpfs of jail `uid` is mounted under (found again by it)."""
+    return f"rdtjail-{uid}"
+
+
+def unmount_runs(uid: int) -> None:
+    """Unmount the run tmpfs of jail `uid` and remove the mount points the harness
+    could not (it removed the run's folder around them)."""
+    with open("/proc/self/mountinfo") as f:
+        targets = [line.split()[4] for line in f
+                   if line.split(" - ", 1)[-1].split()[1:2] == [run_mount_source(uid)]]
+    for target in targets:
+        target = target.replace("\\040", " ")
+        subprocess.run(["umount", "-l", target], capture_output=True)
+        for folder in (target, os.path.dirname(target)):
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
 
 
 def kill_uid(uid: int) -> int:
@@ -104,15 +141,16 @@ def kill_uid(uid: int) -> int:
 
 def bwrap_argv(uid: int, scratch: str, cwd: str, hidden: list[str], command: list[str], network: bool) -> list[str]:
     argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for path in [*ALWAYS_HIDDEN, *hidden]:
+    for path in ALWAYS_HIDDEN:      # private and empty (a program may use its own /tmp)
         if os.path.isdir(path):
             argv += ["--tmpfs", path]
+    for path in hidden:             # empty and read-only: nothing to read, nowhere to write
+        if os.path.isdir(path):
+            argv += ["--tmpfs", path, "--remount-ro", path]
         elif os.path.exists(path):
             argv += ["--ro-bind", "/dev/null", path]
-    argv += ["--bind", scratch, scratch]
-    if cwd != scratch and not cwd.startswith(scratch + "/"):
-        argv += ["--bind", cwd, cwd]
-    for word in command[1:]:     # the input file and any other path the command names
+    argv += ["--bind", scratch, scratch, "--bind", cwd, cwd]
+    for word in command[1:]:     # the input file and any other file the command names
         if os.path.isabs(word) and os.path.isfile(word) and not word.startswith((scratch + "/", cwd + "/")):
             argv += ["--ro-bind", word, word]
     argv += ["--chdir", scratch, "--clearenv", "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", scratch,
@@ -149,8 +187,15 @@ def main(argv: list[str] | None = None) -> None:
     if not command or args.uid < UID_BASE:
         sys.exit("grader.sandbox: give a uid >= %d and a command after --" % UID_BASE)
     cwd = os.getcwd()
-    os.chown(cwd, args.uid, args.uid)
-    os.chmod(os.path.dirname(cwd), 0o711)
+    cap = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    cap = args.file_size if cap == resource.RLIM_INFINITY else min(cap, args.file_size)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={cap + (32 << 20)},mode=0700,uid={args.uid},"
+                              f"gid={args.uid},nosuid,nodev", run_mount_source(args.uid), cwd],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        sys.exit(f"grader.sandbox: cannot mount the run's tmpfs on {cwd}: {mounted.stderr.strip()}")
+    parent = os.path.dirname(cwd)
+    os.chmod(parent, os.stat(parent).st_mode | 0o011)    # bwrap (as the uid) passes through
     _limit(resource.RLIMIT_AS, args.memory)
     _limit(resource.RLIMIT_NPROC, args.processes)
     _limit(resource.RLIMIT_CPU, args.cpu)

@@ -1,0 +1,84 @@
+"""Hostile submissions in the jail: each scores 0 for what it breaks with a one-line
+reason, the grader finishes, a correct submission graded beside them keeps exactly
+its scores, and nothing is left running or mounted (the autouse fixture, and below)."""
+import dataclasses
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grader.battery import load_battery
+from grader.collect import Submission
+from grader.grade import Options
+from grader.parallel import grade_all
+from grader.sandbox import Limits
+from harness.engine import REPO
+
+from conftest import FIXTURES, STUDENT, TINY
+
+pytestmark = pytest.mark.netns
+HOSTILE = FIXTURES / "hostile"
+EXPECT = {       # what each one's reason must say
+    "fork-bomb": "timed out",
+    "busy-loop": "timed out",
+    "memory-hog": "MemoryError",
+    "disk-filler": "No space left on device",
+    "datagram-flood": "timed out",
+    "outbound-connect": "no outbound connection",
+    "read-hidden": "nothing readable",
+    "write-results": "nothing writable",
+    "kill-parent": "timed out",
+    "leftover-daemon": "receiver wrote nothing",    # its daemon died with its jail
+    "not-executable": "Sender2 is not executable",
+    "endless-makefile": "the build (make) did not finish within 3 s",
+}
+
+
+def hostile_submission(name: str, root: Path, targets: list[str]) -> Submission:
+    folder = root / name
+    shutil.copytree(STUDENT, folder)
+    for item in (HOSTILE / name).iterdir():
+        if item.name == "remove.txt":
+            for gone in item.read_text().split():
+                (folder / gone).unlink()
+        else:
+            shutil.copy2(item, folder / item.name)
+    (folder / "targets.txt").write_text("\n".join(targets) + "\n")
+    return Submission(name, str(folder))
+
+
+def mounts() -> str:
+    with open("/proc/self/mountinfo") as f:
+        return "".join(line for line in f if "rdt-grade-" in line)
+
+
+def test_every_hostile_submission_scores_zero_and_spares_its_neighbour(tmp_path):
+    assert set(EXPECT) == {d.name for d in HOSTILE.iterdir() if d.is_dir()}
+    battery = load_battery(TINY).select(names=["t-clean"])
+    battery.scenarios[0] = dataclasses.replace(battery.scenarios[0], time_limit=8)
+    root, out = tmp_path / "submissions", tmp_path / "out"
+    root.mkdir(), out.mkdir()
+    good = Submission("good", str(shutil.copytree(STUDENT, root / "good")))
+    (out / "good").mkdir()
+    (out / "good" / "results.json").write_text('{"score": 0}')
+    secrets = [str(REPO / "grader" / "batteries" / "comn.toml"), str(REPO / "reference" / "comn" / "Sender2.py"),
+               str(root / "good" / "rdt.py"), str(out / "good" / "results.json"), "/etc/shadow"]
+    writes = [str(out / "good" / "results.json"), str(out / "gradebook.db"), str(REPO / "grader" / "owned.txt")]
+    subs = [hostile_submission(name, root, writes if name == "write-results" else secrets) for name in sorted(EXPECT)]
+    options = Options(backend="netns", hidden=[str(root), str(out)], build_time_limit=3,
+                      limits=Limits(memory_bytes=384 << 20))
+    alone = grade_all([good], battery, None, options, jobs=1)[0]
+    results = grade_all(subs + [good], battery, None, options, jobs=4)
+    by_name = {r["student"]: r for r in results}
+    assert by_name["good"]["score"] == alone["score"] == battery.max_score
+    for name, words in EXPECT.items():
+        scenario = by_name[name]["scenarios"][0]
+        assert scenario["score"] == 0, name
+        assert words in scenario["reason"], (name, scenario["reason"])
+        assert "\n" not in scenario["reason"], name
+    assert (out / "good" / "results.json").read_text() == '{"score": 0}'
+    assert not (out / "gradebook.db").exists() and not (REPO / "grader" / "owned.txt").exists()
+    assert mounts() == ""
+    assert not [p for p in os.listdir("/tmp") if p.startswith("rdt-grade-")
+                and os.stat(f"/tmp/{p}").st_mtime > tmp_path.stat().st_mtime]
