@@ -23,6 +23,7 @@ from harness.models import (Link, gbn_textbook, gbn_timeout, mathis, pftk, pipel
                             sr_textbook, sr_timeout, stop_and_wait)
 from harness.sheets.sheet import Plot, Prompt, Results, Section, Sheet, Table
 from harness.sheets.tables import Metric, cells, comparison_table, fmt, mean_of
+from harness.time_limits import time_limit
 from harness.transfer import Program
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -145,7 +146,7 @@ def sweeps(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs
 
     def sweep(name: str, run_one, cell_list: list[dict], kBps) -> Measured:
         cost = lambda c: expected_seconds(kBps(c), size)  # noqa: E731
-        run_one = _with_limit(run_one, lambda c: 5 * cost(c) + 60)
+        run_one = _with_limit(run_one, lambda c: time_limit(cost(c)))   # 3x the model, 30-900 s
         return Measured(Sweep(name, run_one, cell_list, runs=runs, until_margin=until_margin, cap=cap,
                               seed=seed, cost=cost, load=offered_load), cell_list)
 

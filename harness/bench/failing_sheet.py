@@ -1,0 +1,75 @@
+"""How long the quick COMN sheet takes for implementations that fail every cell.
+
+    python -m harness.bench failing_sheet [silent] [unreachable] [loopback]   (default: all)
+
+Each kind is a folder of COMN programs (Sender2-4 / Receiver2-4) written to fail the way
+students' programs do; the sheet must end in minutes with each cell's cause, not run
+every transfer to its time limit (issue 8: 18 minutes before).
+- silent: the senders never send (no progress: stopped after the no-progress window).
+- unreachable: the receivers bind the IPv6 loopback (stopped at once: no link reaches it).
+- loopback: receivers bound to 127.0.0.1 / "localhost" that work (the sheet must pass
+  on netns as on local; the folder of issue 8's 18-minute sheet was of this kind).
+Figures go in BENCHMARKS.md, section "Sheets of failing programs".
+"""
+from __future__ import annotations
+
+import collections
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness.engine import REPO
+
+STUDENTS = REPO / "tests" / "fixtures" / "students"
+SILENT = "import time\nwhile True:\n    time.sleep(1)\n"
+KINDS = ("silent", "unreachable", "loopback")
+
+
+def make_impl(kind: str, where: str) -> str:
+    impl = os.path.join(where, kind)
+    os.makedirs(impl)
+    for n in (2, 3, 4):
+        sender = {2: "Sender2.py", 3: "Sender3.py", 4: "Sender4.py"}[n]
+        receiver = {2: "Receiver2.py", 3: "Receiver3.py", 4: "Receiver4.py"}[n]
+        if kind == "silent":
+            with open(os.path.join(impl, f"Sender{n}.py"), "w") as f:
+                f.write(SILENT)
+            shutil.copy(STUDENTS / receiver, os.path.join(impl, f"Receiver{n}.py"))
+        elif kind == "unreachable":
+            shutil.copy(STUDENTS / sender, os.path.join(impl, f"Sender{n}.py"))
+            shutil.copy(STUDENTS / "Receiver2Ipv6.py", os.path.join(impl, f"Receiver{n}.py"))
+        else:
+            shutil.copy(STUDENTS / sender, os.path.join(impl, f"Sender{n}.py"))
+            shutil.copy(STUDENTS / receiver, os.path.join(impl, f"Receiver{n}.py"))
+    return impl
+
+
+def run(argv: list[str]) -> int:
+    kinds = [a for a in argv if a in KINDS] or list(KINDS)
+    if [a for a in argv if a not in KINDS]:
+        print(f"bench failing_sheet: expected some of {', '.join(KINDS)}", file=sys.stderr)
+        return 2
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="rdt-bench-failing-") as tmp:
+        for kind in kinds:
+            impl = make_impl(kind, tmp)
+            out = os.path.join(tmp, f"out-{kind}")
+            argv = [sys.executable, "-m", "harness.cli", "sheet", "comn", "--quick", "--impl", impl,
+                    "--questions", "q1,q3,q5", "--no-progress", "--out", out]
+            started = time.monotonic()
+            proc = subprocess.run(argv, capture_output=True, text=True)
+            wall = time.monotonic() - started
+            rows = []
+            for path in glob.glob(os.path.join(out, "comn", "runs-*.jsonl")):
+                with open(path) as f:
+                    rows += [json.loads(line) for line in f if line.strip()]
+            causes = collections.Counter((r.get("error") or "ok").split(";")[0].split(" (")[0][:60] for r in rows)
+            print(f"failing sheet {kind}: wall {wall:.0f} s, {len(rows)} runs ({sum(r['ok'] for r in rows)} ok), "
+                  f"exit {proc.returncode}, load at start {load:.1f}; causes: "
+                  + "; ".join(f"{n}x {c}" for c, n in causes.most_common(3)), flush=True)
+    return 0
