@@ -10,8 +10,9 @@ PY      := $(VENV)/bin/python
 CRATE   := harness/linkemu
 LINKEMU := $(CRATE)/target/release/linkemu
 CARGO   ?= cargo
-# Debian packages the kit uses at run time (iperf3 for the TCP baseline).
-DEBS    := iperf3
+# Debian packages the kit uses at run time (iperf3 for the TCP baseline; nftables for
+# the netns backend's loopback NAT). COMMAND:PACKAGE where the command's name differs.
+DEBS    := iperf3 nft:nftables
 PYTEST_ARGS ?=
 
 .PHONY: all setup build demo test test-rust test-python bench debs clean
@@ -28,7 +29,7 @@ $(VENV)/.installed: pyproject.toml
 
 # Install missing Debian packages; as root directly, otherwise with sudo if it exists.
 debs:
-	@missing=""; for p in $(DEBS); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(DEBS); do command -v $${p%%:*} >/dev/null 2>&1 || missing="$$missing $${p#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
