@@ -34,7 +34,7 @@ def evaluate(scenario: Scenario, programs: Programs, runs: list[TransferResult],
 def delivered(runs: list[TransferResult]) -> Check:
     for k, r in enumerate(runs):
         if not r.ok:
-            which = f"run {k + 1} of {len(runs)} (seed {r.seed}): " if len(runs) > 1 else ""
+            which = f"run {k + 1} (seed {r.seed}): " if k else ""
             return Check("delivered", False, which + (r.error or "failed"))
     return Check("delivered", True, "the file arrived byte for byte" + (f" in all {len(runs)} runs" if len(runs) > 1 else ""))
 

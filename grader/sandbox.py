@@ -10,9 +10,10 @@ root, which then, just before exec'ing bwrap:
     the run. Its scratch folder is a size-capped tmpfs too (`mount_scratch`);
   - sets resource limits: address space, processes (per uid, and the uid is the
     submission's alone), CPU seconds, file size, open files, no core dumps;
-  - drops to that uid (no groups, no capabilities) and execs bwrap with: the whole
-    root read-only; tmpfs over /tmp, /run, /home, /root and every hidden path (the
-    battery, the reference, other submissions, the results); the submission's scratch
+  - drops to that uid (no groups, no capabilities) and execs bwrap with: the system's
+    folders (/usr, /etc, /var...) read-only and nothing else of the machine (no /home,
+    /root, /work, /srv); a private /tmp and /run; every hidden path (the battery, the
+    reference, other submissions, the results) empty and read-only if it would show; the submission's scratch
     copy and the run's directory writable; files named on the command line (the input)
     read-only; a clean environment; its own user, pid, ipc and uts namespaces, so
     everything it started dies with it, and it cannot signal anything outside.
@@ -29,7 +30,11 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
-ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/run", "/home", "/root", "/srv", "/mnt", "/media", "/dev/shm")
+# Only these of the machine's folders are in the jail (read-only). Not the whole root:
+# binding / recursively would race with the namespaces other runs mount and unmount
+# under /run/netns, and what is not there needs no hiding.
+VISIBLE = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/var")
+ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/run")     # private, empty and writable in the jail
 UID_BASE = 3_000_000      # jail uids: no account on the machine has them
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
@@ -140,11 +145,15 @@ def kill_uid(uid: int) -> int:
 # ---- the launcher (runs as root inside the run's network namespace) ---------------------
 
 def bwrap_argv(uid: int, scratch: str, cwd: str, hidden: list[str], command: list[str], network: bool) -> list[str]:
-    argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv = ["bwrap"]
+    for path in VISIBLE:            # read-only; /run, /home, /root, /srv, /work... are not there
+        argv += ["--ro-bind-try", path, path]
+    argv += ["--dev", "/dev", "--proc", "/proc"]
     for path in ALWAYS_HIDDEN:      # private and empty (a program may use its own /tmp)
-        if os.path.isdir(path):
-            argv += ["--tmpfs", path]
+        argv += ["--tmpfs", path]
     for path in hidden:             # empty and read-only: nothing to read, nowhere to write
+        if not path.startswith(tuple(p + "/" for p in VISIBLE)):
+            continue                # not in the jail at all
         if os.path.isdir(path):
             argv += ["--tmpfs", path, "--remount-ro", path]
         elif os.path.exists(path):
