@@ -3,6 +3,7 @@
 #   make test   set up, then run every test (Rust and Python)
 #   make bench  set up, then run the long measurements (figures go in BENCHMARKS.md)
 #   make build  build the link engine (harness/linkemu/target/release/linkemu)
+#   make lab    set up, then JupyterLab on 127.0.0.1 on a student's copy of the COMN release (prints the URL)
 
 PYTHON  ?= python3
 VENV    := .venv
@@ -15,7 +16,7 @@ CARGO   ?= cargo
 DEBS    := iperf3 nft:nftables
 PYTEST_ARGS ?=
 
-.PHONY: all setup build demo test test-rust test-python bench debs clean
+.PHONY: all setup build demo test test-rust test-python bench debs clean lab
 
 all: build
 
@@ -52,6 +53,10 @@ test-rust:
 
 test-python: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The course (assignments/): a student's copy in out/lab/comn, kept between runs; LAB_PORT=8888.
+lab: setup
+	$(PY) assignments/lab.py
 
 bench: setup
 	$(PY) -m harness.bench all

@@ -118,7 +118,7 @@ class Notebook:
         self.code(source, "test", grade_id, points)
 
     def discussion(self, grade_id: str, points: float):
-        self.md("YOUR ANSWER HERE\n\n### BEGIN SOLUTION\n**Marking notes** (instructors only; "
+        self.md("### BEGIN SOLUTION\n**Marking notes** (instructors only; "
                 f"{points:g} marks)\n\n{MARKING[grade_id]}\n### END SOLUTION", "manual", grade_id, points)
 
     def _add(self, cell, grade_id):

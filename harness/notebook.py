@@ -13,8 +13,9 @@ raises AssertionError with one line naming what is wrong. The re-measurement rul
 (`REMEASURE_RULE`) is public: students read it in their feedback.
 
 Mode: `quick` (QUICK plan) or `full` (FULL plan, the COMN settings), chosen by the
-notebook's MODE and overridden by RDTLAB_NOTEBOOK_MODE. RDTLAB_NOTEBOOK_SIZE (bytes)
-and RDTLAB_NOTEBOOK_RUNS shrink a plan further (the course's own tests use them).
+notebook's MODE and overridden by RDTLAB_NOTEBOOK_MODE (which also takes `tiny`, the
+course tests' plan). RDTLAB_NOTEBOOK_SIZE (bytes) and RDTLAB_NOTEBOOK_RUNS change a
+plan's file size and runs per cell.
 """
 from __future__ import annotations
 
@@ -31,7 +32,10 @@ from harness.models import Link, mathis, stop_and_wait_utilisation
 from harness.sheets import comn
 from harness.sheets.sheet import Results
 
-MODES = ("quick", "full")
+MODES = ("quick", "full", "tiny")
+# `tiny` is for the course's own tests (a class graded in a few minutes): every question
+# and delay of the sheet, on fewer cells and a 20 KB file.
+TINY = comn.Plan(20 << 10, 2, (5, 20, 100), (5, 25, 100), (1, 4, 64), (1, 16), (4, 16))
 RESULTS_DIR = ".rdtlab"          # the folder's measurements, so a re-run resumes
 
 
@@ -70,7 +74,7 @@ def resolve_mode(mode: str) -> str:
 
 
 def plan_for(mode: str) -> comn.Plan:
-    plan = comn.FULL if mode == "full" else comn.QUICK
+    plan = {"full": comn.FULL, "tiny": TINY}.get(mode, comn.QUICK)
     size = _env_int("RDTLAB_NOTEBOOK_SIZE", plan.size)
     runs = _env_int("RDTLAB_NOTEBOOK_RUNS", plan.runs)
     return replace(plan, size=size, runs=runs)

@@ -50,8 +50,11 @@ def unpack_ack(datagram):
 
 def read_pieces(filename):
     """The file as a list of payloads; the last one carries the end-of-file flag."""
-    with open(filename, "rb") as f:
-        data = f.read()
+    try:
+        with open(filename, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        sys.exit(f"{sys.argv[0]}: cannot read {filename}: {e.strerror}")
     pieces = [data[i:i + PAYLOAD] for i in range(0, len(data), PAYLOAD)]
     if not pieces or len(pieces[-1]) == PAYLOAD:
         pieces.append(b"")      # an empty last piece, so the receiver knows where the file ends

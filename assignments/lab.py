@@ -1,0 +1,69 @@
+"""`make lab`: JupyterLab on loopback on the student's copy of the comn release.
+
+    python assignments/lab.py [--port 8888] [--dir out/lab/comn]
+
+Generates the release with nbgrader (`nbgrader generate_assignment comn`, in this
+course directory) when there is none, copies it to the student's folder once (a later
+`make lab` reopens the same copy, work kept), then starts JupyterLab there on
+127.0.0.1 with a fresh token and prints the URL to open. The kernel is this Python,
+where the rdtlab harness is installed, so the notebook's `from harness import notebook`
+works. Ctrl-C (or a signal to this process, which becomes JupyterLab) stops it.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+
+COURSE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(COURSE)
+BIN = os.path.dirname(sys.executable)
+
+
+def release(assignment: str = "comn") -> str:
+    path = os.path.join(COURSE, "release", assignment)
+    if not os.path.isdir(path):
+        env = {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", "")}
+        done = subprocess.run([os.path.join(BIN, "nbgrader"), "generate_assignment", assignment, "--force"],
+                              cwd=COURSE, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            sys.exit(f"make lab: nbgrader generate_assignment {assignment} failed: {tail}")
+    return path
+
+
+def student_copy(folder: str) -> str:
+    if not os.path.isdir(folder):
+        shutil.copytree(release(), folder)
+        print(f"your copy of the comn release: {folder}")
+    return folder
+
+
+def command(folder: str, port: int, token: str) -> list[str]:
+    return [os.path.join(BIN, "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+            "--ServerApp.port_retries=0", f"--ServerApp.root_dir={folder}",
+            f"--IdentityProvider.token={token}", "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",          # no PyPI look-ups from the lab
+            *(["--allow-root"] if os.geteuid() == 0 else [])]   # containers and CI run as root
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=int(os.environ.get("LAB_PORT", "8888")))
+    ap.add_argument("--dir", default=os.path.join(REPO, "out", "lab", "comn"),
+                    help="the student's folder (made from the release if missing)")
+    args = ap.parse_args(argv)
+    folder = student_copy(os.path.abspath(args.dir))
+    token = secrets.token_hex(16)
+    print(f"JupyterLab: http://127.0.0.1:{args.port}/lab/tree/results_sheet.ipynb?token={token}", flush=True)
+    os.chdir(folder)
+    cmd = command(folder, args.port, token)
+    os.execv(cmd[0], cmd)   # JupyterLab becomes this process: a signal to it stops the lab, nothing left behind
+
+
+if __name__ == "__main__":
+    sys.exit(main())
