@@ -5,14 +5,22 @@ parameters, so a sweep over `delay` and `window` needs nothing but the grid:
     TransferRun(sender=Program("python3 {impl}/Sender3.py ... {timeout} {window}", "comn"),
                 receiver=Program("python3 {impl}/Receiver3.py {listen_port} {output}"),
                 link="delay {delay}ms loss {loss}% rate 10mbit", fixed={"impl": ..., "loss": 5})
+
+Multi-homed runs give one spec template per path (`paths=(spec0, spec1)`, engine paths
+p0, p1, ...) and may take paths down and up with an engine `schedule`; a cell may set
+its own file `size`; `extra(result, pcap_path)` adds fields of its own to the row
+(with `pcap=True` it gets the engine's pcap of the run, removed afterwards).
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
 from dataclasses import dataclass, field
 from typing import Callable
 
 from harness.procs import UsageError
-from harness.transfer import Link, Program, TransferResult, run_transfer
+from harness.transfer import Link, Path, Program, TransferResult, run_transfer
 
 
 def row_from_result(res: TransferResult) -> dict:
@@ -36,15 +44,33 @@ class TransferRun:
     backend: str = "auto"
     time_limit: float | Callable[[dict], float] = 300.0
     fixed: dict = field(default_factory=dict)   # parameters every cell shares
+    paths: tuple = ()                # multi-homed: one spec template per path (then `link` is unused)
+    schedule: tuple | Callable[[dict], list] = ()   # engine events, or f(cell) giving them
+    extra: Callable[[TransferResult, str | None], dict] | None = None   # more fields for the row
+    pcap: bool = False               # give `extra` the engine's pcap of the run
+    no_progress: float | None = None # s without progress before a run is stopped (None: the harness's rule)
 
     def __call__(self, params: dict, seed: int) -> dict:
         values = {**self.fixed, **params}
-        try:
-            spec = self.link.format_map(values)
-        except KeyError as e:
-            raise UsageError(f"link spec {self.link!r} uses {{{e.args[0]}}}, which no parameter gives") from None
         limit = self.time_limit(values) if callable(self.time_limit) else self.time_limit
-        res = run_transfer(self.sender, self.receiver, Link(spec, None, self.shared_queue),
-                           params=values, size=self.size, seed=seed, backend=self.backend,
-                           time_limit=limit)
-        return row_from_result(res)
+        links = [Link(_fill(t, values), None, self.shared_queue) for t in (self.paths or (self.link,))]
+        where = {"paths": [Path(link) for link in links]} if self.paths else {"link": links[0]}
+        schedule = list(self.schedule(values) if callable(self.schedule) else self.schedule)
+        with tempfile.TemporaryDirectory(prefix="rdt-pcap-") if self.pcap else contextlib.nullcontext() as scratch:
+            pcap = os.path.join(scratch, "link.pcap") if scratch else None
+            res = run_transfer(self.sender, self.receiver, **where, params=values,
+                               size=int(values.get("size", self.size)), seed=seed, backend=self.backend,
+                               time_limit=limit, schedule=schedule, pcap=pcap,
+                               **({} if self.no_progress is None else {"no_progress": self.no_progress}))
+            row = row_from_result(res)
+            if self.extra is not None:
+                row.update(self.extra(res, pcap if pcap and os.path.exists(pcap) else None))
+        return row
+
+
+def _fill(template: str, values: dict) -> str:
+    try:
+        return template.format_map(values)
+    except KeyError as e:
+        raise UsageError(f"link spec {template!r} uses {{{e.args[0]}}}, which no parameter gives") from None
+

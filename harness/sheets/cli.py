@@ -19,7 +19,8 @@ import time
 from harness.backends import BACKENDS, resolve
 from harness.procs import UsageError
 
-SHEETS = ("comn",)
+SHEETS = ("comn", "tcp-like", "multihoming")
+OTHER_SHEETS = {"tcp-like": "tcp_like", "multihoming": "multihoming"}   # name -> module of harness.sheets
 QUESTIONS = ("q1", "q3", "q5", "q7")
 
 
@@ -31,7 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", type=_positive_int, default=None, metavar="N", help="runs per cell (default 5; 2 with --quick)")
     p.add_argument("--margin", type=_fraction, default=None, metavar="F",
                    help="repeat each cell until the 95%% margin of error is below F of the mean (e.g. 0.1), at least --runs times")
-    p.add_argument("--cap", type=_positive_int, default=30, metavar="N", help="most runs per cell with --margin (default 30)")
+    p.add_argument("--cap", type=_positive_int, default=None, metavar="N",
+                   help="most runs per cell with --margin (default 30; the multihoming sheet: 20, 8 with --quick)")
     p.add_argument("--questions", default=",".join(QUESTIONS), metavar="LIST",
                    help=f"which measured questions to run (default {','.join(QUESTIONS)})")
     p.add_argument("--size", type=_size, default=None, metavar="BYTES", help="file size (default 1MiB; 100KiB with --quick)")
@@ -50,9 +52,9 @@ def main(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from harness.sheets import comn
-    from harness.sheets.render import write_sheet
-    from harness.sheets.sheet import measure
 
+    if args.name in OTHER_SHEETS:
+        return _main_sheet(args)
     impl = comn.REFERENCE if args.impl == "reference" else os.path.abspath(args.impl)
     if not os.path.isdir(impl):
         raise UsageError(f"--impl {args.impl!r}: no such directory (expected 'reference' or a directory of COMN programs)")
@@ -71,12 +73,42 @@ def main(args: argparse.Namespace) -> int:
     plan = comn.QUICK if args.quick else comn.FULL
     if args.size is not None:
         plan = replace(plan, size=args.size)
-    sheet = comn.build(impl, plan, backend, runs=args.runs, until_margin=args.margin, cap=args.cap,
+    sheet = comn.build(impl, plan, backend, runs=args.runs, until_margin=args.margin, cap=args.cap or 30,
                        seed=args.seed, questions=questions)
+
+    return _measure_and_write(args, sheet, _config_key(impl, plan, backend, args.seed), impl, plan, backend)
+
+
+def _main_sheet(args: argparse.Namespace) -> int:
+    """A sheet other than comn: its module gives build(), QUICK/FULL plans and missing_programs()."""
+    import importlib
+    from dataclasses import replace
+
+    module = importlib.import_module(f"harness.sheets.{OTHER_SHEETS[args.name]}")
+    impl = None
+    if args.impl != "reference":
+        impl = os.path.abspath(args.impl)
+        if not os.path.isdir(impl):
+            raise UsageError(f"--impl {args.impl!r}: no such directory (expected 'reference' or a directory of programs)")
+        missing = module.missing_programs(impl)
+        if missing:
+            raise UsageError(f"{impl} lacks {', '.join(missing)}, which the {args.name} sheet runs")
+    backend = resolve(args.backend)
+    plan = module.QUICK if args.quick else module.FULL
+    if args.size is not None:
+        plan = replace(plan, size=args.size)
+    sheet = module.build(impl, plan, backend, runs=args.runs, until_margin=args.margin, seed=args.seed,
+                         **({"cap": args.cap} if args.cap else {}))
+    return _measure_and_write(args, sheet, _config_key(impl or "reference", plan, backend, args.seed),
+                              impl or "reference", plan, backend)
+
+
+def _measure_and_write(args, sheet, key: str, impl: str, plan, backend: str) -> int:
+    from harness.sheets.render import write_sheet
+    from harness.sheets.sheet import measure
 
     out_dir = os.path.join(args.out, args.name)
     os.makedirs(out_dir, exist_ok=True)
-    key = _config_key(impl, plan, backend, args.seed)
     results_path = os.path.join(out_dir, f"runs-{key}.jsonl")
     if args.fresh and os.path.exists(results_path):
         os.remove(results_path)

@@ -88,3 +88,31 @@ def runs_text(s: dict | None) -> str:
     if s["failed"] and s["status"] != "failed":
         text += f" ({s['error'][:60]})"
     return text
+
+
+@dataclass
+class Reported:
+    """A number a course report gives for a setting the sheet reproduces."""
+    setting: str                # what was measured, in words
+    value: float                # the report's number
+    ours: Callable[["pd.DataFrame"], dict | None]   # frame -> our cell summary (mean, margin, n), or None
+    source: str = ""            # where in the report (table, figure, text)
+
+
+def reported_table(frames: dict, entries: list[Reported], unit: str, digits: int = 1,
+                   tolerance: float = 0.15) -> pd.DataFrame:
+    """The report's numbers beside ours: ratio ours/report, and whether the difference
+    exceeds `tolerance` (the sheet must then explain it)."""
+    rows = []
+    for e in entries:
+        s = e.ours(frames)
+        mean = s["mean"] if s and s.get("n") else float("nan")
+        ratio = mean / e.value if math.isfinite(mean) and e.value else float("nan")
+        rows.append({"setting": e.setting, f"report ({unit})": fmt(e.value, digits),
+                     f"ours ({unit})": fmt(mean, digits),
+                     "±95%": fmt(s["margin"], digits) if s and s.get("n") else DASH,
+                     "runs": s["n"] if s else 0, "ours / report": fmt(ratio, 2),
+                     f"differs > {tolerance:.0%}": (DASH if not math.isfinite(ratio)
+                                       else ("yes" if abs(ratio - 1) > tolerance else "no")),
+                     "source": e.source})
+    return pd.DataFrame(rows)
