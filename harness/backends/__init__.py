@@ -86,9 +86,30 @@ def next_run_id() -> int:
         return next(_run_ids)
 
 
+CAP_NET_ADMIN, CAP_SYS_ADMIN = 12, 21
+NETNS_CAPS = (1 << CAP_NET_ADMIN) | (1 << CAP_SYS_ADMIN)
+
+
+def capabilities(kind: str = "CapEff") -> int:
+    """This process's capability set `kind` (CapEff, CapAmb) as a bit mask; 0 if unknown."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(kind + ":"):
+                    return int(line.split()[1], 16)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def netns_unavailable_reason() -> str | None:
-    if os.geteuid() != 0:
+    # Root, or a user handed the two capabilities as ambient ones (the lab image's
+    # notebook user, see docker/lab-start.sh).
+    if os.geteuid() != 0 and capabilities("CapAmb") & NETNS_CAPS != NETNS_CAPS:
         return "the netns backend needs root (network namespaces and TUN devices); use --backend local"
+    if capabilities("CapEff") & NETNS_CAPS != NETNS_CAPS:   # e.g. root in a container without them
+        return ("the netns backend needs CAP_NET_ADMIN and CAP_SYS_ADMIN (a container: --cap-add NET_ADMIN "
+                "--cap-add SYS_ADMIN --device /dev/net/tun); use --backend local")
     if not os.path.exists("/dev/net/tun"):
         return "the netns backend needs /dev/net/tun, which this machine lacks; use --backend local"
     return None
