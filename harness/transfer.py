@@ -142,6 +142,8 @@ class TransferResult:
                                          # the receiver bound, and whether loopback NAT was used
     startup: dict | None = None          # receiver_bound_s (after its start), sender_start_gap_ms
                                          # (receiver bound -> sender started), time_limit_s, no_progress_s
+    pcap: str | None = None              # the capture files asked for (absolute paths):
+    trace: str | None = None             # harness.plots draws the transfer from them
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -250,6 +252,7 @@ class _Plan:
     file_cap: int
     schedule: list
     pcap: str | None
+    trace: str | None
     stop_receiver_when_done: bool
     verify: bool
     progress: Callable[[dict], None] | None
@@ -342,7 +345,7 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
                  ipv6: bool = False,
                  receiver_grace: float = RECEIVER_GRACE_S, bind_timeout: float = BIND_TIMEOUT_S,
                  file_cap: int | None = None, schedule: list | None = None,
-                 pcap: str | None = None, stop_receiver_when_done: bool = True,
+                 pcap: str | None = None, trace: str | None = None, stop_receiver_when_done: bool = True,
                  verify: bool = True, progress: Callable[[dict], None] | None = None) -> TransferResult:
     """Send `file` (or `size` seeded random bytes) from sender to receiver over the link.
 
@@ -361,6 +364,8 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
     trip and the `timeout` parameter (harness/time_limits.py); 0 never stops for it.
     SIGTERM during the run is handled as Ctrl-C (everything it started is stopped and
     removed, then KeyboardInterrupt) when called from the main thread.
+    `pcap` / `trace`: files for the engine's capture of what it delivered / its JSON-lines
+    trace of every packet's fate (harness/plots draws the transfer from either).
     """
     plan = _plan(**locals())
     with terminate_as_interrupt():
@@ -406,8 +411,9 @@ def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
         output = os.path.join(workdir, "receiver", "output.bin")
         want = sha256_file(infile) if plan.verify else None   # hashed once: waiting and verifying use it
         config = {"seed": plan.seed, "schedule": plan.schedule}
-        if plan.pcap:
-            config["pcap"] = os.path.abspath(plan.pcap)
+        for key in ("pcap", "trace"):
+            if getattr(plan, key):
+                config[key] = os.path.abspath(getattr(plan, key))
         with Processes() as procs:
             return _run(plan, procs, workdir, infile, want, output, config)
     finally:
@@ -416,7 +422,8 @@ def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
 
 def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | None, output: str,
          config: dict) -> tuple[TransferResult, bool]:
-    base = dict(backend=plan.backend, seed=plan.seed, size_bytes=plan.size, params=plan.params)
+    base = dict(backend=plan.backend, seed=plan.seed, size_bytes=plan.size, params=plan.params,
+                pcap=config.get("pcap"), trace=config.get("trace"))
 
     def failed(error: str, **more) -> TransferResult:
         return TransferResult(ok=False, verified=False, error=error, **base, **more)

@@ -1,0 +1,303 @@
+"""One transfer as the link saw it: packets decoded, retransmissions, timeouts, window.
+
+    tr = load(result_or_path, fmt="auto", ack="auto")
+    tr.counts()          # what the picture shows, as numbers (tests compare them with the engine's stats)
+    tr.packets           # every copy the link handled, decoded (Packet)
+    tr.window            # (t, base, top, outstanding) after every send and ACK arrival
+    tr.timeouts          # times of the inferred timeouts
+
+Formats (reference/PROTOCOL.md): "comn" (2-byte sequence number, end-of-file byte; its
+byte order found from the numbers), "comn-be", "comn-le", "ext", or "auto" (ext when the
+messages carry its magic byte, else comn). Students' programs use either byte order.
+
+What is inferred, and how (nothing here comes from what a program prints):
+- a *retransmission* is a data message for a packet number sent before (link-made
+  duplicates are not transmissions);
+- ACK numbers are *cumulative* (GBN, TCP-like) or *selective* (stop-and-wait, SR), told
+  apart by whether the numbers the sender received ever went down (ack="auto");
+- a *fast retransmit* resends the packet after a cumulative ACK at once (within
+  `burst_gap`) when that ACK reached the sender for the fourth time (the third
+  duplicate: a GBN receiver sends duplicates too, but its sender waits for its
+  timer); every other retransmission followed a
+  *timeout*, and resends in a row (no new data between them, each within `burst_gap`
+  s of the previous one) are one timeout: a GBN sender resending its whole window is
+  one timeout, an SR sender resending one packet another.
+- the *window* at a moment is the packets sent and not yet acknowledged (outstanding),
+  between `base` (the lowest of them) and `top` (the highest packet sent).
+
+Times are seconds from the first packet into the link (from a pcap: out of it).
+"""
+from __future__ import annotations
+
+import heapq
+import os
+import struct
+from dataclasses import dataclass, field
+
+from harness.plots.capture import Capture, Copy, read
+from harness.procs import UsageError
+from reference.wire import unwrap
+
+FORMATS = ("auto", "comn", "comn-be", "comn-le", "ext")
+ACK_MODES = ("auto", "cumulative", "selective")
+BURST_GAP_S = 0.002
+DUP_ACKS = 3
+EXT_MAGIC, EXT_DATA, EXT_ACK = 0xA1, 1, 2
+
+
+@dataclass
+class Packet:
+    """One copy on the link, decoded. `kind`: "data", "ack" or "other" (not the format)."""
+    copy: Copy
+    kind: str
+    seq: int | None = None
+    eof: bool = False
+    sack: tuple = ()
+    retransmission: bool = False
+    cause: str | None = None        # of a retransmission: "timeout" or "fast"
+    t_in: float | None = None       # seconds from the capture's start
+    t_out: float | None = None
+
+    @property
+    def t(self) -> float:
+        """When the sender (data) or the link (ACK) handed it in; from a pcap, when it left."""
+        return self.t_in if self.t_in is not None else self.t_out
+
+
+@dataclass
+class Transfer:
+    packets: list[Packet]
+    fmt: str
+    ack: str
+    capture: Capture
+    window: list[tuple[float, int, int, int]] = field(default_factory=list)
+    timeouts: list[float] = field(default_factory=list)
+
+    @property
+    def data(self) -> list[Packet]:
+        return [p for p in self.packets if p.kind == "data"]
+
+    @property
+    def acks(self) -> list[Packet]:
+        return [p for p in self.packets if p.kind == "ack"]
+
+    def sent(self) -> list[Packet]:
+        """Data messages the sender sent, in order (not the link's duplicates)."""
+        return [p for p in self.data if not p.copy.duplicate]
+
+    def counts(self) -> dict:
+        """Per direction, the engine's counters as the capture shows them, and the
+        protocol's events. From a pcap only `delivered` and the events are known."""
+        by_dir = {}
+        for d in ("forward", "reverse"):
+            cs = [p.copy for p in self.packets if p.copy.direction == d]
+            by_dir[d] = {
+                "packets_in": sum(not c.duplicate for c in cs),
+                "delivered": sum(c.fate == "delivered" for c in cs),
+                "lost": sum(c.fate == "lost" for c in cs),
+                "queue_drops": sum(c.fate == "queue_drop" for c in cs),
+                "down_drops": sum(c.fate == "down_drop" for c in cs),
+                "duplicated": sum(c.duplicate for c in cs),
+                "corrupted": sum(c.corrupted for c in cs),
+                "repeats": sum(c.repeat for c in cs),
+            }
+        sent = self.sent()
+        return {
+            **by_dir,
+            "data_sent": len(sent),
+            "data_packets": len({p.seq for p in sent}),
+            "retransmissions": sum(p.retransmission for p in sent),
+            "timeout_retransmissions": sum(p.cause == "timeout" for p in sent),
+            "fast_retransmits": sum(p.cause == "fast" for p in sent),
+            "timeouts": len(self.timeouts),
+            "acks_sent": sum(not p.copy.duplicate for p in self.acks),
+            "other": sum(p.kind == "other" for p in self.packets),
+            "max_outstanding": max((w[3] for w in self.window), default=0),
+        }
+
+
+def load(source, fmt: str = "auto", ack: str = "auto", burst_gap: float = BURST_GAP_S) -> Transfer:
+    """A transfer from a TransferResult (its trace, else its pcap), a trace or a pcap path,
+    or a Capture already read."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}; expected one of: {', '.join(FORMATS)}")
+    if ack not in ACK_MODES:
+        raise UsageError(f"unknown ACK meaning {ack!r}; expected one of: {', '.join(ACK_MODES)}")
+    cap = source if isinstance(source, Capture) else read(capture_path(source))
+    copies = sorted(cap.copies, key=lambda c: c.t_in if c.t_in is not None else c.t_out)
+    t0 = next((c.t_in if c.t_in is not None else c.t_out for c in copies), 0.0)
+    if fmt == "auto":
+        fmt = detect_format(copies)
+    elif fmt == "comn":
+        fmt = comn_byte_order(copies)
+    packets = decode(copies, fmt, by_direction=cap.kind == "trace")
+    for p in packets:
+        p.t_in = None if p.copy.t_in is None else p.copy.t_in - t0
+        p.t_out = None if p.copy.t_out is None else p.copy.t_out - t0
+    if ack == "auto":
+        ack = detect_ack_meaning(packets)
+    tr = Transfer(packets, fmt, ack, cap)
+    analyse(tr, burst_gap)
+    return tr
+
+
+def capture_path(source) -> str:
+    """The file to read for `source`: a path, or a TransferResult's trace (else pcap)."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    trace, pcap = getattr(source, "trace", None), getattr(source, "pcap", None)
+    if trace is None and pcap is None:
+        raise UsageError("this transfer kept no capture: run it with run_transfer(..., trace=PATH) "
+                         "(or pcap=PATH), or give a trace or pcap file")
+    if trace and os.path.exists(trace):
+        return trace
+    if pcap and os.path.exists(pcap):
+        return pcap
+    raise UsageError(f"the transfer's capture file {trace or pcap} is missing "
+                     f"(the {getattr(source, 'backend', '?')} backend wrote none, or it was removed)")
+
+
+# ---- decoding ----------------------------------------------------------------------
+
+def _comn_fields(head: bytes, order: str) -> tuple[str, int, bool] | None:
+    """(kind, 16-bit number, eof) of a COMN message's head, or None if it is not one."""
+    if len(head) == 2:
+        return "ack", struct.unpack(order + "H", head)[0], False
+    if len(head) >= 3 and head[2] in (0, 1):
+        return "data", struct.unpack_from(order + "H", head)[0], bool(head[2])
+    return None
+
+
+def _ext_fields(head: bytes) -> tuple[str, int, bool, tuple] | None:
+    if len(head) < 12 or head[0] != EXT_MAGIC or head[1] not in (EXT_DATA, EXT_ACK):
+        return None
+    seq = struct.unpack_from(">I", head, 4)[0]
+    if head[1] == EXT_DATA:
+        return "data", seq, bool(head[2] & 1), ()
+    ranges = []
+    if len(head) > 12:
+        for i in range(head[12]):
+            at = 13 + 8 * i
+            if at + 8 > len(head):
+                break       # the trace keeps the first ranges only
+            ranges.append(struct.unpack_from(">II", head, at))
+    return "ack", seq, False, tuple(ranges)
+
+
+def detect_format(copies: list[Copy]) -> str:
+    """ext if most messages carry its magic byte; else COMN in the byte order it uses."""
+    heads = [c.head for c in copies if c.head and not c.duplicate]
+    if heads and sum(_ext_fields(h) is not None for h in heads) > len(heads) / 2:
+        return "ext"
+    return comn_byte_order(copies)
+
+
+def comn_byte_order(copies: list[Copy]) -> str:
+    """The COMN byte order under which the data messages' numbers run most smoothly
+    (packet 1 reads as 256 the wrong way round); big-endian when they can't tell."""
+    heads = [c.head for c in copies if c.head and not c.duplicate]
+
+    def roughness(order: str) -> int:
+        seqs = [f[1] for h in heads if (f := _comn_fields(h, order)) and f[0] == "data"]
+        return sum(min(abs(unwrap(b, a, 16) - a), 1024) for a, b in zip(seqs, seqs[1:]))
+
+    return "comn-le" if roughness("<") < roughness(">") else "comn-be"
+
+
+def decode(copies: list[Copy], fmt: str, by_direction: bool) -> list[Packet]:
+    """Decode every copy, unwrapping numbers against the highest data number so far.
+    by_direction: forward copies must be data and reverse ones ACKs (the trace knows
+    directions; a pcap's packets are sorted by what they decode as)."""
+    order = "<" if fmt == "comn-le" else ">"
+    bits = 32 if fmt == "ext" else 16
+    highest, out = 0, []
+    for c in copies:
+        if fmt == "ext":
+            f = _ext_fields(c.head)
+        else:
+            f = _comn_fields(c.head, order)
+            f = f and (*f, ())
+        want = None if not by_direction else ("data" if c.direction == "forward" else "ack")
+        if f is None or (want and f[0] != want):
+            out.append(Packet(c, "other"))
+            continue
+        kind, raw, eof, sack = f
+        seq = unwrap(raw, highest, bits)
+        if kind == "data":
+            if seq < 0:
+                out.append(Packet(c, "other"))
+                continue
+            highest = max(highest, seq)
+        sack = tuple((unwrap(a, highest, bits), unwrap(b, highest, bits)) for a, b in sack)
+        out.append(Packet(c, kind, seq, eof, sack))
+    return out
+
+
+def detect_ack_meaning(packets: list[Packet]) -> str:
+    """selective if the ACK numbers the sender received went down now and then (an SR or
+    stop-and-wait receiver acknowledging a resent packet), else cumulative."""
+    got = [p.seq for p in sorted((p for p in packets if p.kind == "ack" and p.t_out is not None),
+                                 key=lambda p: p.t_out)]
+    drops = sum(b < a for a, b in zip(got, got[1:]))
+    return "selective" if drops >= 2 and drops > 0.01 * len(got) else "cumulative"
+
+
+# ---- the protocol's events -----------------------------------------------------------
+
+def analyse(tr: Transfer, burst_gap: float) -> None:
+    """Mark retransmissions and their cause, find timeouts, follow the window, in one
+    sweep over sends (data in) and ACK arrivals (ACKs out), in time order."""
+    events = [(p.t, 1, i) for i, p in enumerate(tr.packets) if p.kind == "data" and not p.copy.duplicate]
+    events += [(p.t_out, 0, i) for i, p in enumerate(tr.packets) if p.kind == "ack" and p.t_out is not None]
+    events.sort()
+    sent: set[int] = set()
+    acked: set[int] = set()              # selective ACKs (and SACK ranges) received
+    unacked: set[int] = set()
+    lows: list[int] = []                 # heap over unacked, stale entries skipped
+    cum, top = -1, -1                    # highest cumulative ACK, highest packet sent
+    last_ack, dups, fast_done, third_dup_t = None, 0, None, None
+    prev_timeout_t = None                # the last resend after a timeout, if the last send
+    for t, is_data, i in events:
+        p = tr.packets[i]
+        if is_data:
+            if p.seq in sent:
+                p.retransmission = True
+                fast = (tr.ack == "cumulative" and last_ack is not None and p.seq == last_ack + 1
+                        and dups >= DUP_ACKS and fast_done != last_ack and t - third_dup_t <= burst_gap)
+                if fast:
+                    p.cause, fast_done = "fast", last_ack
+                    prev_timeout_t = None
+                else:
+                    p.cause = "timeout"
+                    if prev_timeout_t is None or t - prev_timeout_t > burst_gap:
+                        tr.timeouts.append(t)
+                    prev_timeout_t = t
+            else:
+                prev_timeout_t = None
+            sent.add(p.seq)
+            top = max(top, p.seq)
+            if p.seq > cum and p.seq not in acked and p.seq not in unacked:
+                unacked.add(p.seq)
+                heapq.heappush(lows, p.seq)
+        else:
+            if p.seq == last_ack:
+                dups += 1
+                if dups == DUP_ACKS:
+                    third_dup_t = t
+            elif last_ack is None or p.seq > last_ack:
+                last_ack, dups = p.seq, 0
+            covered = list(p.sack)
+            if tr.ack == "cumulative" and p.seq > cum:
+                covered.append((cum + 1, p.seq))
+                cum = p.seq
+            elif tr.ack == "selective":
+                covered.append((p.seq, p.seq))
+            for a, b in covered:
+                span = range(a, b + 1) if b - a < len(unacked) else [s for s in unacked if a <= s <= b]
+                gone = [s for s in span if s in unacked]
+                unacked.difference_update(gone)
+                acked.update(gone)
+        while lows and lows[0] not in unacked:
+            heapq.heappop(lows)
+        base = lows[0] if lows else top + 1
+        tr.window.append((t, base, top, len(unacked)))
