@@ -13,6 +13,7 @@ import json
 import sys
 
 from reference.core import PROTOCOLS, CoreConfig, make_receiver, make_sender
+from reference.ending import LINGER
 from reference.runtime import UsageError, main_guard, receive_file, send_file
 from reference.wire import FORMATS, get_format
 
@@ -93,8 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="give up after S seconds without any ACK (default 30, or 20 timeouts if longer)")
     recv.add_argument("--bind", metavar="ADDR", help="address to listen on (default: every IPv4 and IPv6 one)")
     recv.add_argument("--paths", type=positive_int, help="mh: number of paths (senders' addresses) to accept (default 2)")
-    recv.add_argument("--linger", type=seconds, default=2.0, metavar="S",
-                      help="once complete, exit after S seconds without a datagram (default 2)")
+    recv.add_argument("--linger", type=seconds, default=LINGER, metavar="S",
+                      help=f"once complete, exit after S seconds without a datagram, or 20 of the sender's "
+                           f"retry intervals if longer (default {LINGER:g}; reference/PROTOCOL.md)")
     recv.add_argument("--idle-timeout", type=_number(float, 1e-3, "a positive number of seconds"),
                       default=60.0, metavar="S", help="fail if the sender is silent S seconds mid-transfer (default 60)")
     # `--help` at the top shows every option of both commands

@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference.core.api import Ack, Data, ReceiverCore, ReceiverStats, SenderCore, SenderStats
+from reference.ending import LINGER, RETRY_INTERVALS, ReceiverEnding, ResendIntervals, SenderGiveUp  # noqa: F401
 
 RECV_BUFFER = 4 * 1024 * 1024   # room for a full window arriving at once on loopback
 MAX_DATAGRAM = 65535
-LINGER_GAPS = 5                 # linger this many of the sender's retry intervals: at loss p,
-                                # leaving before a resend arrives has chance ~p**5
 BATCH = 256                     # datagrams read per wake-up before timers are looked at again
 
 
@@ -196,11 +195,12 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
     sockets = [connected_socket(host, port) for host, port in destinations]
     result = SenderResult(size, core.stats)
     highest_sent = 0        # reference for unwrapping ACK numbers
+    give_up = SenderGiveUp(give_up_after)
     try:
         with selectors.SelectSelector() as selector:
             for path, sock in enumerate(sockets):
                 selector.register(sock, selectors.EVENT_READ, path)
-            last_heard = clock()
+            give_up.started(clock())
             while True:
                 now = clock()
                 deadline = core.next_timer()
@@ -208,7 +208,9 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
                     core.handle_timer(now)
                 for msg in core.datagrams_to_send(now):
                     if result.first_send is None:
-                        result.first_send = last_heard = now
+                        result.first_send = now
+                        give_up.heard(now)          # the silence counts from the first send
+                    give_up.sent()
                     highest_sent = max(highest_sent, msg.seq)
                     try:
                         sockets[msg.path % len(sockets)].send(fmt.encode_data(msg))
@@ -218,13 +220,13 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
                     raise TransferFailed("gave up: a packet was resent the maximum number of times unanswered")
                 if core.done:
                     return result
-                if now - last_heard >= give_up_after:
-                    raise TransferFailed(f"no acknowledgement for {give_up_after:g} s; receiver gone?")
-                deadline = core.next_timer()
-                wake = last_heard + give_up_after
-                if deadline is not None:
-                    wake = min(wake, deadline)
-                for key, _ in selector.select(max(0.0, wake - clock())):
+                quit_at = give_up.deadline()
+                if quit_at is not None and now >= quit_at:
+                    raise TransferFailed(f"no acknowledgement for {now - give_up.last_heard:.0f} s "
+                                         f"({give_up.unanswered} data messages unanswered); receiver gone?")
+                wakes = [t for t in (quit_at, core.next_timer()) if t is not None]
+                # (a core not done always has a timer; the fallback only keeps the loop alive)
+                for key, _ in selector.select(max(0.0, min(wakes) - clock()) if wakes else give_up_after):
                     for datagram, _source in _drain(key.fileobj):
                         now = clock()
                         try:
@@ -237,7 +239,7 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
                             continue
                         if len(sockets) > 1:         # the socket it came in on is the path
                             ack = Ack(ack.seq, ack.sack, key.data)
-                        last_heard = now
+                        give_up.heard(now)
                         core.receive(ack, now)
                         if core.done and result.last_ack is None:
                             result.last_ack = now
@@ -247,25 +249,6 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
 
 
 # ---------------------------------------------------------------- receiver
-
-class ResendIntervals:
-    """The longest time between two arrivals of the same packet: about the sender's
-    retry timeout. Remembers the last MEMORY packets only."""
-
-    MEMORY = 1 << 16
-
-    def __init__(self):
-        self.last_seen: dict[int, float] = {}
-        self.longest = 0.0
-
-    def arrived(self, seq: int, now: float) -> None:
-        before = self.last_seen.pop(seq, None)
-        if before is not None:
-            self.longest = max(self.longest, now - before)
-        self.last_seen[seq] = now
-        while len(self.last_seen) > self.MEMORY:
-            del self.last_seen[next(iter(self.last_seen))]   # the oldest arrival
-
 
 @dataclass
 class ReceiverResult:
@@ -288,45 +271,36 @@ class ReceiverResult:
 
 
 def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
-                 max_peers: int = 1, linger: float = 2.0, max_linger: float = 60.0,
-                 idle_timeout: float = 60.0, clock=time.monotonic) -> ReceiverResult:
+                 max_peers: int = 1, linger: float = LINGER, max_linger: float = 120.0,
+                 idle_timeout: float = 60.0, retry_intervals: int = RETRY_INTERVALS,
+                 clock=time.monotonic) -> ReceiverResult:
     """Feed ``core`` the datagrams arriving on ``sock`` until the file is complete.
 
     The first ``max_peers`` source addresses that send a valid data message are the
     sender (one per path); anything else is a stranger and ignored. Once complete the
     file is written atomically, then the receiver lingers, re-acknowledging
-    duplicates (its last ACK may have been lost), until it has heard nothing from the
-    sender for ``linger`` seconds or LINGER_GAPS times the sender's retry interval as
-    the receiver has seen it (the longest silence, or the longest time between two
-    copies of one packet), whichever is longer, or ``max_linger`` in all. The receiver
-    is not told the sender's timeout; this estimates it. Before completion, silence of
-    ``idle_timeout`` seconds after the first datagram is a failure: no file is written.
+    duplicates (its last ACK may have been lost), until the sender has been silent
+    long enough that it cannot need it any more (reference/ending.py: ``linger`` s or
+    ``retry_intervals`` of the sender's retry intervals as seen here, whichever is
+    longer; at most ``max_linger`` s). Before completion, silence of ``idle_timeout`` seconds after
+    the first datagram is a failure: no file is written.
     """
     result = ReceiverResult(core.stats)
     peers: list = result.peers      # accepted source addresses, first come first served
     path_address: dict = {}         # path id -> the address its data came from
     highest = 0             # reference for unwrapping sequence numbers
     window_limit = 1 << (fmt.seq_bits - 2)   # the largest window the format allows
-    last_heard = None
-    longest_gap = 0.0       # longest silence between the sender's datagrams so far
-    resend = ResendIntervals()
+    ending = ReceiverEnding(linger, max_linger, idle_timeout, retry_intervals)
     try:
         with selectors.SelectSelector() as selector:
             selector.register(sock, selectors.EVENT_READ)
             while True:
-                now = clock()
-                if result.complete_at is not None:
-                    quiet = max(linger, LINGER_GAPS * max(longest_gap, resend.longest))
-                    if now - last_heard >= quiet or now - result.complete_at >= max_linger:
+                wake = ending.deadline()    # None before the first datagram: a server waits
+                if wake is not None and clock() >= wake:
+                    if result.complete_at is not None:
                         return result
-                    wake = min(last_heard + quiet, result.complete_at + max_linger)
-                elif last_heard is not None:
-                    if now - last_heard >= idle_timeout:
-                        raise TransferFailed(
-                            f"sender silent for {idle_timeout:g} s before the file was complete")
-                    wake = last_heard + idle_timeout
-                else:
-                    wake = None     # a server: wait for the first datagram as long as it takes
+                    raise TransferFailed(
+                        f"sender silent for {idle_timeout:g} s before the file was complete")
                 if not selector.select(None if wake is None else max(0.0, wake - clock())):
                     continue
                 for datagram, source in _drain(sock):
@@ -348,10 +322,7 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
                         msg = Data(msg.seq, msg.payload, msg.eof, peers.index(source))
                     path_address.setdefault(msg.path, source)
                     highest = max(highest, msg.seq)
-                    if last_heard is not None and result.complete_at is None:
-                        longest_gap = max(longest_gap, now - last_heard)
-                    resend.arrived(msg.seq, now)
-                    last_heard = now
+                    ending.heard(msg.seq, now)
                     if result.first_data is None:
                         result.first_data = now
                     for ack in core.receive(msg, now):
@@ -364,6 +335,7 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
                         data = core.output()
                         write_atomically(output, data)
                         result.size, result.complete_at = len(data), now
+                        ending.completed(now)
     finally:
         sock.close()
 

@@ -20,6 +20,11 @@ time (``down_at``, ``up_at``), dropping everything sent on it meanwhile.
 
 Every random decision comes from a generator seeded by (seed, path, direction), so the
 forward channel's decisions for the n-th data message do not depend on the ACKs.
+
+With ``ending=Ending(...)`` the programs' ending rules run too (reference/ending.py, the
+same code as on sockets): the receiver leaves once complete and quiet long enough (what
+reaches it afterwards is lost), and the sender gives up after its silence limit. Without
+it the receiver stays for ever and the sender never gives up, as in the cores' tests.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ import random
 from dataclasses import dataclass, field
 
 from reference.core.api import Ack, Data, ReceiverCore, SenderCore, SenderStats, ReceiverStats
+from reference.ending import LINGER, ReceiverEnding, SenderGiveUp
 
 IP_UDP = 28  # IPv4 + UDP header bytes
 
@@ -86,6 +92,17 @@ class WireSizes:
 COMN_SIZES = WireSizes(data_overhead=IP_UDP + 3, ack_bytes=IP_UDP + 2, sack_range_bytes=0)
 
 
+@dataclass(frozen=True)
+class Ending:
+    """The programs' ending rules (reference/ending.py): the sender's silence limit and
+    the receiver's linger settings, as the command line's defaults."""
+
+    give_up_after: float = 30.0
+    linger: float = LINGER
+    max_linger: float = 120.0
+    idle_timeout: float = 60.0
+
+
 @dataclass
 class DirectionStats:
     sent: int = 0
@@ -112,6 +129,10 @@ class SimResult:
     forward: DirectionStats
     reverse: DirectionStats
     events: int
+    sender_gave_up: bool = False              # (ending) no ACK for give_up_after seconds
+    receiver_left_at: float | None = None     # (ending) when the complete receiver left
+    receiver_failed: bool = False             # (ending) sender silent before completion
+    lost_to_absent_receiver: int = 0          # (ending) data that arrived after it left
 
     @property
     def goodput_Bps(self) -> float:
@@ -187,12 +208,13 @@ class _Direction:
 
 def simulate(sender: SenderCore, receiver: ReceiverCore, link: Channel | SimPath | list[SimPath] = Channel(),
              *, data: bytes | None = None, seed: int = 0, sizes: WireSizes = WireSizes(),
-             time_limit: float = 3600.0, max_events: int = 10_000_000) -> SimResult:
-    """Run until the sender is done (or ``time_limit`` simulated seconds pass).
+             time_limit: float = 3600.0, max_events: int = 10_000_000, ending: Ending | None = None) -> SimResult:
+    """Run until the sender is done (or gives up, or ``time_limit`` simulated seconds pass).
 
     ``link``: a Channel (both directions alike, separate queues), a SimPath, or a list
     of SimPaths for multi-homed cores (``Data.path`` / ``Ack.path`` index it).
     ``data``: the file, to check the output against (default: the sender's payloads).
+    ``ending``: run the programs' ending rules (see the module's docstring).
     """
     paths = [link] if isinstance(link, SimPath) else list(link) if isinstance(link, list) else [SimPath(link)]
     if data is None:
@@ -206,11 +228,15 @@ def simulate(sender: SenderCore, receiver: ReceiverCore, link: Channel | SimPath
             _Direction(path.forward, fq, random.Random(seed * 1000 + 2 * i), path, sizes, fwd_stats),
             _Direction(path.reverse or path.forward, rq, random.Random(seed * 1000 + 2 * i + 1), path, sizes, rev_stats),
         ))
+    stays = ReceiverEnding(ending.linger, ending.max_linger, ending.idle_timeout) if ending else None
+    give_up = SenderGiveUp(ending.give_up_after) if ending else None
 
     events: list[tuple[float, int, object]] = []   # (time, order, message)
     order = 0
     now = 0.0
-    done_at = complete_at = None
+    done_at = complete_at = left_at = None
+    gave_up = receiver_failed = False
+    lost_to_absent = 0
     count = 0
 
     def put(msg, direction: int) -> None:
@@ -225,36 +251,60 @@ def simulate(sender: SenderCore, receiver: ReceiverCore, link: Channel | SimPath
     def flush() -> None:
         for msg in sender.datagrams_to_send(now):
             put(msg, 0)
+            if give_up:
+                give_up.sent()
 
+    if give_up:
+        give_up.started(now)
     flush()
     while count < max_events:
         if sender.done:
             done_at = now
             break
-        timer = sender.next_timer()
-        if events and (timer is None or events[0][0] <= timer):
-            now, _, msg = heapq.heappop(events)
-            if now > time_limit:
-                break
-            if isinstance(msg, Data):
-                for ack in receiver.receive(msg, now):
-                    put(ack, 1)
-                if complete_at is None and receiver.complete:
-                    complete_at = now
-            else:
-                sender.receive(msg, now)
-        elif timer is not None:
-            now = max(now, timer)
-            if now > time_limit:
-                break
-            sender.handle_timer(now)
-        else:
+        # the next thing to happen: a message arrives, the sender's timer, or an ending rule
+        candidates = [(t, kind) for t, kind in (
+            (events[0][0] if events else None, "message"), (sender.next_timer(), "timer"),
+            (give_up.deadline() if give_up else None, "give up"),
+            (stays.deadline() if stays and left_at is None and not receiver_failed else None, "receiver"),
+        ) if t is not None]
+        if not candidates:
             break   # nothing in flight and no timer: the sender is stuck
+        when, kind = min(candidates, key=lambda c: c[0])
+        now = max(now, when)
+        if now > time_limit:
+            break
+        if kind == "message":
+            _, _, msg = heapq.heappop(events)
+            if isinstance(msg, Data):
+                if left_at is not None or receiver_failed:
+                    lost_to_absent += 1
+                else:
+                    if stays:
+                        stays.heard(msg.seq, now)
+                    for ack in receiver.receive(msg, now):
+                        put(ack, 1)
+                    if complete_at is None and receiver.complete:
+                        complete_at = now
+                        if stays:
+                            stays.completed(now)
+            else:
+                if give_up:
+                    give_up.heard(now)
+                sender.receive(msg, now)
+        elif kind == "timer":
+            sender.handle_timer(now)
+        elif kind == "give up":
+            gave_up = True
+            break
+        elif complete_at is not None:
+            left_at = now            # the receiver leaves
+        else:
+            receiver_failed = True   # silent sender before completion
         count += 1
         flush()
 
     output = receiver.output()
-    failed = bool(getattr(sender, "failed", False))
-    ok = sender.done and not failed and receiver.complete and output == data
+    failed = bool(getattr(sender, "failed", False)) or gave_up
+    ok = sender.done and not failed and not receiver_failed and receiver.complete and output == data
     return SimResult(ok, output, len(data), done_at, complete_at, failed, sender.stats, receiver.stats,
-                     fwd_stats, rev_stats, count)
+                     fwd_stats, rev_stats, count, gave_up, left_at, receiver_failed, lost_to_absent)

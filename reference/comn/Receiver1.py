@@ -17,7 +17,8 @@ from reference.runtime import main_guard, receive_file
 
 def main(argv: list[str]) -> int:
     port, filename = common.parse(argv, ["Port", "Filename"])
-    receive_file(KeepWhatArrives(), common.wire_format(), common.port(port), filename, linger=0)
+    receive_file(KeepWhatArrives(), common.wire_format(), common.port(port), filename,
+                 linger=0, retry_intervals=0)   # no ACKs, so nothing to linger for
     return 0
 
 

@@ -5,23 +5,24 @@ The programs take exactly the COMN assignment's arguments. Two things the assign
 leaves open are settled here (see reference/PROTOCOL.md):
   - byte order: big-endian, or little-endian when RDT_BYTE_ORDER=little;
   - ending: a sender gives up (exit status 1) after GIVE_UP_AFTER seconds, or 20
-    retry timeouts if longer, without any ACK; a receiver writes the file once
-    complete, then lingers, re-acknowledging, in case its last ACK was lost: until
-    LINGER seconds, or 5 of the sender's retry intervals as it saw them, pass
-    without a datagram (reference/PROTOCOL.md, "How a transfer ends").
+    retry timeouts if longer, without any ACK and with at least 64 data messages
+    unanswered; a receiver writes the file once complete, then lingers,
+    re-acknowledging, in case its last ACK was lost: until 10 s (RDT_LINGER, if set),
+    or 20 of the sender's retry intervals as it saw them, pass without a datagram
+    (reference/PROTOCOL.md, "How a transfer ends").
 """
 from __future__ import annotations
 
 import os
 
 from reference.core import CoreConfig, make_receiver, make_sender
+from reference.ending import LINGER
 from reference.runtime import UsageError, receive_file, send_file
 from reference.wire import get_format
 
 PAYLOAD = 1024          # bytes of the file in each data message
 GIVE_UP_AFTER = 10.0    # seconds without any ACK before the sender stops (at least)
 GIVE_UP_TIMEOUTS = 20   # ... or this many retry timeouts, if longer
-LINGER = 2.0            # seconds of quiet after completion before the receiver exits
 MAX_WINDOW = 1 << 14    # 16-bit sequence numbers; see PROTOCOL.md "Sequence numbers"
 
 
@@ -62,6 +63,20 @@ def wire_format():
     return get_format("comn" if order == "big" else "comn-le")
 
 
+def linger() -> float:
+    """The receiver's least quiet time before it leaves: LINGER, or RDT_LINGER seconds."""
+    text = os.environ.get("RDT_LINGER")
+    if text is None:
+        return LINGER
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise UsageError(f"RDT_LINGER must be a number of seconds, 0 or more, got {text!r}")
+    return value
+
+
 def config(timeout: float = 0.1, window: int = 1) -> CoreConfig:
     return CoreConfig(payload_size=PAYLOAD, timeout=timeout, window=window, seq_modulus=1 << 16)
 
@@ -76,4 +91,4 @@ def send(protocol: str, host: str, port: int, filename: str, settings: CoreConfi
 def receive(protocol: str, port: int, filename: str, settings: CoreConfig):
     """Receive into ``filename`` with ``protocol``; returns the ReceiverResult."""
     return receive_file(make_receiver(protocol, settings), wire_format(), port, filename,
-                        linger=LINGER)
+                        linger=linger())

@@ -19,6 +19,12 @@ can leave no sample for a long time and the RTO would stick at max_rto; an ACK o
 data is proof enough that the path works (TCP with timestamps gets the same). When
 many packets have their own timers (Selective Repeat) a burst of timeouts is one sign
 of trouble, not many, so the RTO doubles at most once per RTO.
+
+The back-off stops at BACKOFF_CEILING (1 s, or the estimate if that is higher), far
+below RFC 6298's 60 s: the sender's give-up and the receiver's linger (reference/
+ending.py) count on a sender that keeps asking. At 50% loss each way a round trip gets
+through 1 time in 4; backing off to 60 s would leave about 7 tries in the sender's
+30 s without an ACK (13% of giving up on a receiver that is there), 1 s leaves 30+.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ from reference.core.config import CoreConfig
 ALPHA = 1 / 8
 BETA = 1 / 4
 K = 4
+BACKOFF_CEILING = 0.5   # seconds: back-off doubles the RTO up to this, or to the estimate
 
 
 class RtoEstimator:
@@ -60,7 +67,8 @@ class RtoEstimator:
             return
         if self._backed_off_at is not None and now - self._backed_off_at < self.rto / 2:
             return   # same burst of timeouts (timers set within the last RTO)
-        self.rto = min(self.rto * 2, max(self.max_rto, self.base_rto))
+        ceiling = max(self.base_rto, min(self.max_rto, BACKOFF_CEILING))
+        self.rto = min(self.rto * 2, ceiling)
         self._backed_off_at = now
 
     def progress(self) -> None:

@@ -95,4 +95,17 @@ def test_backoff_on_repeated_timeouts_of_one_packet(protocol):
         sender.handle_timer(deadline)
         sender.datagrams_to_send(deadline)
     gaps = [b - a for a, b in zip([0.0] + deadlines, deadlines)]
-    assert gaps == [pytest.approx(g) for g in (0.1, 0.2, 0.4, 0.8)]
+    # doubling, up to the back-off ceiling (0.5 s): a sender still trying keeps asking
+    assert gaps == [pytest.approx(g) for g in (0.1, 0.2, 0.4, 0.5)]
+
+
+def test_backoff_ceiling_is_half_a_second_or_the_estimate():
+    from reference.core.rto import BACKOFF_CEILING
+    assert BACKOFF_CEILING == 0.5
+    fast = RtoEstimator(CoreConfig(adaptive=True, initial_rto=0.1, min_rto=0.01))
+    slow = RtoEstimator(CoreConfig(adaptive=True, initial_rto=0.8, min_rto=0.01))
+    for t in range(1, 20):
+        fast.timed_out(float(t))
+        slow.timed_out(float(t))
+    assert fast.rto == pytest.approx(0.5)     # not RFC 6298's 60 s
+    assert slow.rto == pytest.approx(0.8)     # an estimate above the ceiling is kept, not doubled

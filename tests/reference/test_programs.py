@@ -27,7 +27,8 @@ from reference.wire import get_format
 REPO = Path(__file__).resolve().parents[2]
 COMN = REPO / "reference" / "comn"
 PYTHON = sys.executable
-ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RDT_BYTE_ORDER")}
+ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RDT_BYTE_ORDER", "RDT_LINGER")}
+ENV["RDT_LINGER"] = "0.5"    # the COMN receivers' least linger (10 s by default): keep the tests short
 CLI_ENV = {**ENV, "PYTHONPATH": str(REPO)}
 
 
@@ -261,9 +262,11 @@ def test_cli_sender_gives_up_within_its_bound(tmp_path):
     make_file(tmp_path / "in.bin", 10_000)
     args = ["--protocol", "sr", "--host", "127.0.0.1", "--port", free_port(), "--file", tmp_path / "in.bin"]
     began = time.monotonic()
-    rc, out, err = finish(start(cli("send", *args, "--give-up", "1"), CLI_ENV), 20)
-    assert (rc, out, len(err.splitlines())) == (1, "", 1) and "no acknowledgement for 1 s" in err
-    assert time.monotonic() - began < 8
+    rc, out, err = finish(start(cli("send", *args, "--give-up", "1"), CLI_ENV), 30)
+    # 1 s without an ACK and 64 data messages unanswered: window 1, a resend each 100 ms
+    assert (rc, out, len(err.splitlines())) == (1, "", 1), err
+    assert re.search(r"no acknowledgement for [67] s \(64 data messages unanswered\)", err), err
+    assert 6.0 < time.monotonic() - began < 15
     rc, out, err = finish(start(cli("send", *args, "--timeout", "10", "--max-retries", "3"), CLI_ENV), 20)
     assert (rc, out, len(err.splitlines())) == (1, "", 1) and "gave up" in err
 
@@ -404,8 +407,11 @@ def test_bad_arguments_give_one_line_and_exit_2(case, tmp_path, busy_port):
 
 
 def test_receiver_lingers_longer_after_a_transfer_with_long_silences(tmp_path):
-    """--linger 0.2, but the sender went 0.6 s quiet mid-transfer: the receiver must
-    still answer a resend of the last packet 1 s after completion (5 x 0.6 s rule)."""
+    """--linger 0.2, but the sender went 0.15 s quiet mid-transfer: the receiver must
+    still answer a resend of the last packet 1 s after completion (20 x 0.15 s rule);
+    and that 1 s between copies is the sender's retry interval now, so 2.5 s of quiet
+    later (more than 20 x 0.15 s after completion) it is still there for the next."""
+    import signal
     fmt = get_format("comn")
     port = free_port()
     receiver = start(cli("recv", "--protocol", "sr", "--window", "4", "--port", port,
@@ -417,20 +423,31 @@ def test_receiver_lingers_longer_after_a_transfer_with_long_silences(tmp_path):
             me.settimeout(2)
             me.send(fmt.encode_data(Data(0, b"first ")))
             assert me.recv(10) == b"\x00\x00"
-            time.sleep(0.6)                          # a long silence, like a long retry timeout
+            time.sleep(0.15)                         # a long silence, like a long retry timeout
             last = fmt.encode_data(Data(1, b"and last", True))
             me.send(last)
             assert me.recv(10) == b"\x00\x01"
-            time.sleep(1.0)                          # > --linger, < 5 x 0.6 s
+            time.sleep(1.0)                          # > --linger, < 20 x 0.15 s
             me.send(last)                            # "the ACK was lost": resend
             assert me.recv(10) == b"\x00\x01"
+            time.sleep(2.5)
+            me.send(last)                            # lost again: still answered
+            assert me.recv(10) == b"\x00\x01"
+        assert receiver.poll() is None               # 20 x 1 s of quiet not yet over
+        receiver.send_signal(signal.SIGINT)
         rc, _, err = finish(receiver, 10)
     finally:
         if receiver.poll() is None:
             receiver.kill()
             receiver.communicate()
-    assert (rc, err) == (0, "")
+    assert (rc, err) == (130, "")
     assert (tmp_path / "out.bin").read_bytes() == b"first and last"
+
+
+def test_comn_receiver_rejects_a_bad_rdt_linger(tmp_path):
+    rc, out, err = finish(start([COMN / "Receiver2.py", free_port(), tmp_path / "out.bin"],
+                                {**ENV, "RDT_LINGER": "soon"}), 15)
+    assert (rc, out) == (2, "") and len(err.splitlines()) == 1 and "RDT_LINGER" in err, err
 
 
 def test_resend_intervals_track_the_longest_time_between_copies():
