@@ -7,6 +7,7 @@ Three formats, described in reference/PROTOCOL.md:
     "ext"      extended: magic/version, type, flags, path, seq u32, CRC32, payload;
                ACKs carry a cumulative/packet seq, up to 16 selective-ACK ranges
                and the path id
+    "md5"      the extended format with an MD5 digest for the CRC32 (seed 000)
 
 Cores count packets from 0 without bound; the wire field is 16 or 32 bits wide, so
 decoding "unwraps" it to the value nearest a reference the caller keeps (the highest
@@ -18,6 +19,7 @@ counts and drops. Decoders raise nothing else, whatever the bytes.
 """
 from __future__ import annotations
 
+import hashlib
 import struct
 import zlib
 
@@ -162,11 +164,47 @@ class ExtFormat:
         return Ack(unwrap(seq, reference, 32), tuple(ranges), path)
 
 
-FORMATS = {"comn": ComnFormat("big"), "comn-le": ComnFormat("little"), "ext": ExtFormat()}
+class Md5Format(ExtFormat):
+    """The extended format with an MD5 digest in place of the CRC32 (seed 000's
+    "md5 checksum"): magic/version 0xA2, then type, flags, path, seq u32 as in `ext`,
+    then the 16-byte MD5 of the whole message with the digest field zeroed (the report
+    hashed the payload only; covering the header too keeps a damaged sequence number
+    out). Header 24 bytes, so a data message carries up to 65483 bytes."""
+
+    name = "md5"
+    header_size = 24
+    max_payload = MAX_UDP_PAYLOAD - header_size
+    MAGIC = 0xA2
+    _fields = struct.Struct(">BBBBI")
+    _zero_digest = bytes(16)
+
+    def _pack(self, kind: int, flags: int, path: int, seq: int, body: bytes) -> bytes:
+        if not 0 <= path <= 255:
+            raise WireError(f"path id {path} does not fit in a byte")
+        head = self._fields.pack(self.MAGIC, kind, flags, path, seq & 0xFFFFFFFF)
+        return head + hashlib.md5(head + self._zero_digest + body).digest() + body
+
+    def _unpack(self, datagram: bytes, kind: int) -> tuple[int, int, int, bytes]:
+        if len(datagram) < self.header_size:
+            raise WireError(f"message of {len(datagram)} bytes is shorter than the {self.header_size}-byte header")
+        if len(datagram) > MAX_UDP_PAYLOAD:
+            raise WireError(f"message of {len(datagram)} bytes is longer than {MAX_UDP_PAYLOAD}")
+        magic, got_kind, flags, path, seq = self._fields.unpack_from(datagram)
+        if magic != self.MAGIC:
+            raise WireError(f"magic/version byte 0x{magic:02x}, expected 0x{self.MAGIC:02x}")
+        body = bytes(datagram[self.header_size:])
+        if hashlib.md5(bytes(datagram[:8]) + self._zero_digest + body).digest() != bytes(datagram[8:24]):
+            raise WireError("MD5 mismatch (corrupt message)")
+        if got_kind != kind:
+            raise WireError(f"message type {got_kind}, expected {kind}")
+        return flags, path, seq, body
+
+
+FORMATS = {"comn": ComnFormat("big"), "comn-le": ComnFormat("little"), "ext": ExtFormat(), "md5": Md5Format()}
 
 
 def get_format(name: str):
-    """The codec for a format name ("comn", "comn-le" or "ext")."""
+    """The codec for a format name ("comn", "comn-le", "ext" or "md5")."""
     try:
         return FORMATS[name]
     except KeyError:

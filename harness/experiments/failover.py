@@ -5,7 +5,8 @@ path dies with packets on it, until the sender has noticed and resent them on a 
 path: that stall is the fail-over time as the receiver lives it (detection + resend +
 one-way delay). Read from the wire, not from what the sender says: data messages in
 the extended format (reference/PROTOCOL.md: 0xA1, type 1, u32 packet number at byte 4)
-as they left the link, on every path. The down time is the engine schedule's `at_ms`
+as they left the link, on every path (the `md5` format has the same first 8 bytes,
+magic 0xA2). The down time is the engine schedule's `at_ms`
 counted from the first packet into the engine, taken here as the first data packet out
 minus one one-way delay (the pcap records departures), so it is good to a millisecond.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from harness.experiments.pcap import datagrams
 
-EXT_MAGIC, EXT_DATA = 0xA1, 1
+EXT_MAGICS, EXT_DATA = (0xA1, 0xA2), 1     # ext, md5
 
 
 def data_arrivals(pcap: str) -> list[tuple[int, int]]:
@@ -21,7 +22,7 @@ def data_arrivals(pcap: str) -> list[tuple[int, int]]:
     out = []
     for d in datagrams(pcap):
         p = d.payload
-        if len(p) >= 12 and p[0] == EXT_MAGIC and p[1] == EXT_DATA:
+        if len(p) >= 12 and p[0] in EXT_MAGICS and p[1] == EXT_DATA:
             out.append((d.t_ns, int.from_bytes(p[4:8], "big")))
     return out
 
