@@ -234,6 +234,10 @@ def _child_setup(file_cap: int, netns_fd: int | None) -> Callable[[], None]:
         _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:
             os._exit(1)
+        # The harness ignores a second SIGTERM while it cleans up; exec keeps an ignored
+        # signal ignored, so give the program the default back.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_cap, file_cap))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if netns_fd is not None and _libc.setns(netns_fd, _CLONE_NEWNET) != 0:

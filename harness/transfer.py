@@ -467,7 +467,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | N
                            "sender_start_gap_ms": round((tx.started_ns - bound_at) / 1e6, 2),
                            "time_limit_s": plan.time_limit, "no_progress_s": plan.no_progress or None}
         watch = _watch(plan, tx, rx, session.engine, want, output)
-        tx.timed_out = watch.outcome == "time limit"
+        tx.timed_out = watch.outcome in ("time limit", "no progress")   # stopped by the harness
         procs.stop(tx)
         if watch.outcome == "sender exited" and tx.exit_code == 0:   # a failed sender: no use waiting
             rx.timed_out = not _wait_receiver(plan, rx, want, output)

@@ -58,7 +58,8 @@ def run(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="rdt-bench-failing-") as tmp:
         for kind in kinds:
             impl = make_impl(kind, tmp)
-            out = os.path.join(tmp, f"out-{kind}")
+            out = os.path.join("out", f"bench-failing-{kind}")   # kept to look at
+            shutil.rmtree(out, ignore_errors=True)
             argv = [sys.executable, "-m", "harness.cli", "sheet", "comn", "--quick", "--impl", impl,
                     "--questions", "q1,q3,q5", "--no-progress", "--out", out]
             started = time.monotonic()
@@ -72,4 +73,8 @@ def run(argv: list[str]) -> int:
             print(f"failing sheet {kind}: wall {wall:.0f} s, {len(rows)} runs ({sum(r['ok'] for r in rows)} ok), "
                   f"exit {proc.returncode}, load at start {load:.1f}; causes: "
                   + "; ".join(f"{n}x {c}" for c, n in causes.most_common(3)), flush=True)
+            if kind == "loopback":
+                for r in rows:
+                    if not r["ok"]:
+                        print(f"  failed: {r['sweep']} {r['cell']}: {r['error']}")
     return 0

@@ -258,7 +258,6 @@ def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | None,
     except KeyboardInterrupt as e:
         _stop_workers(pool, in_flight, children_before)
         if isinstance(e, Terminated):
-            pool.shutdown(wait=True, cancel_futures=True)   # the workers' cleanup runs first
             raise
         raise SweepInterrupted(frames()) from None
     finally:
@@ -318,11 +317,16 @@ def _stop_workers(pool: ThreadPoolExecutor, in_flight: dict, before: set[int]) -
     (`with Processes()`, the backend session) runs as after any failed run."""
     for fut in in_flight:
         fut.cancel()
-    for group in _child_groups() - before:
-        try:
-            os.killpg(group, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
+    # A worker may be between starting its receiver and its sender: signal again, every
+    # 0.1 s, the groups that appear until every running repetition has returned.
+    while True:
+        for group in _child_groups() - before:
+            try:
+                os.killpg(group, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if not wait(list(in_flight), timeout=0.1)[1]:
+            return
 
 
 def tidy(sweep: Sweep, rows: list[dict]) -> pd.DataFrame:
