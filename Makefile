@@ -4,6 +4,8 @@
 #   make bench  set up, then run the long measurements (figures go in BENCHMARKS.md)
 #   make build  build the link engine (harness/linkemu/target/release/linkemu)
 #   make lab    set up, then JupyterLab on 127.0.0.1 on a student's copy of the COMN release (prints the URL)
+#   make images build the Docker images rdtlab/lab and rdtlab/grader (docker/), also offline
+#   make docker-lab / docker-lab-down   the students' lab in Docker (docker/compose.yaml)
 
 PYTHON  ?= python3
 VENV    := .venv
@@ -16,7 +18,7 @@ CARGO   ?= cargo
 DEBS    := iperf3 nft:nftables
 PYTEST_ARGS ?=
 
-.PHONY: all setup build demo test test-rust test-python bench debs clean lab
+.PHONY: all setup build demo test test-rust test-python bench debs clean lab images docker-lab docker-lab-down
 
 all: build
 
@@ -57,6 +59,18 @@ test-python: setup
 # The course (assignments/): a student's copy in out/lab/comn, kept between runs; LAB_PORT=8888.
 lab: setup
 	$(PY) assignments/lab.py
+
+# Docker (docker/build.sh): installs and starts the engine when root; the base image is
+# made from Debian's packages unless BASE names one to pull (BASE=debian:bookworm-slim).
+BASE ?= rdtlab/base:bookworm
+images: setup
+	BASE=$(BASE) PY=$(PY) docker/build.sh
+
+docker-lab: images
+	docker/lab.sh up
+
+docker-lab-down:
+	docker/lab.sh down
 
 bench: setup
 	$(PY) -m harness.bench all

@@ -1,0 +1,62 @@
+#!/bin/sh
+# `make images`: rdtlab/kit, rdtlab/lab and rdtlab/grader, also where no registry answers.
+#   BASE=rdtlab/base:bookworm (default) is built from Debian's packages (docker/base.sh);
+#   BASE=debian:bookworm-slim (or any Debian bookworm image) is pulled instead.
+# Steps that have not changed are skipped (the wheelhouse) or come from Docker's layer
+# cache, so a second run takes seconds. Legacy builder (DOCKER_BUILDKIT=0): what
+# Debian's docker.io has, and all the Dockerfiles need.
+set -eu
+cd "$(dirname "$0")/.."
+BASE=${BASE:-rdtlab/base:bookworm}
+TAG=${TAG:-latest}
+PY=${PY:-.venv/bin/python}
+WHEELS=build/docker/wheels
+export DOCKER_BUILDKIT=0
+
+t0=$(date +%s)
+step() { echo "== $* ($(( $(date +%s) - t0 )) s)" >&2; }
+
+[ -x harness/linkemu/target/release/linkemu ] || { echo "docker/build.sh: no link engine; run make build first" >&2; exit 1; }
+docker/engine.sh
+if [ "$BASE" = rdtlab/base:bookworm ]; then
+    step "base image $BASE"
+    docker/base.sh "$BASE"
+fi
+
+step "wheelhouse $WHEELS"
+# Wheels for the images' Python (Debian bookworm's 3.11.2 on glibc 2.36), not the host's:
+# some current packages need a newer 3.11 than bookworm has. The packages the project
+# names are pinned to the host venv's versions (the ones its tests ran).
+mkdir -p build/docker
+"$PY" docker/requirements.py pyproject.toml >build/docker/requirements.txt
+"$PY" -m pip freeze --exclude-editable | "$PY" docker/requirements.py --pins build/docker/requirements.txt >build/docker/constraints.txt
+stamp=$(cat build/docker/requirements.txt build/docker/constraints.txt | sha256sum | cut -c1-16)
+if [ "$(cat "$WHEELS/.stamp" 2>/dev/null)" != "$stamp" ]; then
+    rm -rf "$WHEELS" && mkdir -p "$WHEELS"
+    cp build/docker/requirements.txt build/docker/constraints.txt "$WHEELS"/
+    platforms="--platform manylinux2014_x86_64"
+    for v in $(seq 17 36); do platforms="$platforms --platform manylinux_2_${v}_x86_64"; done
+    # shellcheck disable=SC2086
+    "$PY" -m pip download -q --dest "$WHEELS" --only-binary=:all: --python-version 3.11.2 \
+        --implementation cp $platforms -r "$WHEELS/requirements.txt" -c "$WHEELS/constraints.txt"
+    echo "$stamp" >"$WHEELS/.stamp"
+fi
+
+step "assignment releases"
+PY=$PY docker/release.sh
+
+build() {   # build NAME DOCKERFILE ARGS...
+    name=$1 file=$2; shift 2
+    step "image $name"
+    if ! docker build -q -f "$file" "$@" -t "$name" . >build/docker/build.log 2>&1; then
+        echo "docker/build.sh: building $name failed: $(grep -v '^\s*$' build/docker/build.log | tail -n 1) (log: build/docker/build.log)" >&2
+        exit 1
+    fi
+}
+build "rdtlab/kit:$TAG" docker/kit.Dockerfile --build-arg "BASE=$BASE"
+build "rdtlab/lab:$TAG" docker/lab.Dockerfile --build-arg "KIT=rdtlab/kit:$TAG"
+if [ -f docker/grader.Dockerfile ]; then
+    build "rdtlab/grader:$TAG" docker/grader.Dockerfile --build-arg "KIT=rdtlab/kit:$TAG"
+fi
+step "done"
+docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep "^rdtlab/.*:$TAG " >&2

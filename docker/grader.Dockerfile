@@ -1,0 +1,27 @@
+# The grading image: `rdtlab grade` as its entry point. One submission or a folder of
+# them in, results out; the same image serves a Gradescope package and a cluster's jobs.
+#   docker run --rm --cap-add NET_ADMIN --cap-add SYS_ADMIN --device /dev/net/tun \
+#       -v "$PWD/submitted:/submissions:ro" -v "$PWD/results:/results" \
+#       rdtlab/grader /submissions --out /results
+# It runs as root: the sandbox (bubblewrap) gives each submission a uid of its own and
+# needs root to switch to it. make/gcc build submissions that bring a Makefile.
+ARG KIT=rdtlab/kit:latest
+FROM ${KIT}
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        bubblewrap make gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
+
+# The kit with the grader and the reference solutions, installed in place.
+COPY pyproject.toml /opt/rdtlab/
+COPY harness /opt/rdtlab/harness
+COPY reference /opt/rdtlab/reference
+COPY grader /opt/rdtlab/grader
+RUN pip install -q --no-deps --no-index --no-build-isolation --no-cache-dir -e /opt/rdtlab \
+ && rm -rf /opt/rdtlab/harness/linkemu /opt/rdtlab/build \
+ && python3 -m compileall -q /opt/rdtlab
+
+COPY docker/grade-start.sh /usr/local/bin/rdtlab-grade-start
+WORKDIR /results
+ENTRYPOINT ["tini", "--", "rdtlab-grade-start"]
+CMD ["--help"]

@@ -1,0 +1,98 @@
+"""The Docker images for real: a real engine (installed and started here when root, as
+in CI on a fresh machine), images built by docker/build.sh with the offline base,
+compose, containers with and without the netns capabilities.
+
+Every test is marked `netns` (root): on a developer's machine without root they skip,
+in CI a skip is a failure (tests/conftest.py). The images are built once per session;
+a second session reuses the wheelhouse, the release and Docker's layer cache.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DOCKER = REPO / "docker"
+ARTIFACTS = REPO / "out" / "test-artifacts"
+PROJECT = "rdtlabtest"          # the tests' compose project: never a student's `rdtlab`
+LAB, GRADER = "rdtlab/lab:latest", "rdtlab/grader:latest"
+NETNS_OPTS = ["--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN", "--device", "/dev/net/tun",
+              "--security-opt", "apparmor:unconfined"]
+
+pytestmark = pytest.mark.netns
+
+
+def run(*argv, timeout=120, check=True, **kw) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout, **kw)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{' '.join(map(str, argv))} failed ({done.returncode}): "
+                             f"{(done.stderr or done.stdout)[-2000:]}")
+    return done
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def leftovers() -> dict[str, list[str]]:
+    """The tests' containers, networks and volumes, and the host's network namespaces."""
+    label = f"label=com.docker.compose.project={PROJECT}"
+    return {
+        "containers": run("docker", "ps", "-aq", "--filter", label).stdout.split()
+                      + run("docker", "ps", "-aq", "--filter", "label=rdtlab-test").stdout.split(),
+        "networks": run("docker", "network", "ls", "-q", "--filter", label).stdout.split(),
+        "netns": sorted(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else [],
+    }
+
+
+def wait_for_line(container: str, needle: str, timeout: float = 180) -> str:
+    """The container's logs once they hold `needle` (AssertionError if it exits first)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        logs = run("docker", "logs", container, check=False)
+        text = logs.stdout + logs.stderr
+        if needle in text:
+            return text
+        state = run("docker", "inspect", "-f", "{{.State.Running}}", container, check=False).stdout.strip()
+        assert state == "true", f"{container} stopped before saying {needle!r}: {text[-800:]}"
+        assert time.monotonic() < deadline, f"{container} did not say {needle!r} within {timeout} s: {text[-800:]}"
+        time.sleep(0.3)
+
+
+@pytest.fixture(scope="session")
+def engine():
+    if os.geteuid() != 0:
+        pytest.skip("needs root (installs and starts the Docker engine)")
+    done = run(DOCKER / "engine.sh", timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    if not os.path.exists("/usr/bin/chromium"):   # the browser test drives Debian's chromium
+        run("sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium",
+            timeout=900)
+    return True
+
+
+@pytest.fixture(scope="session")
+def images(engine):
+    """Build both images (make images); the build's log lines and time, for the record."""
+    t = time.monotonic()
+    done = run(DOCKER / "build.sh", timeout=1800, check=False, cwd=REPO,
+               env={**os.environ, "PY": sys.executable})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {"seconds": time.monotonic() - t, "log": done.stderr}
+
+
+@pytest.fixture(scope="session")
+def compose_cmd(engine):
+    if run("docker", "compose", "version", check=False).returncode == 0:
+        return ["docker", "compose"]
+    assert shutil.which("docker-compose"), "engine.sh installs docker-compose when there is no plugin"
+    return ["docker-compose"]
