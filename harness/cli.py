@@ -18,6 +18,7 @@ from pathlib import Path as FsPath
 from types import SimpleNamespace
 
 from harness.backends import BACKENDS
+from harness.plots import cli as tsg
 from harness.procs import Terminated, UsageError, terminate_as_interrupt
 from harness.transfer import OUTPUT_FORMATS, Link, Program, TransferResult, run_transfer
 
@@ -120,19 +121,23 @@ def run_add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the programs bring their own data (iperf3): no file is sent or compared")
     p.add_argument("--ipv6", action="store_true", help="run over IPv6")
     p.add_argument("--pcap", metavar="FILE", help="write the packets crossing the link to FILE (pcap)")
+    tsg.add_run_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
 
 
 def run_main(args: argparse.Namespace) -> int:
     size = args.size if args.size is not None or args.file else (0 if args.no_verify else 1 << 20)
-    result = run_transfer(Program(args.sender, output_format=args.output_format), Program(args.receiver),
-                          Link(args.link, args.reverse, args.shared_queue), params=dict(args.param),
-                          file=args.file, size=None if args.file else size, seed=args.seed,
-                          verify=not args.no_verify,
-                          backend=args.backend, time_limit=args.timeout, no_progress=args.stall_after,
-                          ipv6=args.ipv6, pcap=args.pcap,
-                          progress=progress_printer(args.json))
-    return report(result, args.json)
+    with tsg.run_trace(args) as trace:
+        result = run_transfer(Program(args.sender, output_format=args.output_format), Program(args.receiver),
+                              Link(args.link, args.reverse, args.shared_queue), params=dict(args.param),
+                              file=args.file, size=None if args.file else size, seed=args.seed,
+                              verify=not args.no_verify,
+                              backend=args.backend, time_limit=args.timeout, no_progress=args.stall_after,
+                              ipv6=args.ipv6, pcap=args.pcap, trace=trace,
+                              progress=progress_printer(args.json))
+        status = report(result, args.json)
+        tsg.after_run(result, args)
+    return status
 
 
 # ---- rdtlab demo -------------------------------------------------------------------
@@ -193,6 +198,7 @@ COMMANDS = {
     "run": ("run a sender/receiver pair over an emulated link; verify and measure", _local(run_add_arguments, run_main)),
     "demo": ("a COMN stop-and-wait transfer over the COMN link, with its summary", _local(demo_add_arguments, demo_main)),
     "sheet": ("regenerate a results sheet", _module("harness.sheets.cli")),
+    "tsg": ("draw the time-sequence graph of a transfer from its trace or pcap", _module("harness.plots.cli")),
     "grade": ("grade a class's submissions on a scenario battery (sandboxed, in parallel)",
               lambda: getattr(_module("grader.cli")(), "GRADE", None)),
     "check": ("check your programs on the public scenarios of the battery before you submit",

@@ -17,6 +17,7 @@ import os
 
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from harness.plots.trace import Transfer, load
 from harness.procs import UsageError
@@ -73,8 +74,9 @@ def draw(source, fmt: str = "auto", *, ack: str = "auto", focus=None, xlim=None,
     wax.set_ylabel("outstanding\npackets")
     wax.set_xlabel("time since the first packet (ms)" + ("" if tr.capture.kind == "trace"
                                                          else ", as packets left the link (pcap)"))
-    ax.grid(True, alpha=0.3)
-    wax.grid(True, alpha=0.3)
+    for a in (ax, wax):
+        a.grid(True, alpha=0.3)
+        a.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     fig.suptitle((title or _default_title(tr)) + note + "\n" + describe(tr), fontsize=11)
     if save is not None:
@@ -89,10 +91,10 @@ def describe(tr: Transfer) -> str:
     """One line of what the picture shows, in numbers."""
     c = tr.counts()
     f, r = c["forward"], c["reverse"]
-    parts = [f"{c['data_sent']} data messages for {c['data_packets']} packets",
-             f"{c['retransmissions']} resent ({c['timeouts']} timeouts"
-             + (f", {c['fast_retransmits']} fast retransmits)" if c["fast_retransmits"] else ")"),
-             f"{c['acks_sent']} ACKs"]
+    parts = [f"{_n(c['data_sent'], 'data message')} for {_n(c['data_packets'], 'packet')}",
+             f"{c['retransmissions']} resent ({_n(c['timeouts'], 'timeout')}"
+             + (f", {_n(c['fast_retransmits'], 'fast retransmit')})" if c["fast_retransmits"] else ")"),
+             _n(c["acks_sent"], "ACK")]
     if tr.capture.kind == "trace":
         parts.append(f"lost {f['lost']} data + {r['lost']} ACKs")
         for key, what in (("queue_drops", "queue drops"), ("corrupted", "corrupted"),
@@ -104,6 +106,10 @@ def describe(tr: Transfer) -> str:
     if c["other"]:
         parts.append(f"{c['other']} packets not in the {tr.fmt} format")
     return ", ".join(parts)
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _default_title(tr: Transfer) -> str:

@@ -1,0 +1,131 @@
+"""harness.plots.trace on hand-made captures: decoding, byte order, the protocol's
+events (retransmissions, timeouts, fast retransmits) and the window. The captures are
+what the engine's trace would hold for the traffic described; the real engine is in
+test_transfers.py."""
+import json
+import struct
+
+import pytest
+
+from harness.plots.capture import Capture, Copy, read
+from harness.plots.trace import load
+from harness.procs import UsageError
+
+
+def data(seq, t, order=">", fate="delivered", eof=False):
+    head = struct.pack(order + "HB", seq & 0xFFFF, eof) + b"x" * 29
+    return Copy("forward", 0, head, t, None if fate != "delivered" else t + 0.005, fate, length=1027)
+
+
+def ack(n, t, order=">", fate="delivered"):
+    return Copy("reverse", 0, struct.pack(order + "H", n & 0xFFFF), t - 0.005, t if fate == "delivered" else None, fate,
+                length=2)
+
+
+def transfer(copies, **kw):
+    return load(Capture(copies, "trace", "test"), **kw)
+
+
+@pytest.mark.parametrize("order,fmt", [(">", "comn-be"), ("<", "comn-le")])
+def test_byte_order_is_found_from_the_numbers(order, fmt):
+    copies = [data(i, i * 0.001, order) for i in range(5)] + [ack(i, 0.01 + i * 0.001, order) for i in range(5)]
+    tr = transfer(copies)
+    assert tr.fmt == fmt
+    assert [p.seq for p in tr.data] == [0, 1, 2, 3, 4]
+    assert [p.seq for p in tr.acks] == [0, 1, 2, 3, 4]
+
+
+def test_numbers_unwrap_past_65535():
+    seqs = list(range(0, 65000, 1000)) + list(range(65530, 65542))
+    tr = transfer([data(s, i * 0.001) for i, s in enumerate(seqs)] + [ack(65541, 0.5)], fmt="comn-be")
+    assert [p.seq for p in tr.data] == seqs
+    assert tr.acks[0].seq == 65541
+
+
+def test_go_back_n_window_resend_is_one_timeout():
+    # packets 0..3 sent, 1 lost; ACK 0 then duplicates of 0; the timer resends 1..3 at once
+    c = [data(0, 0.000), data(1, 0.001, fate="lost"), data(2, 0.002), data(3, 0.003),
+         ack(0, 0.010), ack(0, 0.011), ack(0, 0.012),
+         data(1, 0.100), data(2, 0.1001), data(3, 0.1002), ack(3, 0.110)]
+    tr = transfer(c)
+    assert tr.ack == "cumulative"
+    assert [(p.seq, p.cause) for p in tr.sent() if p.retransmission] == [(1, "timeout"), (2, "timeout"), (3, "timeout")]
+    assert tr.timeouts == [pytest.approx(0.100)]
+    assert tr.counts()["max_outstanding"] == 4
+    assert tr.window[-1][3] == 0, "everything acknowledged at the end"
+
+
+def test_stop_and_wait_timeouts_in_a_row_are_separate():
+    c = [data(0, 0.0, fate="lost"), data(0, 0.02, fate="lost"), data(0, 0.04), ack(0, 0.05)]
+    tr = transfer(c)
+    assert len(tr.timeouts) == 2
+    assert tr.counts()["forward"]["lost"] == 2
+
+
+def test_fast_retransmit_needs_the_third_duplicate_at_once():
+    c = [data(i, i * 0.001) for i in range(6)]
+    c[1] = data(1, 0.001, fate="lost")
+    c += [ack(0, 0.010), ack(0, 0.011), ack(0, 0.012), ack(0, 0.013), data(1, 0.0131), ack(5, 0.020)]
+    tr = transfer(c, ack="cumulative")
+    resent = [p for p in tr.sent() if p.retransmission]
+    assert [(p.seq, p.cause) for p in resent] == [(1, "fast")]
+    assert tr.timeouts == []
+    # the same resend long after the third duplicate is a timeout (a GBN sender's timer)
+    c[-2] = data(1, 0.2)
+    c[-1] = ack(5, 0.21)
+    tr = transfer(c, ack="cumulative")
+    assert [p.cause for p in tr.sent() if p.retransmission] == ["timeout"]
+
+
+def test_selective_acks_are_told_from_cumulative():
+    # SR: 1 lost, later packets acked one by one, then 1 resent and acked: numbers go down
+    c = [data(i, i * 0.001) for i in range(8)]
+    c[1] = data(1, 0.001, fate="lost")
+    c[5] = data(5, 0.005, fate="lost")
+    c += [ack(i, 0.01 + i * 0.001) for i in (0, 2, 3, 4, 6, 7)]
+    c += [data(1, 0.05), ack(1, 0.06), data(8, 0.061), ack(8, 0.065), data(5, 0.07), ack(5, 0.08)]
+    tr = transfer(c)
+    assert tr.ack == "selective"
+    assert len(tr.timeouts) == 2
+    # after ACKs 0, 2, 3, 4, 6, 7 only 1 and 5 are outstanding
+    assert [w[3] for w in tr.window if w[0] == pytest.approx(0.017)] == [2]
+
+
+def test_link_copies_are_not_transmissions():
+    c = [data(0, 0.0), ack(0, 0.01)]
+    dup = data(0, 0.0)
+    dup.duplicate = True
+    tr = transfer(c + [dup])
+    assert tr.counts()["retransmissions"] == 0
+    assert tr.counts()["forward"]["duplicated"] == 1
+
+
+def test_messages_not_in_the_format_are_counted_apart():
+    c = [data(0, 0.0), Copy("forward", 0, b"\x00\x00\x07hello", 0.001, 0.002, "delivered"), ack(0, 0.01)]
+    assert transfer(c, fmt="comn-be").counts()["other"] == 1
+
+
+def test_trace_file_errors_are_one_line(tmp_path):
+    with pytest.raises(UsageError, match="not found"):
+        read(tmp_path / "missing.trace")
+    (tmp_path / "stats.json").write_text('{"seed": 1}\n')
+    with pytest.raises(UsageError, match="no start line"):
+        read(tmp_path / "stats.json")
+    (tmp_path / "junk").write_bytes(b"\x00\x01junk")
+    with pytest.raises(UsageError, match="neither"):
+        read(tmp_path / "junk")
+    with pytest.raises(UsageError, match="format"):
+        load(tmp_path / "junk", fmt="tcp")
+
+
+def test_a_cut_last_line_is_skipped(tmp_path):
+    lines = [{"ev": "start", "mode": "udp", "seed": 3, "paths": ["p0"]},
+             {"ev": "in", "t": 10, "path": 0, "dir": "forward", "id": 0, "len": 4, "head": "00000061",
+              "repeat": False, "fate": "queued", "corrupted": False, "reordered": False, "dup": None},
+             {"ev": "out", "t": 20, "path": 0, "dir": "forward", "id": 0, "copy": "orig", "fate": "delivered",
+              "corrupted": False}]
+    path = tmp_path / "cut.trace"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + '\n{"ev":"in","t":3')
+    cap = read(path)
+    assert (cap.seed, cap.skipped_lines, len(cap.copies)) == (3, 1, 1)
+    assert (cap.copies[0].t_in, cap.copies[0].t_out, cap.copies[0].fate) == (10e-9, 20e-9, "delivered")
