@@ -112,3 +112,17 @@ def test_receiver_given_the_senders_port_is_told_which_placeholder_to_bind():
     with pytest.raises(UsageError, match=r"uses \{receiver_port\}, the port the sender sends to; "
                                          r"a receiver must bind \{listen_port\}"):
         run(prog("Sender2.py", SEND + " 30"), prog("Receiver2.py", "{receiver_port} {output}"))
+
+
+@pytest.mark.netns
+def test_without_the_loopback_nat_the_issue_8_failure_comes_back(monkeypatch):
+    """The cause of 'passes on local, fails on netns' (issue 8): a receiver bound to
+    127.0.0.1 in its own namespace gets nothing from the link, and the SR receiver's
+    own socket timeout ends it. With the NAT step patched out, that failure returns,
+    and the report says where the receiver bound and that nothing was delivered."""
+    monkeypatch.setattr("harness.backends.netns.deliver_to_loopback", lambda *a: None)
+    res = run(prog("Sender4.py", SEND + " 30 8"), prog("Receiver4.py", RECV + " 8"), backend="netns")
+    assert not res.ok and res.receiver.stderr_tail.strip().endswith("TimeoutError: timed out")
+    assert res.error.startswith("receiver exited (exit 1: TimeoutError: timed out) while the sender was still sending, "
+                                "with 0 of 20000 bytes in its output"), res.error
+    assert res.startup["bound"] == "UDP 127.0.0.1:5001"
