@@ -10,7 +10,8 @@ time is below 10% of the mean, the report's rule.
 
 Programs: the reference multi-homed Selective Repeat (reference/core/multihomed.py:
 adaptive RTO per path, α = 0.125, β = 0.25; dead-path detection), extended wire format
-(CRC32), window 128, in both experiments (one path or two). A student's directory
+(CRC32), window 512 with at most 32 packets in flight per path (the bandwidth-delay
+product is 25), in both experiments (one path or two). A student's directory
 (`--impl DIR`) holds
     Sender.py <file> <host>:<port> [<host2>:<port2>]      one address per path
     Receiver.py <port> <file> <number of paths>
@@ -34,7 +35,8 @@ PATH = "delay 10ms rate 10mbit loss {path_loss}%"
 ONE_WAY_S = 0.010
 RATE_BPS = 10e6
 PAYLOAD, WIRE_EXTRA = 1024, 12 + 42        # extended header; Ethernet + IPv4 + UDP
-WINDOW = 128
+WINDOW = 512                                # packets: wide, so a lost packet never blocks the sender
+IN_FLIGHT = 32                              # per path: a little above the 25-packet bandwidth-delay product
 MARGIN = 0.10                               # the report's stopping rule
 FILES = ("Sender.py", "Receiver.py")
 NO_PROGRESS_S = 30.0        # 48% loss each way on a path: be patient before calling a run stuck
@@ -71,7 +73,8 @@ def _programs(impl: str | None, n_paths: int):
     if impl is None:
         more = " --path {receiver_host2}:{receiver_port2}" if n_paths == 2 else ""
         return (programs.reference("send", "mh", "--host {receiver_host} --port {receiver_port}" + more
-                                   + f" --file {{file}} --window {WINDOW} --adaptive --timeout 100"),
+                                   + f" --file {{file}} --window {WINDOW} --max-in-flight {IN_FLIGHT * n_paths}"
+                                   " --adaptive --timeout 100"),
                 programs.reference("recv", "mh", f"--paths {n_paths} --port {{listen_port}} --file {{output}} "
                                    f"--window {WINDOW}"))
     more = " {receiver_host2}:{receiver_port2}" if n_paths == 2 else ""
@@ -124,7 +127,8 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
         "links (5% → 9.75%, 15% → 27.75%, 28% → 48.16%); the report does not give its links' rate and delay.",
         f"File: {plan.size:,} deterministic random bytes. Programs: "
         + (impl or f"the reference multi-homed Selective Repeat (adaptive RTO per path, α = 0.125, β = 0.25, "
-                   f"dead-path detection; extended format with CRC32; window {WINDOW})")
+                   f"dead-path detection; extended format with CRC32; window {WINDOW}, at most {IN_FLIGHT} packets in flight "
+                   "per path)")
         + f". Each cell is repeated until the 95% margin of error of the transfer time is under {margin:.0%} of "
         f"the mean (at least {runs}, at most {cap} runs), the report's rule. Transfer time is measured on the "
         "wire by the engine: first data packet in to the last ACK out.",

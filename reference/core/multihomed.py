@@ -16,6 +16,11 @@ The sender is Selective Repeat (sr.py) with three additions:
   doubling up to 1 s, the RTO's back-off ceiling) and comes back to life as soon as an
   ACK arrives on it. If every path is dead, all are used again (nothing else can get
   the file through).
+* Tail copies. Once every packet has been sent, a packet that times out is sent
+  ``TAIL_COPIES`` times (or once on every live path, if more): over the other paths
+  first. At the tail the link is idle but for the few packets left, and each of them
+  can hold up the end by a backed-off RTO: at 48% loss each way (seed 000's 28% per
+  hop) one try gets through 27% of the time, three copies 61%.
 
 The receiver is the Selective Repeat receiver: it acks each packet on the path it came
 by (``Ack.path`` = ``Data.path``), so an ACK proves that path works both ways.
@@ -26,6 +31,9 @@ from reference.core.api import Data
 from reference.core.config import CoreConfig
 from reference.core.rto import BACKOFF_CEILING, RtoEstimator
 from reference.core.sr import InFlight, SelectiveRepeatReceiver, SelectiveRepeatSender
+
+
+TAIL_COPIES = 3
 
 
 class MultiHomedSender(SelectiveRepeatSender):
@@ -40,6 +48,7 @@ class MultiHomedSender(SelectiveRepeatSender):
         self.probe_interval = [0.0] * n
         self.path_deaths = 0                     # how often a path was declared dead
         self._probes: list[int] = []             # dead paths due for a probe
+        self._copies: list[tuple[int, int]] = [] # (seq, path): tail copies due
 
     def datagrams_to_send(self, now: float) -> list[Data]:
         out = []
@@ -52,7 +61,15 @@ class MultiHomedSender(SelectiveRepeatSender):
                 self._count_send(resend=True)
                 out.append(self._message(packet.seq, path))
         self._probes.clear()
-        return out + super().datagrams_to_send(now)
+        out += super().datagrams_to_send(now)
+        for seq, path in self._copies:
+            packet = self.in_flight.get(seq)
+            if packet is not None and not self.failed:
+                packet.resends += 1
+                self._count_send(resend=True)
+                out.append(self._message(seq, path))
+        self._copies.clear()
+        return out
 
     def next_timer(self) -> float | None:
         timer = super().next_timer()
@@ -108,6 +125,11 @@ class MultiHomedSender(SelectiveRepeatSender):
                 and silent_for >= self.config.dead_path_timeouts * self.estimators[path].base_rto:
             self._declare_dead(path, now)
         super()._timed_out(packet, now)
+        if self.next_seq >= self.packet_count and not self.failed:
+            live = sorted((p for p in range(len(self.alive)) if self.alive[p] and p != path),
+                          key=lambda p: self.in_flight_on[p])
+            others = live + [self._path_for_resend(packet)] * TAIL_COPIES
+            self._copies += [(packet.seq, p) for p in others[:max(TAIL_COPIES, len(live) + 1) - 1]]
 
     # --- inside ---
 
