@@ -590,7 +590,7 @@ def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, dead_engine: Proc | Non
         error = error or mismatch
     if error and stats and not error.startswith("engine") \
             and any((stats.get(d) or {}).get("packets_in") for d in ("forward", "reverse")):
-        error += f"; link: {link_story(stats)}"
+        error += f"; link: {link_story(stats, _tail_missing(plan, infile, output))}"
     result = TransferResult(ok=error is None, verified=verified, error=error, **base,
                             process_time_s=(tx.exited_ns - tx.started_ns) / 1e9 if tx.exited_ns else None,
                             sender=_program_result(tx), receiver=_program_result(rx),
@@ -599,9 +599,21 @@ def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, dead_engine: Proc | Non
     return result
 
 
-def link_story(stats: dict) -> str:
+def _tail_missing(plan: _Plan, infile: str, output: str) -> bool:
+    """Whether the output is a proper, non-empty prefix of the input: the end of the file
+    never arrived (with an in-order sender, its last packets were dropped)."""
+    if not plan.verify or not os.path.exists(output):
+        return False
+    have = os.path.getsize(output)
+    return 0 < have < plan.size and first_difference(infile, output) == have
+
+
+def link_story(stats: dict, tail_missing: bool = False) -> str:
     """What the link did, for a failure line: 'forward 102 in, 79 delivered, 23 queue
-    drops, including the last packet sent; reverse 0 in'."""
+    drops, including the last packet sent; reverse 0 in'. The last packet counts as
+    dropped when the counters show it (it came in after the last one left); with
+    `tail_missing` (the output lacks only the file's end) the drops are said to have
+    taken the end of the file."""
     parts = []
     for d in ("forward", "reverse"):
         c = stats.get(d) or {}
@@ -613,8 +625,11 @@ def link_story(stats: dict) -> str:
             if c.get(key):
                 words.append(f"{c[key]} {name}")
         last_in, last_out = c.get("last_in_ns"), c.get("last_out_ns")
-        if last_in and (last_out is None or last_in > last_out) and (c.get("lost") or c.get("queue_drops")):
+        dropped = c.get("lost") or c.get("queue_drops") or c.get("down_drops")
+        if last_in and (last_out is None or last_in > last_out) and dropped:
             words[-1] += ", including the last packet sent"
+        elif d == "forward" and tail_missing and dropped:
+            words[-1] += ", which took the end of the file"
         parts.append(f"{d} " + ", ".join(words))
     return "; ".join(parts)
 
