@@ -84,7 +84,8 @@ def grade_main(args: argparse.Namespace) -> int:
 
         if args.scheduler:
             from grader.dask_executor import grade_on_cluster
-            results = grade_on_cluster(args.scheduler, subs, args.battery or args.assignment, battery, out, options, done)
+            battery_ref = os.path.abspath(args.battery) if args.battery else args.assignment
+            results = grade_on_cluster(args.scheduler, subs, battery_ref, battery, out, options, done)
         else:
             results = grade_all(subs, battery, out, options, jobs=args.jobs, done=done)
     write_class_csv(results, os.path.join(out, "grades.csv"))
