@@ -62,7 +62,7 @@ def grade_add_arguments(p: argparse.ArgumentParser) -> None:
 def grade_main(args: argparse.Namespace) -> int:
     if args.gradescope_package:
         from grader.export_gradescope_package import write_package
-        write_package(args.gradescope_package, args.assignment)
+        write_package(args.gradescope_package, args.assignment, args.battery)
         print(f"wrote {args.gradescope_package}")
         return 0
     if not args.submissions:

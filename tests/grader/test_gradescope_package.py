@@ -1,0 +1,48 @@
+"""The Gradescope package: run_autograder in a scratch root laid out as Gradescope's
+(/autograder/source, /autograder/submission, /autograder/results) grades with the
+kit from the package, on the local backend, into a results.json of Gradescope's schema."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+
+from grader.export_gradescope_package import unpack_package
+from harness.engine import find_linkemu
+
+from conftest import HERE, STUDENT, TINY
+
+SCHEMA = json.loads((HERE / "gradescope_schema.json").read_text())
+
+
+def run_autograder(root: Path) -> dict:
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "RDTLAB_PYTHON": sys.executable,
+           "RDTLAB_LINKEMU": find_linkemu(), "PYTHONPATH": ""}
+    done = subprocess.run([str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300,
+                          cwd="/")
+    assert done.returncode == 0, done.stderr
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_run_autograder_in_a_gradescope_layout(tmp_path):
+    package = tmp_path / "comn.zip"
+    done = subprocess.run([str(Path(sys.executable).parent / "rdtlab"), "grade", "--gradescope-package", str(package),
+                           "--battery", TINY], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    root = tmp_path / "autograder"
+    unpack_package(str(package), str(root / "source"))
+    assert os.access(root / "run_autograder", os.X_OK) and os.access(root / "source" / "setup.sh", os.X_OK)
+    shutil.copytree(STUDENT, root / "submission")
+    results = run_autograder(root)
+    jsonschema.validate(results, SCHEMA)
+    assert results["score"] == 8 and len(results["tests"]) == 4
+    assert results["extra_data"]["backend"] == "local" and results["extra_data"]["sandbox"] == "none"
+
+    shutil.rmtree(root / "submission")
+    (root / "submission").mkdir()                 # nothing handed in: a score of 0 and why
+    results = run_autograder(root)
+    jsonschema.validate(results, SCHEMA)
+    assert results["score"] == 0 and "no submissions in" in results["output"]
