@@ -14,8 +14,9 @@ CRATE   := harness/linkemu
 LINKEMU := $(CRATE)/target/release/linkemu
 CARGO   ?= cargo
 # Debian packages the kit uses at run time (iperf3 for the TCP baseline; nftables for
-# the netns backend's loopback NAT). COMMAND:PACKAGE where the command's name differs.
-DEBS    := iperf3 nft:nftables
+# the netns backend's loopback NAT; bubblewrap for the grader's sandbox).
+# COMMAND:PACKAGE where the command's name differs.
+DEBS    := iperf3 nft:nftables bwrap:bubblewrap
 PYTEST_ARGS ?=
 
 .PHONY: all setup build demo test test-rust test-python bench debs clean lab images docker-lab docker-lab-down
@@ -74,6 +75,7 @@ docker-lab-down:
 
 bench: setup
 	$(PY) -m harness.bench all
+	$(PY) -m grader.bench
 
 clean:
 	rm -rf $(VENV) $(CRATE)/target out
