@@ -9,7 +9,7 @@ import tomllib
 
 from harness.engine import REPO
 
-SHIM = '''# Reference Solution s0000000
+SHIM = '''# {who}
 """{name} of the reference, handed in as a student would (the package beside it)."""
 import os
 import runpy
@@ -20,14 +20,15 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 '''
 
 
-def reference_submission(dest: str, names: tuple[str, ...] = ()) -> str:
-    """`dest` holding a copy of reference/ and SenderN.py/ReceiverN.py shims."""
+def reference_submission(dest: str, names: tuple[str, ...] = (), who: str = "Reference Solution s0000000") -> str:
+    """`dest` holding a copy of reference/ and SenderN.py/ReceiverN.py shims headed
+    `# Forename Surname Matric` (copies with different headers get different seeds)."""
     os.makedirs(dest, exist_ok=True)
     shutil.copytree(os.path.join(REPO, "reference"), os.path.join(dest, "reference"), dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in names or [f"{role}{k}" for role in ("Sender", "Receiver") for k in range(1, 5)]:
         with open(os.path.join(dest, f"{name}.py"), "w") as f:
-            f.write(SHIM.format(name=name))
+            f.write(SHIM.format(name=name, who=who))
     return dest
 
 
