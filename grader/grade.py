@@ -119,7 +119,7 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     seeds = [scenario_seed(digest, scenario.name, k) for k in range(scenario.repeat)]
     record = {"name": scenario.name, "part": scenario.part, "what": scenario.what, "meet": scenario.meet,
               "max_score": scenario.points, "public": scenario.public, "seeds": seeds,
-              "replay": replay_command(scenario, programs, seeds[0], options.backend),
+              "replay": replay_command(scenario, programs, seeds[0], options.backend, battery.reference),
               "runs": [], "checks": [], "pcap": None}
     missing = next((m for side, role in ((tx, "sender"), (rx, "receiver")) if side is student
                     for m in [side.missing(programs.name(role))] if m), None)
@@ -142,7 +142,7 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
                 os.unlink(pcap)      # keep one pcap: the first failing run's
             else:
                 record["pcap"], record["replay"] = os.path.basename(pcap), replay_command(
-                    scenario, programs, seed, options.backend)
+                    scenario, programs, seed, options.backend, battery.reference)
         if not run.ok:
             if run.sender and run.sender.timed_out or run.receiver and run.receiver.timed_out:
                 timeouts[scenario.part] = timeouts.get(scenario.part, 0) + 1

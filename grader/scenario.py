@@ -69,13 +69,14 @@ def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: i
                         time_limit=scenario.time_limit, pcap=pcap)
 
 
-def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: str) -> str:
+def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: str,
+                   reference: str = "reference/comn") -> str:
     """The `rdtlab run` line that replays a run from the student's folder."""
     def local(spec: str, side: str) -> str:
         name, _, rest = spec.partition(" ")
         if side == "student":
             return f"python3 {name}.py {rest}"
-        return f"python3 {os.path.join(REPO, 'reference', 'comn', name)}.py {rest}"
+        return f"python3 {os.path.join(REPO, reference, name)}.py {rest}"
     tx, rx = {"student": ("student", "student"), "sender": ("student", "reference"),
               "receiver": ("reference", "student")}[scenario.meet]
     words = ["rdtlab", "run", "--sender", local(programs.sender, tx), "--receiver", local(programs.receiver, rx),

@@ -65,6 +65,10 @@ def nothing_left_running():
         time.sleep(0.1)
         left = jail_processes()
     assert left == [], f"a jailed process outlived its grade: {[_cmdline(p) for p in left]}"
+    low = UID_BASE + (os.getpid() % 100_000) * 100
+    with open("/proc/self/mountinfo") as f:
+        mounts = [line for line in f if any(f"rdtjail-{uid} " in line for uid in range(low, low + 100))]
+    assert mounts == [], f"a jail's tmpfs is still mounted: {mounts}"
 
 
 def _cmdline(pid: int) -> str:
