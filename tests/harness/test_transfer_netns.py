@@ -58,7 +58,9 @@ def test_stale_namespaces_of_dead_runs_are_swept():
 def test_hanging_sender_in_a_namespace_is_killed():
     from harness_helpers import bad
     res = run_transfer(bad("hang"), sw_receiver(), Link(""), size=100, seed=1, backend="netns", time_limit=1)
-    assert res.error.startswith("timed out after 1 s") and res.sender.exit_code == -9
+    # -9 once it ignores SIGTERM; -15 if the limit came before its start-up got that far
+    # (Python's start-up can take over a second on the loaded machine).
+    assert res.error.startswith("timed out after 1 s") and res.sender.exit_code in (-9, -15)
 
 
 def test_ctrl_c_mid_run_leaves_no_namespace_or_process():
