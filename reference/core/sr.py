@@ -46,6 +46,7 @@ class InFlight:
     seq: int
     sent_at: float
     tx: int                   # transmission number of its latest send (global order)
+    first_tx: int = -1        # ... of its first send
     resends: int = 0
     path: int = 0
     later_acks: int = 0       # packets sent after it that were acked since
@@ -62,6 +63,7 @@ class SelectiveRepeatSender(SenderBase):
         self._timers: list[tuple[float, int, int]] = []
         self._tx = 0
         self.rto = RtoEstimator(config)
+        self.min_rtt: float | None = None   # the shortest RTT sample (Karn's rule applied)
 
     # --- the sans-IO interface ---
 
@@ -96,7 +98,7 @@ class SelectiveRepeatSender(SenderBase):
             self._estimator(packet.path).progress()
         while self.base < self.packet_count and self.acked[self.base]:
             self.base += 1
-        self._detect_losses(list(newly))
+        self._detect_losses(list(newly), now)
 
     def next_timer(self) -> float | None:
         if self.done:
@@ -146,6 +148,8 @@ class SelectiveRepeatSender(SenderBase):
         if resend:
             packet.resends += 1
             packet.path = self._path_for_resend(packet)
+        else:
+            packet.first_tx = self._tx
         packet.sent_at, packet.tx, packet.later_acks = now, self._tx, 0
         self._tx += 1
         self._count_send(resend)
@@ -170,17 +174,26 @@ class SelectiveRepeatSender(SenderBase):
             packet.queued = True
             self._resend.append(packet)
 
-    def _detect_losses(self, newly: list[InFlight]) -> None:
+    def _detect_losses(self, newly: list[InFlight], now: float) -> None:
         """Resend packets that k packets sent later on the same path have overtaken
         (were acked before them). Paths of different delays reorder, so only the
-        packet's own path counts."""
+        packet's own path counts.
+
+        An ACK of a packet sent more than once may answer an earlier copy (Karn). If it
+        came back sooner after the latest copy than any round trip yet (RACK's test,
+        RFC 8985 6.2), or no round trip is known, it answers the first copy and counts
+        as sent then. Counting it at its latest copy made every packet still queued
+        behind a premature resend look overtaken: at W=64 with a 66 ms timeout on the
+        COMN link (every packet times out before its ACK is back) that resent each
+        packet about three times instead of twice."""
         k = self.config.dup_ack_threshold
         if k == 0:
             return
         acked_txs: dict[int, list[int]] = {}
+        sent_as = {id(p): self._answered_tx(p, now) for p in newly}
         for packet in newly:
-            acked_txs.setdefault(packet.path, []).append(packet.tx)
-        newest = max(packet.tx for packet in newly)
+            acked_txs.setdefault(packet.path, []).append(sent_as[id(packet)])
+        newest = max(sent_as.values())
         for packet in self.in_flight.values():   # oldest transmission first
             if packet.tx >= newest:
                 break
@@ -190,6 +203,14 @@ class SelectiveRepeatSender(SenderBase):
                     and not self._out_of_retries(packet.resends):
                 self.stats.fast_retransmits += 1
                 self._queue_resend(packet)
+
+    def _answered_tx(self, packet: InFlight, now: float) -> int:
+        """The transmission an ACK of ``packet`` (just in) answers, as far as can be told."""
+        if packet.resends == 0:
+            return packet.tx
+        if self.min_rtt is None or now - packet.sent_at < self.min_rtt:
+            return packet.first_tx     # too soon for the latest copy: an earlier one's ACK
+        return packet.tx
 
     # Hooks for the multi-homed sender (one path here).
     def _path_for_new(self) -> int:
@@ -203,6 +224,7 @@ class SelectiveRepeatSender(SenderBase):
 
     def _rtt_sample(self, packet: InFlight, rtt: float) -> None:
         self.stats.rtt_samples.append(rtt)
+        self.min_rtt = rtt if self.min_rtt is None else min(self.min_rtt, rtt)
         self._estimator(packet.path).sample(rtt)
 
     def _ack_arrived_on(self, path: int, now: float) -> None:

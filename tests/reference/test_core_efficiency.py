@@ -126,3 +126,36 @@ def test_sr_lost_ack_costs_nothing_with_sack():
     for ack in acks[1::2]:          # every other ACK lost
         sender.receive(ack, 0.1)
     assert sender.done and sender.stats.retransmissions == 0
+
+
+def test_sr_early_loss_detection_is_not_fooled_by_premature_timeouts():
+    """COMN Q5's cell (issue 8): W=64, a fixed 66 ms timeout, 25 ms each way on the
+    shared queue: the round trip with a full window (~105 ms) exceeds the timeout, so
+    every packet is resent once by its timer and its first copy's ACK comes back after
+    the resend. That ACK must not count as the resend overtaking packets sent in
+    between (Karn: it answers the first copy), or each of them is resent a third time."""
+    from reference.sim import COMN_SIZES, SimPath
+    config = CoreConfig(window=64, timeout=0.066, seq_modulus=1 << 16)
+    data = random.Random(3).randbytes(256 << 10)
+    res = simulate(make_sender("sr", data, config), make_receiver("sr", config),
+                   SimPath(Channel(delay=0.025, loss=0.05, rate=RATE), shared_queue=True), seed=1, sizes=COMN_SIZES)
+    assert res.ok
+    assert res.sender_stats.timeouts >= 0.9 * len(data) / 1024      # the premature regime indeed
+    assert res.packets_per_unique < 2.2                             # 3.0 when fooled
+    assert res.sender_stats.fast_retransmits < 0.05 * len(data) / 1024
+
+
+def test_sr_early_loss_detection_counts_an_ack_at_the_copy_it_can_answer():
+    config = CoreConfig(window=12, timeout=0.1, dup_ack_threshold=3)
+    sender = make_sender("sr", bytes(12 * 1024), config)
+    assert [m.seq for m in sender.datagrams_to_send(0.0)] == list(range(12))
+    sender.receive(Ack(11), 0.05)                # a round trip of 50 ms: the shortest known
+    sender.handle_timer(0.1)                     # 0..10 time out and go again, in order
+    assert [m.seq for m in sender.datagrams_to_send(0.1)] == list(range(11))
+    for seq in (8, 9, 10):                       # 10 ms after their resends: first copies' ACKs,
+        sender.receive(Ack(seq), 0.11)           # which overtook nothing resent before them
+    assert sender.stats.fast_retransmits == 0 and sender.datagrams_to_send(0.11) == []
+    for seq in (4, 5, 6):                        # 60 ms after: these can answer the resends,
+        sender.receive(Ack(seq), 0.16)           # which overtook the resends of 0..3
+    assert [m.seq for m in sender.datagrams_to_send(0.16)] == [0, 1, 2, 3]
+    assert sender.stats.fast_retransmits == 4
