@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from harness.procs import UsageError
 
-from grader import checks as checks_mod
+from grader import byteorder, checks as checks_mod
 from grader.battery import Battery, Scenario
 from grader.build import BUILD_TIME_LIMIT, build, find_program
 from grader.collect import Submission, submission_digest
@@ -82,7 +82,9 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
         names = {p.name(r) for p in battery.programs.values() for r in ("sender", "receiver")}
         found = {n: build_error or find_program(folder, n) for n in names}
         student = Side("student", found, sandbox)
-        reference = reference_side(battery)
+        byte_order = byteorder.detect(battery, student, reference_side(battery), options.backend) \
+            if any(s.meet != "student" for s in battery.scenarios) else "big"
+        reference = reference_side(battery, byte_order)
         records, timeouts = [], {}
         for scenario in battery.scenarios:
             records.append(_grade_scenario(scenario, battery, student, reference, digest, options,
@@ -100,7 +102,7 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
     result = {"student": sub.student, "name": sub.name, "matric": sub.matric, "battery": battery.name,
               "digest": digest, "sandbox": "bubblewrap" if jail else "none", "backend": options.backend,
               "score": round(sum(r["score"] for r in records), 3), "max_score": battery.max_score,
-              "build_error": build_error, "scenarios": records,
+              "build_error": build_error, "byte_order": byte_order, "scenarios": records,
               "execution_time": round(time.monotonic() - started, 1)}
     if student_dir:
         write_outputs(result, student_dir)
@@ -117,9 +119,13 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     programs = battery.programs[scenario.part]
     tx, rx = pairing(scenario, student, reference)
     seeds = [scenario_seed(digest, scenario.name, k) for k in range(scenario.repeat)]
+
+    def replay(seed: int) -> str:
+        return replay_command(scenario, programs, seed, options.backend, battery.reference,
+                              reference.env["RDT_BYTE_ORDER"])
     record = {"name": scenario.name, "part": scenario.part, "what": scenario.what, "meet": scenario.meet,
               "max_score": scenario.points, "public": scenario.public, "seeds": seeds,
-              "replay": replay_command(scenario, programs, seeds[0], options.backend, battery.reference),
+              "replay": replay(seeds[0]),
               "runs": [], "checks": [], "pcap": None}
     missing = next((m for side, role in ((tx, "sender"), (rx, "receiver")) if side is student
                     for m in [side.missing(programs.name(role))] if m), None)
@@ -141,8 +147,7 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
             if run.ok or record["pcap"]:
                 os.unlink(pcap)      # keep one pcap: the first failing run's
             else:
-                record["pcap"], record["replay"] = os.path.basename(pcap), replay_command(
-                    scenario, programs, seed, options.backend, battery.reference)
+                record["pcap"], record["replay"] = os.path.basename(pcap), replay(seed)
         if not run.ok:
             if run.sender and run.sender.timed_out or run.receiver and run.receiver.timed_out:
                 timeouts[scenario.part] = timeouts.get(scenario.part, 0) + 1

@@ -30,6 +30,7 @@ class Side:
     label: str
     programs: dict[str, list[str] | str]
     sandbox: Sandbox | None = None
+    env: dict | None = None          # the reference's byte order (RDT_BYTE_ORDER)
 
     def missing(self, name: str) -> str | None:
         found = self.programs.get(name)
@@ -44,10 +45,11 @@ class Side:
         return " ".join(argv) + " " + rest
 
 
-def reference_side(battery: Battery) -> Side:
+def reference_side(battery: Battery, byte_order: str = "big") -> Side:
     folder = os.path.join(REPO, battery.reference)
     names = {p.name(role) for p in battery.programs.values() for role in ("sender", "receiver")}
-    return Side("reference", {n: ["python3", os.path.join(folder, f"{n}.py")] for n in names})
+    return Side("reference", {n: ["python3", os.path.join(folder, f"{n}.py")] for n in names},
+                env={"RDT_BYTE_ORDER": byte_order})
 
 
 def pairing(scenario: Scenario, student: Side, reference: Side) -> tuple[Side, Side]:
@@ -57,8 +59,8 @@ def pairing(scenario: Scenario, student: Side, reference: Side) -> tuple[Side, S
 
 
 def programs_for(scenario: Scenario, programs: Programs, tx: Side, rx: Side) -> tuple[Program, Program]:
-    return (Program(tx.template(programs.sender), output_format=programs.output_format),
-            Program(rx.template(programs.receiver)))
+    return (Program(tx.template(programs.sender), output_format=programs.output_format, env=tx.env),
+            Program(rx.template(programs.receiver), env=rx.env))
 
 
 def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: int, backend: str,
@@ -70,7 +72,7 @@ def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: i
 
 
 def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: str,
-                   reference: str = "reference/comn") -> str:
+                   reference: str = "reference/comn", byte_order: str = "big") -> str:
     """The `rdtlab run` line that replays a run from the student's folder."""
     def local(spec: str, side: str) -> str:
         name, _, rest = spec.partition(" ")
@@ -91,4 +93,5 @@ def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: s
         words += ["--param", f"{key}={value}"]
     if programs.output_format:
         words += ["--output-format", programs.output_format]
-    return " ".join(shlex.quote(w) for w in words)
+    line = " ".join(shlex.quote(w) for w in words)
+    return f"RDT_BYTE_ORDER={byte_order} {line}" if byte_order != "big" and scenario.meet != "student" else line

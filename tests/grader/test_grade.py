@@ -55,3 +55,15 @@ def test_outputs_gradescope_results_and_feedback_with_replay(student, tmp_path):
     md = (folder / "feedback.md").read_text()
     assert "rdtlab run --sender" in md and "Receiver4.py" in md and "--seed" in md
     assert "<table>" in (folder / "feedback.html").read_text()
+
+
+def test_a_little_endian_student_meets_a_little_endian_reference(student, tmp_path):
+    rdt = student / "rdt.py"
+    text = rdt.read_text()
+    for old, new in (('struct.Struct("!HB")', 'struct.Struct("<HB")'), ('struct.Struct("!H")', 'struct.Struct("<H")')):
+        assert text.count(old) == 1
+        text = text.replace(old, new)
+    rdt.write_text(text)
+    result = grade(student, names=["t-sender", "t-receiver"], out=tmp_path)
+    assert result["byte_order"] == "little"
+    assert [s["reason"] for s in result["scenarios"] if not s["passed"]] == []
