@@ -48,7 +48,7 @@ PY=$PY docker/release.sh
 build() {   # build NAME DOCKERFILE ARGS...
     name=$1 file=$2; shift 2
     step "image $name"
-    if ! docker build -q -f "$file" "$@" -t "$name" . >build/docker/build.log 2>&1; then
+    if ! docker build -q --force-rm -f "$file" "$@" -t "$name" . >build/docker/build.log 2>&1; then
         echo "docker/build.sh: building $name failed: $(grep -v '^\s*$' build/docker/build.log | tail -n 1) (log: build/docker/build.log)" >&2
         exit 1
     fi

@@ -29,11 +29,12 @@ RUN rm -rf /opt/rdtlab/reference/comn \
  && python3 -m compileall -q /opt/rdtlab
 
 # A student's lab needs none of nbgrader's instructor pages (formgrader, exchange) nor
-# language servers; leaving them out halves JupyterLab's start-up.
+# language servers (leaving them out halves JupyterLab's start-up), nor news pop-ups.
 RUN jupyter server extension disable --sys-prefix nbgrader.server_extensions.formgrader \
         nbgrader.server_extensions.assignment_list nbgrader.server_extensions.course_list \
         nbgrader.server_extensions.validate_assignment jupyter_lsp >/dev/null 2>&1 \
- && jupyter labextension disable --level=sys_prefix @jupyter/nbgrader >/dev/null 2>&1
+ && jupyter labextension disable --level=sys_prefix @jupyter/nbgrader \
+        @jupyterlab/apputils-extension:announcements >/dev/null 2>&1
 
 COPY docker/lab-start.sh /usr/local/bin/rdtlab-lab-start
 # The assignments' student versions (nbgrader's release), made by docker/release.sh.

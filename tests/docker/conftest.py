@@ -9,6 +9,7 @@ a second session reuses the wheelhouse, the release and Docker's layer cache.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -43,14 +44,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def docker_namespaces() -> list[str]:
+    """Docker's live network namespaces (one per running container): nsfs mounts under
+    its netns folder. (A removed container's file may stay there, unmounted: no
+    namespace. The host's /run/netns belongs to other tests' runs.)"""
+    with open("/proc/self/mountinfo") as f:
+        return sorted(line.split()[4] for line in f if "/docker/netns/" in line.split()[4])
+
+
 def leftovers() -> dict[str, list[str]]:
-    """The tests' containers, networks and volumes, and the host's network namespaces."""
+    """The tests' containers and networks, volumes no container uses, Docker's network namespaces."""
     label = f"label=com.docker.compose.project={PROJECT}"
     return {
         "containers": run("docker", "ps", "-aq", "--filter", label).stdout.split()
                       + run("docker", "ps", "-aq", "--filter", "label=rdtlab-test").stdout.split(),
         "networks": run("docker", "network", "ls", "-q", "--filter", label).stdout.split(),
-        "netns": sorted(os.listdir("/run/netns")) if os.path.isdir("/run/netns") else [],
+        "anonymous volumes": [v for v in run("docker", "volume", "ls", "-q", "--filter", "dangling=true").stdout.split()
+                              if re.fullmatch(r"[0-9a-f]{64}", v)],
+        "netns": docker_namespaces(),
     }
 
 

@@ -22,14 +22,14 @@ def test_without_net_admin_the_lab_says_once_it_uses_the_local_backend_and_does(
         assert "--cap-add NET_ADMIN --cap-add SYS_ADMIN --device /dev/net/tun" in notes[0]
         hand_in(name, "Sender2.py", "Receiver2.py")
         done = run("docker", "exec", "-u", "1000:100", "-w", "/home/jovyan/work/comn", name, "rdtlab", "run",
-                   "--sender", "python3 Sender2.py {receiver_host} {receiver_port} {file} 40",
-                   "--receiver", "python3 Receiver2.py {listen_port} {output}",
+                   "--sender", "python3 /home/jovyan/work/comn/Sender2.py {receiver_host} {receiver_port} {file} 40",
+                   "--receiver", "python3 /home/jovyan/work/comn/Receiver2.py {listen_port} {output}",
                    "--link", "delay 5ms loss 5% rate 10mbit", "--shared-queue", "--size", "20KiB",
                    "--seed", "1", "--json", timeout=300, check=False)
         result = json.loads(done.stdout)
         assert result["backend"] == "local" and result["ok"], result.get("error")
     finally:
-        run("docker", "rm", "-f", name, check=False)
+        run("docker", "rm", "-f", "-v", name, check=False)
 
 
 def test_port_taken_is_one_line_and_starts_nothing(images):
