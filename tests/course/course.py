@@ -1,0 +1,125 @@
+"""What the course tests share: a course directory in a temporary folder, students'
+folders made from its release, notebooks executed by a real kernel (nbclient), and
+nbgrader's own commands."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import nbformat
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ASSIGNMENTS = os.path.join(REPO, "assignments")
+REFERENCE = os.path.join(REPO, "reference", "comn")
+NOTEBOOK = "results_sheet.ipynb"
+BIN = os.path.dirname(sys.executable)
+sys.path.insert(0, ASSIGNMENTS)
+import build_results_sheet  # noqa: E402  (the reference answers, by grade_id)
+
+# The tiny mode (harness/notebook.py TINY: 20 KB transfers, fewer cells, 2 runs per
+# cell), so a notebook runs in well under a minute and a class of four in a few.
+TINY = {"RDTLAB_NOTEBOOK_MODE": "tiny"}
+
+
+def env(**extra) -> dict:
+    """The environment of nbgrader and the kernels: the venv first on PATH (nbgrader
+    runs `alembic` by name), the tiny mode, and the caller's additions."""
+    return {**os.environ, "PATH": BIN + os.pathsep + os.environ.get("PATH", ""), **TINY, **extra}
+
+
+def nbgrader(course: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run([os.path.join(BIN, "nbgrader"), *args], cwd=course, env=env(),
+                          capture_output=True, text=True, timeout=900)
+    if check and done.returncode != 0:
+        raise AssertionError(f"nbgrader {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return done
+
+
+def make_course(root: str) -> str:
+    """A copy of assignments/ (config and source) with the comn release generated."""
+    course = os.path.join(root, "course")
+    os.makedirs(course)
+    shutil.copy(os.path.join(ASSIGNMENTS, "nbgrader_config.py"), course)
+    shutil.copytree(os.path.join(ASSIGNMENTS, "source"), os.path.join(course, "source"),
+                    ignore=shutil.ignore_patterns(".rdtlab", "__pycache__", ".ipynb_checkpoints"))
+    nbgrader(course, "generate_assignment", "comn", "--force")
+    return course
+
+
+def student_folder(course: str, dest: str, programs: str | None = REFERENCE,
+                   answers: dict | None = None, drop: tuple = ()) -> str:
+    """A student's comn folder: the release, their programs copied over the starter
+    code (minus `drop`), and their answers typed into the answer cells."""
+    shutil.copytree(os.path.join(course, "release", "comn"), dest)
+    if programs:
+        for name in os.listdir(programs):
+            if name.endswith(".py") and name[0] in "SR":
+                shutil.copy(os.path.join(programs, name), dest)
+    for name in drop:
+        os.remove(os.path.join(dest, name))
+    answer_cells(os.path.join(dest, NOTEBOOK), {**build_results_sheet.SOLUTIONS, **DISCUSSIONS, **(answers or {})})
+    return dest
+
+
+DISCUSSIONS = {q: f"My discussion of {q[:2].upper()}: the numbers in my table show ..." for q in
+               ("q2_discussion", "q4_discussion", "q6_discussion", "q8_discussion")}
+
+
+def answer_cells(path: str, answers: dict) -> None:
+    """Type each answer (source by grade_id) into its answer cell, as a student does."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+    nbformat.write(nb, path)
+
+
+def execute(path: str, timeout: int = 600) -> nbformat.NotebookNode:
+    """Run a notebook top to bottom in a real kernel (errors recorded, not raised)."""
+    from nbclient import NotebookClient
+    nb = nbformat.read(path, as_version=4)
+    saved = dict(os.environ)
+    os.environ.update(env())
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": os.path.dirname(path)}}).execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    nbformat.write(nb, path)
+    return nb
+
+
+def errors(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """{cell id: 'Ename: value'} of every cell that raised."""
+    out = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []):
+            if o.get("output_type") == "error":
+                out[cell.get("id")] = f"{o['ename']}: {o['evalue']}"
+    return out
+
+
+def text_output(nb: nbformat.NotebookNode, cell_id: str) -> str:
+    cell = next(c for c in nb.cells if c.get("id") == cell_id)
+    parts = []
+    for o in cell.get("outputs", []):
+        if o.get("output_type") == "stream":
+            parts.append(o["text"])
+        elif "data" in o:
+            parts.append(o["data"].get("text/plain", ""))
+    return "".join(parts)
+
+
+def scores(course: str) -> dict[str, dict[str, float]]:
+    """{student: {grade_id: autograded score}} from nbgrader's gradebook."""
+    from nbgrader.api import Gradebook
+    out: dict[str, dict[str, float]] = {}
+    with Gradebook("sqlite:///" + os.path.join(course, "gradebook.db"), course_id="rdtlab") as gb:
+        for student in gb.students:
+            nb = gb.find_submission_notebook(NOTEBOOK[:-6], "comn", student.id)
+            out[student.id] = {g.name: g.auto_score for g in nb.grades}
+    return out

@@ -1,0 +1,174 @@
+"""The COMN course with the real nbgrader and real Jupyter kernels, end to end:
+release, a student's run, a class of four autograded, feedback and the gradebook.
+
+The notebooks run in a tiny quick mode (tests/course/course.py: 20 KB, 2 runs per cell),
+over the real link engine, with the students' real programs."""
+from __future__ import annotations
+
+import csv
+import glob
+import os
+import subprocess
+
+import nbformat
+import pytest
+
+import course as C
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUGGY_GBN = os.path.join(HERE, "students", "gbn_acks_out_of_order")
+
+AUTOGRADED = {"test_q1_table": 1, "test_q1_remeasured": 3, "test_q1_utilisation": 1,
+              "test_q1_optimal_timeout": 2, "test_q3_table": 1, "test_q3_remeasured": 3, "test_q3_bdp": 1,
+              "test_q3_peak_window": 2, "test_q5_table": 1, "test_q5_remeasured": 3, "test_q7_table": 1,
+              "test_q8_mathis": 1}
+
+# What each simulated student should lose (grade ids), and why.
+LOSES = {
+    "honest": set(),
+    # moved one Q1 throughput well away from what the programs do: the re-measurement catches it
+    "edited": {"test_q1_remeasured"},
+    # a Go-Back-N receiver that ACKs out-of-order data: Q3 and what is derived from it
+    "buggy_gbn": {"test_q3_table", "test_q3_remeasured", "test_q3_peak_window"},
+    # no Sender4.py, NotImplementedError left in the Mathis answer, Q1 table with renamed columns
+    "faulty": {"test_q1_table", "test_q1_remeasured", "test_q1_optimal_timeout", "test_q5_table",
+               "test_q5_remeasured", "test_q8_mathis"},
+}
+EDITED_Q1 = ("q1_table = q1_measured.copy()\n"
+             "q1_table.loc[q1_table[\"timeout_ms\"] == 20, \"throughput_kBps\"] = 400.0   # \"looks better\"")
+FAULTY = {"q1_answer": "q1_table = q1_measured.rename(columns={\"throughput_kBps\": \"throughput\"})",
+          "q8_mathis_answer": "# YOUR CODE HERE\nraise NotImplementedError()"}
+
+
+def test_committed_notebook_is_what_the_generator_writes():
+    with open(C.build_results_sheet.TARGET) as f:
+        assert f.read() == C.build_results_sheet.text(), "run python assignments/build_results_sheet.py"
+
+
+def test_release_has_no_solutions_hidden_tests_or_marking_notes(course):
+    release = os.path.join(course, "release", "comn")
+    text = open(os.path.join(release, C.NOTEBOOK)).read()
+    for secret in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "Marking notes", "assert_supported",
+                   "assert_optimal_timeout", "model_mathis_q8", "q1_table = q1_measured", "1.22 * 1024"):
+        assert secret not in text, f"the release shows {secret!r}"
+    nb = nbformat.read(os.path.join(release, C.NOTEBOOK), as_version=4)
+    stubs = [c for c in nb.cells if "raise NotImplementedError()" in c.source]
+    assert len(stubs) == len(C.build_results_sheet.SOLUTIONS)
+    assert [c.id for c in nb.cells if c.source == "YOUR ANSWER HERE"] == [
+        "q2_discussion", "q4_discussion", "q6_discussion", "q8_discussion"]
+    # the student gets the starter programs and their README, not the course's tools
+    assert sorted(os.listdir(release)) == sorted(
+        ["README.md", C.NOTEBOOK, "rdt.py"] + [f"{k}{n}.py" for k in ("Sender", "Receiver") for n in range(1, 5)])
+
+
+def test_starter_programs_say_what_is_missing(course, tmp_path):
+    release = os.path.join(course, "release", "comn")
+    sender3 = ["python3", os.path.join(release, "Sender3.py"), "localhost", "1"]
+    (tmp_path / "x").write_bytes(b"12345")
+    done = subprocess.run(sender3 + ["x", "20", "4"], capture_output=True, text=True, cwd=tmp_path, timeout=30)
+    assert done.returncode == 1 and done.stderr.strip().count("\n") == 0
+    assert "Go-Back-N is not written yet" in done.stderr
+    done = subprocess.run(sender3 + ["nothing", "20", "4"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=30)
+    assert done.returncode == 1 and done.stderr.strip().count("\n") == 0
+    assert "cannot read nothing" in done.stderr
+    done = subprocess.run(["python3", os.path.join(release, "Sender2.py")], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode != 0 and "usage:" in done.stderr and done.stderr.strip().count("\n") == 0
+
+
+@pytest.fixture(scope="module")
+def honest_run(course, tmp_path_factory):
+    """A clean copy of the release, the reference programs dropped in, the answers typed,
+    executed top to bottom in quick mode by a real kernel."""
+    folder = C.student_folder(course, str(tmp_path_factory.mktemp("student") / "comn"))
+    return folder, C.execute(os.path.join(folder, C.NOTEBOOK))
+
+
+@pytest.mark.netns
+@pytest.mark.timeout(600)
+def test_student_notebook_runs_top_to_bottom(honest_run):
+    folder, nb = honest_run
+    assert C.errors(nb) == {}
+    assert "tiny mode" in C.text_output(nb, "setup")
+    for q, rows in (("q1", 3), ("q5", 2), ("q7", 2)):
+        out = C.text_output(nb, f"{q}_measure")
+        assert "not measured" not in out and "failed runs" not in out, out[-500:]
+        assert out.count("\n") >= rows
+    images = [c for c in nb.cells if c.get("id") in ("q1_measure", "q3_measure", "q7_measure")
+              and any("image/png" in o.get("data", {}) for o in c.outputs)]
+    assert len(images) == 3, "each plotted question shows its plot"
+    assert os.listdir(os.path.join(folder, ".rdtlab")), "measurements are kept for a resumed run"
+
+
+@pytest.fixture(scope="module")
+def graded(course, honest_run, tmp_path_factory):
+    """Four students collected as submitted/<student>/comn/, then nbgrader autograde,
+    generate_feedback and export, as the instructor runs them."""
+    submitted = os.path.join(course, "submitted")
+    os.makedirs(submitted)
+    import shutil
+    shutil.copytree(honest_run[0], os.path.join(submitted, "honest", "comn"))
+    C.student_folder(course, os.path.join(submitted, "edited", "comn"), answers={"q1_answer": EDITED_Q1})
+    buggy = str(tmp_path_factory.mktemp("buggy"))
+    for name in os.listdir(C.REFERENCE):
+        if name[0] in "SR":
+            shutil.copy(os.path.join(C.REFERENCE, name), buggy)
+    shutil.copy(os.path.join(BUGGY_GBN, "Receiver3.py"), buggy)
+    C.student_folder(course, os.path.join(submitted, "buggy_gbn", "comn"), programs=buggy)
+    C.student_folder(course, os.path.join(submitted, "faulty", "comn"), answers=FAULTY, drop=("Sender4.py",))
+    C.nbgrader(course, "autograde", "comn")
+    C.nbgrader(course, "generate_feedback", "comn")
+    C.nbgrader(course, "export")
+    return course
+
+
+@pytest.mark.netns
+@pytest.mark.timeout(1200)   # the fixture grades the class: four notebooks run and re-measured
+def test_autograde_scores_each_student_by_what_their_programs_do(graded):
+    scores = C.scores(graded)
+    assert set(scores) == set(LOSES)
+    for student, lost in LOSES.items():
+        got = {cell: scores[student].get(cell) for cell in AUTOGRADED}
+        expected = {cell: (0.0 if cell in lost else float(points)) for cell, points in AUTOGRADED.items()}
+        assert got == expected, f"{student}: {got}"
+
+
+@pytest.mark.netns
+def test_autograder_says_what_was_wrong_in_one_line(graded):
+    def notebook(student):
+        return nbformat.read(os.path.join(graded, "autograded", student, "comn", C.NOTEBOOK), as_version=4)
+
+    edited = C.errors(notebook("edited"))
+    assert "re-measured" in edited["test_q1_remeasured"] and "Rule:" in edited["test_q1_remeasured"]
+    assert "\n" not in edited["test_q1_remeasured"]
+    buggy = C.errors(notebook("buggy_gbn"))
+    assert "failed" in buggy["test_q3_table"]
+    faulty_nb = notebook("faulty")
+    faulty = C.errors(faulty_nb)
+    assert "lacks the columns throughput_kBps" in faulty["test_q1_table"]
+    assert "has no Sender4.py" in C.text_output(faulty_nb, "q5_measure")
+    assert faulty["q8_mathis_answer"].startswith("NotImplementedError")
+    assert "q8_mathis_kBps is not set" in faulty["test_q8_mathis"]
+    # the autograded copy kept the students' own programs (not the starter code)
+    assert open(os.path.join(graded, "autograded", "buggy_gbn", "comn", "Receiver3.py")).read() == \
+        open(os.path.join(BUGGY_GBN, "Receiver3.py")).read()
+    assert not os.path.exists(os.path.join(graded, "autograded", "faulty", "comn", "Sender4.py"))
+
+
+@pytest.mark.netns
+def test_feedback_and_gradebook_show_the_differences(graded):
+    feedback = glob.glob(os.path.join(graded, "feedback", "*", "comn", "results_sheet.html"))
+    assert len(feedback) == 4
+    html = open(os.path.join(graded, "feedback", "edited", "comn", "results_sheet.html")).read()
+    assert "re-run with your programs on the same link and seeds" in html
+    with open(os.path.join(graded, "grades.csv")) as f:
+        rows = {r["student_id"]: float(r["raw_score"]) for r in csv.DictReader(f)}
+    total = float(sum(AUTOGRADED.values()))
+    assert rows == {s: total - sum(AUTOGRADED[c] for c in lost) for s, lost in LOSES.items()}
+
+
+@pytest.mark.netns
+def test_nothing_left_running(graded):
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert graded not in ps and "gbn_acks_out_of_order" not in ps
