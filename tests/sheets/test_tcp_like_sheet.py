@@ -52,7 +52,7 @@ def test_student_directory_with_a_broken_sender(tmp_path, capsys):
                                       "s.bind(('', int(sys.argv[1])))\ntime.sleep(30)\n")
     out = tmp_path / "out"
     status = rdtlab(["sheet", "tcp-like", "--impl", str(impl), "--quick", "--size", "5KB", "--runs", "1",
-                     "--out", str(out), "--no-progress", "--jobs", "8"])
+                     "--out", str(out), "--no-progress", "--jobs", "8", "--backend", "local"])
     err = capsys.readouterr().err
     assert status == 1
     assert re.search(r"loss cell loss=0, fast_retransmit=0: every run failed: sender failed \(exit 2.*usage: Sender\.py", err)
