@@ -18,6 +18,7 @@ from grader.export_csv import write_class_csv
 from grader.feedback import markdown
 from grader.grade import Options, grade_submission
 from grader.parallel import DEFAULT_JOBS, grade_all
+from grader.sandbox import available
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -40,6 +41,9 @@ def _battery(args):
 
 
 def _options(args, hidden: list[str]) -> Options:
+    why = available()
+    if why and not args.no_sandbox:
+        print(f"note: programs run without the sandbox: {why}", file=sys.stderr)
     return Options(backend=args.backend, sandbox=False if args.no_sandbox else None,
                    hidden=[os.path.abspath(h) for h in hidden])
 
