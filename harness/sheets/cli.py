@@ -95,8 +95,8 @@ def _main_sheet(args: argparse.Namespace) -> int:
             raise UsageError(f"{impl} lacks {', '.join(missing)}, which the {args.name} sheet runs")
     backend = resolve(args.backend)
     plan = module.QUICK if args.quick else module.FULL
-    if args.size is not None:
-        plan = replace(plan, size=args.size)
+    if args.size is not None:   # every file of the plan (tcp-like has one per sweep)
+        plan = replace(plan, **{f: args.size for f in ("size", "loss_size") if hasattr(plan, f)})
     sheet = module.build(impl, plan, backend, runs=args.runs, until_margin=args.margin, seed=args.seed,
                          **({"cap": args.cap} if args.cap else {}))
     return _measure_and_write(args, sheet, _config_key(impl or "reference", plan, backend, args.seed),

@@ -44,7 +44,8 @@ MODEL = Link(0.010, payload=PAYLOAD, header=3, ack_bytes=2, overhead=42, shared_
 
 @dataclass(frozen=True)
 class Plan:
-    size: int
+    size: int             # the window sweep's file
+    loss_size: int        # the loss sweep's file (at 50% loss a segment takes ~4 tries: keep it short)
     runs: int
     losses: tuple
     windows: tuple
@@ -52,9 +53,9 @@ class Plan:
     fr_windows: tuple = (10_000, 15_000)   # windows of the report's fast-retransmit runs
 
 
-FULL = Plan(REPORT_FILE, 5, (0, 10, 20, 30, 40, 50),
+FULL = Plan(REPORT_FILE, 200_000, 5, (0, 10, 20, 30, 40, 50),
             (1000, 2000, 3000, 4000, 5000, 6000, 8000, 10000, 12000, 15000, 20000), 3)
-QUICK = Plan(100_000, 2, (0, 10, 20, 30, 50), (1000, 3000, 6000, 10000, 15000, 20000), 2, (10_000,))
+QUICK = Plan(100_000, 100_000, 2, (0, 10, 20, 30, 50), (1000, 3000, 6000, 10000, 15000, 20000), 2, (10_000,))
 
 
 def missing_programs(impl: str | None) -> list[str]:
@@ -131,7 +132,7 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
                      load=lambda c: offered_load({"window": LOSS_WINDOW, **c}))
 
     loss_cells = grid(loss=plan.losses, fast_retransmit=(0, K))
-    loss = sweep("loss", run(0, plan.size), loss_cells, runs, "wire_time_s")
+    loss = sweep("loss", run(0, plan.loss_size), loss_cells, runs, "wire_time_s")
     window_cells = [{"loss": 0, "fast_retransmit": K, "window": w} for w in plan.windows]
     window = sweep("window", run(0, plan.size, queue_fields), window_cells, runs, "goodput_kBps")
     report_cells = [{"case": "test.txt", "size": 10_000, "window": 3000, "loss": p, "fast_retransmit": 0}
@@ -147,8 +148,9 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
         "`delay 10ms rate 10mbit limit 100 loss <p>%` (loss on data and ACKs alike), emulated by rdtlab's link "
         f"engine. Segments of {PAYLOAD} bytes; fast retransmit after k = {K} duplicate ACKs, as in the report. "
         f"Programs: {impl or 'the reference TCP-like protocol (reference/core/tcp.py)'}.",
-        f"Files: {plan.size:,} deterministic random bytes ({MODEL.packets(plan.size)} segments) in the loss and "
-        f"window sweeps; the report's sizes where we reproduce its settings. {runs} runs per cell"
+        f"Files: deterministic random bytes, {plan.loss_size:,} ({MODEL.packets(plan.loss_size)} segments) in the "
+        f"loss sweep, {plan.size:,} in the window sweep, the report's sizes where we reproduce its settings. "
+        f"{runs} runs per cell"
         + (f", more until the 95% margin of error is under {until_margin:.0%} of the mean (at most {cap})"
            if until_margin else "") + ". Transfer time is measured on the wire by the engine (first data packet in "
         "to the last ACK out); ±95% is the half-width of the 95% confidence interval of the mean.",
@@ -186,7 +188,7 @@ def loss_blocks(plan: Plan) -> list:
             off, on = mean_of(s, (p, 0)), mean_of(s, (p, K))
             row["speed-up (off/on)"] = fmt(off / on, 2) if math.isfinite(off) and math.isfinite(on) and on else "–"
             rows.append(row)
-        model = lossless_s({"window": LOSS_WINDOW, "size": plan.size})
+        model = lossless_s({"window": LOSS_WINDOW, "size": plan.loss_size})
         rows[0]["no-loss model (s)"] = fmt(model, 2)
         return pd.DataFrame(rows).fillna("")
 
@@ -198,10 +200,10 @@ def loss_blocks(plan: Plan) -> list:
         ax.set_yscale("log")
         ax.set_xlabel("loss each way (%)")
         ax.set_ylabel("transfer time (s)")
-        ax.set_title(f"TCP-like, window {LOSS_WINDOW:,} bytes, {plan.size:,} bytes, 10 Mbit/s, 10 ms")
+        ax.set_title(f"TCP-like, window {LOSS_WINDOW:,} bytes, {plan.loss_size:,} bytes, 10 Mbit/s, 10 ms")
         legend(ax)
 
-    return [Table(f"Transfer time of {plan.size:,} bytes, window {LOSS_WINDOW:,} bytes", table,
+    return [Table(f"Transfer time of {plan.loss_size:,} bytes, window {LOSS_WINDOW:,} bytes", table,
                   "No-loss model: the window-limited time, segments / (window / RTT). With loss there is no closed "
                   "form for this sender; the speed-up column is the report's comparison."),
             Plot("Transfer time against loss", "loss.png", plot),

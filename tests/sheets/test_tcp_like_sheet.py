@@ -13,7 +13,7 @@ from harness.sheets import tcp_like
 from harness.sheets.render import write_sheet
 from harness.sheets.sheet import measure
 
-TINY = replace(tcp_like.QUICK, size=30_000, runs=1, losses=(0, 20), windows=(1000, 15000), report_runs=0)
+TINY = replace(tcp_like.QUICK, size=30_000, loss_size=30_000, runs=1, losses=(0, 20), windows=(1000, 15000), report_runs=0)
 
 
 def test_small_tcp_like_sheet_from_real_transfers(tmp_path):
