@@ -82,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
 def _main_sheet(args: argparse.Namespace) -> int:
     """A sheet other than comn: its module gives build(), QUICK/FULL plans and missing_programs()."""
     import importlib
-    from dataclasses import replace
+    from dataclasses import asdict, replace
 
     module = importlib.import_module(f"harness.sheets.{OTHER_SHEETS[args.name]}")
     impl = None
@@ -99,8 +99,9 @@ def _main_sheet(args: argparse.Namespace) -> int:
         plan = replace(plan, **{f: args.size for f in ("size", "loss_size") if hasattr(plan, f)})
     sheet = module.build(impl, plan, backend, runs=args.runs, until_margin=args.margin, seed=args.seed,
                          **({"cap": args.cap} if args.cap else {}))
-    return _measure_and_write(args, sheet, _config_key(impl or "reference", plan, backend, args.seed),
-                              impl or "reference", plan, backend)
+    key = hashlib.sha256(json.dumps([impl or "reference", asdict(plan), backend, args.seed], sort_keys=True,
+                                    default=str).encode()).hexdigest()[:10]   # any change of plan: new results
+    return _measure_and_write(args, sheet, key, impl or "reference", plan, backend)
 
 
 def _measure_and_write(args, sheet, key: str, impl: str, plan, backend: str) -> int:
