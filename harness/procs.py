@@ -358,7 +358,9 @@ def bound_sockets(pid: int, pgid: int | None = None) -> list[tuple[str, str, int
     if pgid is None or not found:
         return list(found.values())
     mine = []
-    for member in pids_in_group(pgid):
+    # The leader first: most programs are one process, and scanning /proc for the
+    # group is slow on a loaded machine (this runs every 10 ms until the bind).
+    for member in [pid] + [p for p in pids_in_group(pgid) if p != pid]:
         try:
             for fd in os.listdir(f"/proc/{member}/fd"):
                 sock = found.get(os.readlink(f"/proc/{member}/fd/{fd}"))
@@ -366,6 +368,8 @@ def bound_sockets(pid: int, pgid: int | None = None) -> list[tuple[str, str, int
                     mine.append(sock)
         except OSError:
             continue
+        if mine and member == pid:
+            return mine
     return mine
 
 

@@ -141,7 +141,8 @@ class TransferResult:
     endpoints: dict | None = None        # listen_port, the sender's targets, namespaces, where
                                          # the receiver bound, and whether loopback NAT was used
     startup: dict | None = None          # receiver_bound_s (after its start), sender_start_gap_ms
-                                         # (receiver bound -> sender started), time_limit_s, no_progress_s
+                                         # (receiver bound -> sender started), loopback_nat_ms (of
+                                         # that gap, netns only), time_limit_s, no_progress_s
     pcap: str | None = None              # the capture files asked for (absolute paths):
     trace: str | None = None             # harness.plots draws the transfer from them
 
@@ -454,6 +455,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | N
             return failed(error, receiver=_program_result(rx)), taken
         bound_at = time.monotonic_ns()
         where, nat, error = _steer(session, bound)
+        steered_at = time.monotonic_ns()
         base["endpoints"].update(bound=where, loopback_nat=nat)
         if error:
             procs.stop(rx)
@@ -465,7 +467,8 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | N
             return failed(f"sender {e}", receiver=_program_result(rx)), False
         base["startup"] = {"bound": where, "receiver_bound_s": round((bound_at - rx.started_ns) / 1e9, 4),
                            "sender_start_gap_ms": round((tx.started_ns - bound_at) / 1e6, 2),
-                           "time_limit_s": plan.time_limit, "no_progress_s": plan.no_progress or None}
+                           "time_limit_s": plan.time_limit, "no_progress_s": plan.no_progress or None,
+                           "loopback_nat_ms": round((steered_at - bound_at) / 1e6, 1) if nat else None}
         watch = _watch(plan, tx, rx, session.engine, want, output)
         tx.timed_out = watch.outcome in ("time limit", "no progress")   # stopped by the harness
         procs.stop(tx)

@@ -28,7 +28,6 @@ not in `Session.reachable`) instead of letting the run time out.
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 import subprocess
@@ -91,30 +90,23 @@ def configure(name: str, ifnames: list[str], side: int) -> None:
             ns.link("set", index=index, state="up")
 
 
-_CLONE_NEWNET = 0x40000000
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
 def _in_namespace(name: str, argv: list[str], stdin: str = "") -> None:
-    """Run argv in namespace `name` (setns between fork and exec: no `ip netns exec`,
-    whose mount namespace and sysfs remount cost ~10 ms on the path to the sender's
-    start)."""
-    fd = os.open(f"/run/netns/{name}", os.O_RDONLY | os.O_CLOEXEC)
-
-    def enter() -> None:
-        if _libc.setns(fd, _CLONE_NEWNET) != 0:
-            os._exit(126)
+    """Run argv in namespace `name` with nsenter (util-linux). Not `ip netns exec` (its
+    mount namespace and sysfs remount cost time) nor a preexec setns (a preexec function
+    makes Python fork the whole harness, slow with many runs' threads): this is on the
+    path from the receiver's bind to the sender's start."""
     try:
-        done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=10, preexec_fn=enter)
+        done = subprocess.run(["nsenter", f"--net=/run/netns/{name}", *argv], input=stdin, capture_output=True,
+                              text=True, timeout=10)
     except FileNotFoundError:
-        raise UsageError(f"the netns backend needs the `{argv[0]}` command for loopback-bound programs "
-                         "(Debian package nftables; `make debs` installs it)") from None
+        raise UsageError("the netns backend needs the `nsenter` command (Debian package util-linux)") from None
     except subprocess.TimeoutExpired:
         raise EngineError(f"setting up NAT in {name} did not finish within 10 s") from None
-    finally:
-        os.close(fd)
     if done.returncode != 0:
         why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        if "No such file" in why and "nft" in why:
+            raise UsageError("the netns backend needs the `nft` command for loopback-bound programs "
+                             "(Debian package nftables; `make debs` installs it)")
         raise EngineError(f"setting up NAT in {name} failed: {why}")
 
 

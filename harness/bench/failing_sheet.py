@@ -1,6 +1,7 @@
 """How long the quick COMN sheet takes for implementations that fail every cell.
 
-    python -m harness.bench failing_sheet [silent] [unreachable] [loopback]   (default: all)
+    python -m harness.bench failing_sheet [silent] [unreachable] [loopback] [backend=B ...]
+                                                       (default: all kinds, backend auto)
 
 Each kind is a folder of COMN programs (Sender2-4 / Receiver2-4) written to fail the way
 students' programs do; the sheet must end in minutes with each cell's cause, not run
@@ -50,18 +51,20 @@ def make_impl(kind: str, where: str) -> str:
 
 
 def run(argv: list[str]) -> int:
+    backends = [a.split("=", 1)[1] for a in argv if a.startswith("backend=")] or ["auto"]
+    argv = [a for a in argv if not a.startswith("backend=")]
     kinds = [a for a in argv if a in KINDS] or list(KINDS)
     if [a for a in argv if a not in KINDS]:
-        print(f"bench failing_sheet: expected some of {', '.join(KINDS)}", file=sys.stderr)
+        print(f"bench failing_sheet: expected some of {', '.join(KINDS)} and backend=NAME", file=sys.stderr)
         return 2
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="rdt-bench-failing-") as tmp:
-        for kind in kinds:
-            impl = make_impl(kind, tmp)
-            out = os.path.join("out", f"bench-failing-{kind}")   # kept to look at
+        for kind, backend in [(k, b) for k in kinds for b in backends]:
+            impl = make_impl(kind, tmp) if not os.path.isdir(os.path.join(tmp, kind)) else os.path.join(tmp, kind)
+            out = os.path.join("out", f"bench-failing-{kind}-{backend}")   # kept to look at
             shutil.rmtree(out, ignore_errors=True)
             argv = [sys.executable, "-m", "harness.cli", "sheet", "comn", "--quick", "--impl", impl,
-                    "--questions", "q1,q3,q5", "--no-progress", "--out", out]
+                    "--questions", "q1,q3,q5", "--no-progress", "--out", out, "--backend", backend]
             started = time.monotonic()
             proc = subprocess.run(argv, capture_output=True, text=True)
             wall = time.monotonic() - started
@@ -70,11 +73,15 @@ def run(argv: list[str]) -> int:
                 with open(path) as f:
                     rows += [json.loads(line) for line in f if line.strip()]
             causes = collections.Counter((r.get("error") or "ok").split(";")[0].split(" (")[0][:60] for r in rows)
-            print(f"failing sheet {kind}: wall {wall:.0f} s, {len(rows)} runs ({sum(r['ok'] for r in rows)} ok), "
+            print(f"failing sheet {kind} (backend {backend}): wall {wall:.0f} s, {len(rows)} runs ({sum(r['ok'] for r in rows)} ok), "
                   f"exit {proc.returncode}, load at start {load:.1f}; causes: "
                   + "; ".join(f"{n}x {c}" for c, n in causes.most_common(3)), flush=True)
             if kind == "loopback":
                 for r in rows:
                     if not r["ok"]:
                         print(f"  failed: {r['sweep']} {r['cell']}: {r['error']}")
+                for sweep in sorted({r["sweep"] for r in rows}):
+                    good = [r["goodput_kBps"] for r in rows if r["sweep"] == sweep and r["ok"]]
+                    if good:
+                        print(f"  {sweep}: mean goodput over the ok runs {sum(good) / len(good):.1f} KB/s ({len(good)} runs)")
     return 0
