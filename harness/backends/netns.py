@@ -12,13 +12,16 @@ so students bind their receiver to `127.0.0.1` or `"localhost"` and some senders
 to `localhost` whatever host they are given). The programs stay in their own
 namespaces, so the link stays the only way from one to the other, and the kernel
 steers the link's packets to loopback with NAT (nftables, table `ip rdtlab`):
-- receiver's namespace, once the harness sees its socket bound to 127.x
-  (`deliver_to_loopback`): `route_localnet=1` (the kernel otherwise drops a packet for
-  127/8 that arrives on a device) and a prerouting DNAT of UDP and TCP arriving from
-  the link for the listen port to that loopback address; conntrack rewrites the
-  replies' source back to the host's address, so the sender sees nothing changed.
-  It is done only then, because a receiver bound to its link address or the wildcard
-  needs no NAT (DNAT would hide packets from a socket bound to 198.18.k.2).
+- receiver's namespace: `route_localnet=1` at set-up (the kernel otherwise drops a
+  packet for 127/8 that arrives on a device, and a reply from 127/8 leaving by one);
+  once the harness sees the receiver's socket bound to 127.x (`deliver_to_loopback`,
+  between the bind and the sender's start: `TransferResult.startup["loopback_nat_ms"]`),
+  a prerouting DNAT of UDP and TCP arriving from the link for the listen port to that
+  loopback address; conntrack rewrites the replies' source back to the host's address,
+  so the sender sees nothing changed. Only then, because a receiver bound to its link
+  address needs no NAT (DNAT would hide packets from a socket bound to 198.18.k.2), and
+  one bound to the wildcard would answer from 198.18.k.2, outside the NAT's mapping
+  (conntrack could then remap its source port).
 - sender's namespace, at set-up: an output DNAT of packets for 127.0.0.1:PORT to the
   receiver's address on path 1 and a masquerade of their loopback source, so a sender
   that sends to `localhost` reaches the receiver through the link, not its own `lo`.
