@@ -55,8 +55,7 @@ def draw(source, fmt: str = "auto", *, ack: str = "auto", focus=None, xlim=None,
     note = ""
     if focus is not None and xlim is None:
         xlim = focus_range(tr, focus)
-        if xlim is None:
-            note = " (no timeout to focus on)"
+        note = " (no timeout to focus on)" if xlim is None else f" (zoom on timeout {0 if focus == 'timeout' else focus})"
     _window_band(ax, wax, tr, window)
     if flight:
         _flight_lines(ax, tr)
@@ -182,7 +181,8 @@ def _window_band(ax, wax, tr: Transfer, window: int | None) -> None:
 
 def focus_range(tr: Transfer, focus) -> tuple[float, float] | None:
     """(start, end) in ms around a timeout: from the first sending of the packets it
-    resent to when the last of them was acknowledged, with a margin."""
+    resent to when the first of them was acknowledged (a GBN sender's cumulative ACKs
+    then stream in), with a margin."""
     k = 0 if focus == "timeout" else focus
     if not isinstance(k, int) or isinstance(k, bool):
         raise UsageError(f"focus must be \"timeout\" or the number of a timeout (0, 1, ...), not {focus!r}")
@@ -193,11 +193,9 @@ def focus_range(tr: Transfer, focus) -> tuple[float, float] | None:
     burst = [p for p in tr.sent() if p.cause == "timeout" and t <= p.t < t_next]
     seqs = {p.seq for p in burst}
     first = min(p.t for p in tr.sent() if p.seq in seqs)
-    last = max(seqs)
-    done = next((w[0] for w in tr.window if w[0] > t and w[1] > last), None)
-    if done is None:
-        done = t + (t - first)
-    margin = 0.08 * (done - first)
+    done = next((w[0] for w in tr.window if w[0] > t and w[1] > min(seqs)), None)
+    done = max(done if done is not None else t + (t - first), max(p.t for p in burst))
+    margin = 0.12 * (done - first)
     return ((first - margin) * MS, (done + margin) * MS)
 
 
