@@ -15,13 +15,16 @@ What is inferred, and how (nothing here comes from what a program prints):
   duplicates are not transmissions);
 - ACK numbers are *cumulative* (GBN, TCP-like) or *selective* (stop-and-wait, SR), told
   apart by whether the numbers the sender received ever went down (ack="auto");
-- a *fast retransmit* resends the packet after a cumulative ACK at once (within
-  `burst_gap`) when that ACK reached the sender for the fourth time (the third
-  duplicate: a GBN receiver sends duplicates too, but its sender waits for its
-  timer); every other retransmission followed a
+- a *fast retransmit* resends the packet after a cumulative ACK alone, soon after that
+  ACK reached the sender for the fourth time (the third duplicate): within `burst_gap`
+  or half the time since the packet was last sent, whichever is longer (a
+  GBN receiver sends duplicates too, but its sender waits for its timer and then
+  resends the whole window); every other retransmission followed a
   *timeout*, and resends in a row (no new data between them, each within `burst_gap`
-  s of the previous one) are one timeout: a GBN sender resending its whole window is
-  one timeout, an SR sender resending one packet another.
+  s of the previous one, or the next packet with no ACK received in between) are one
+  timeout: a GBN sender resending its whole window is one timeout, an SR sender
+  resending one packet another, a stop-and-wait sender resending the same packet twice
+  two.
 - the *window* at a moment is the packets sent and not yet acknowledged (outstanding),
   between `base` (the lowest of them) and `top` (the highest packet sent).
 
@@ -41,6 +44,8 @@ from reference.wire import unwrap
 FORMATS = ("auto", "comn", "comn-be", "comn-le", "ext")
 ACK_MODES = ("auto", "cumulative", "selective")
 BURST_GAP_S = 0.002
+FAST_SHARE = 0.5     # a fast retransmit follows the third duplicate ACK within this share of
+                     # the packet's time since it was first sent (a timer waits far longer)
 DUP_ACKS = 3
 EXT_MAGIC, EXT_DATA, EXT_ACK = 0xA1, 1, 2
 
@@ -250,36 +255,51 @@ def analyse(tr: Transfer, burst_gap: float) -> None:
     events = [(p.t, 1, i) for i, p in enumerate(tr.packets) if p.kind == "data" and not p.copy.duplicate]
     events += [(p.t_out, 0, i) for i, p in enumerate(tr.packets) if p.kind == "ack" and p.t_out is not None]
     events.sort()
-    sent: set[int] = set()
+    last_sent: dict[int, float] = {}     # when each packet was last sent
     acked: set[int] = set()              # selective ACKs (and SACK ranges) received
     unacked: set[int] = set()
     lows: list[int] = []                 # heap over unacked, stale entries skipped
     cum, top = -1, -1                    # highest cumulative ACK, highest packet sent
     last_ack, dups, fast_done, third_dup_t = None, 0, None, None
-    prev_timeout_t = None                # the last resend after a timeout, if the last send
+    prev_resend = None                   # the last send, if a resend after a timeout
+    fast = None                          # the last send, if a fast retransmit (so far)
+    acks_since = 0                       # ACKs the sender received since its last send
+
+    def continues(prev: Packet, p: Packet) -> bool:
+        # the next packet of one burst: right behind it, or (a slow sender) with no ACK between
+        return p.t - prev.t <= burst_gap or (acks_since == 0 and p.seq == prev.seq + 1)
+
     for t, is_data, i in events:
         p = tr.packets[i]
         if is_data:
-            if p.seq in sent:
+            resend = p.seq in last_sent
+            if fast is not None and resend and continues(fast, p):
+                # it was the start of a timeout's burst after all
+                fast.cause, prev_resend, fast_done = "timeout", fast, None
+                tr.timeouts.append(fast.t)
+            fast = None
+            if resend:
                 p.retransmission = True
-                fast = (tr.ack == "cumulative" and last_ack is not None and p.seq == last_ack + 1
-                        and dups >= DUP_ACKS and fast_done != last_ack and t - third_dup_t <= burst_gap)
-                if fast:
-                    p.cause, fast_done = "fast", last_ack
-                    prev_timeout_t = None
+                if (tr.ack == "cumulative" and last_ack is not None and p.seq == last_ack + 1
+                        and dups >= DUP_ACKS and fast_done != last_ack
+                        and t - third_dup_t <= max(burst_gap, FAST_SHARE * (t - last_sent[p.seq]))):
+                    p.cause, fast_done, fast = "fast", last_ack, p
+                    prev_resend = None
                 else:
                     p.cause = "timeout"
-                    if prev_timeout_t is None or t - prev_timeout_t > burst_gap:
+                    if prev_resend is None or not continues(prev_resend, p):
                         tr.timeouts.append(t)
-                    prev_timeout_t = t
+                    prev_resend = p
             else:
-                prev_timeout_t = None
-            sent.add(p.seq)
+                prev_resend = None
+            last_sent[p.seq] = t
+            acks_since = 0
             top = max(top, p.seq)
             if p.seq > cum and p.seq not in acked and p.seq not in unacked:
                 unacked.add(p.seq)
                 heapq.heappush(lows, p.seq)
         else:
+            acks_since += 1
             if p.seq == last_ack:
                 dups += 1
                 if dups == DUP_ACKS:

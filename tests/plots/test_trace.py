@@ -129,3 +129,25 @@ def test_a_cut_last_line_is_skipped(tmp_path):
     cap = read(path)
     assert (cap.seed, cap.skipped_lines, len(cap.copies)) == (3, 1, 1)
     assert (cap.copies[0].t_in, cap.copies[0].t_out, cap.copies[0].fate) == (10e-9, 20e-9, "delivered")
+
+
+def test_a_late_lone_resend_after_three_duplicates_is_still_fast():
+    # the sender was slow to react (6 ms), but resent only the missing packet, long before a timer
+    c = [data(i, i * 0.001) for i in range(6)]
+    c[1] = data(1, 0.001, fate="lost")
+    c += [ack(0, 0.030), ack(0, 0.031), ack(0, 0.032), ack(0, 0.033), data(1, 0.039), data(6, 0.0395), ack(6, 0.06)]
+    tr = transfer(c, ack="cumulative")
+    assert [(p.seq, p.cause) for p in tr.sent() if p.retransmission] == [(1, "fast")]
+    assert tr.timeouts == []
+
+
+def test_a_window_resent_right_after_duplicates_is_a_timeout():
+    # GBN: the timer fired just after the third duplicate; the whole window goes again
+    c = [data(i, i * 0.001) for i in range(4)]
+    c[1] = data(1, 0.001, fate="lost")
+    c += [ack(0, 0.090), ack(0, 0.091), ack(0, 0.092), ack(0, 0.093),
+          data(1, 0.0935), data(2, 0.0936), data(3, 0.0937), ack(3, 0.12)]
+    tr = transfer(c, ack="cumulative")
+    assert [p.cause for p in tr.sent() if p.retransmission] == ["timeout"] * 3
+    assert tr.timeouts == [pytest.approx(0.0935)]
+    assert tr.counts()["fast_retransmits"] == 0

@@ -154,3 +154,19 @@ def test_rdtlab_run_tsg_and_rdtlab_tsg(tmp_path, capsys):
         assert why in err and len(err.strip().splitlines()) == 1
     with pytest.raises(SystemExit):
         main(["tsg", str(trace), "-o", str(zoom), "--xlim", "5:1"])
+
+
+def test_tcp_like_fast_retransmit(tmp_path):
+    """With seed 2 the first loss is followed by a window's worth of delivered packets,
+    so three duplicate ACKs come back long before the 200 ms timer."""
+    opts = "--protocol tcp --window 16"
+    res = run_transfer(
+        Program(f"python3 -m reference send {opts} --timeout 200 --host {{receiver_host}} --port {{receiver_port}} --file {{file}}"),
+        Program(f"python3 -m reference recv {opts} --port {{listen_port}} --file {{output}}"),
+        LOSSY, size=100 << 10, seed=2, backend="local", trace=str(tmp_path / "tcp.trace"))
+    assert res.ok, res.error
+    tr = load(res)
+    assert_trace_matches_engine(res, tr)
+    k = min(p.seq for p in tr.data if p.copy.fate == "lost")
+    assert [p.cause for p in tr.sent() if p.seq == k and p.retransmission][0] == "fast"
+    assert "fast retransmit (3 dup ACKs)" in labels(draw(tr))
