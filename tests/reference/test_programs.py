@@ -552,3 +552,25 @@ def test_extended_format_survives_corruption_through_the_link_engine():
     assert r.ok, r.error
     assert r.link["forward"]["corrupted"] > 0 and r.link["reverse"]["corrupted"] > 0
     assert r.retransmissions >= r.link["forward"]["corrupted"] * 0.5
+
+
+@pytest.mark.parametrize("kind,seed", [("sr-ext", 3), ("sr-comn-little", 4)])
+def test_the_end_of_a_transfer_holds_at_50_percent_loss_each_way_through_the_link_engine(kind, seed):
+    """Issue 8: the receiver has everything and the last ACKs are lost; it must stay
+    until the sender has one (PROTOCOL.md "How a transfer ends"). A sample of the
+    20-run benchmark (`python -m harness.bench reference_ending`); the simulator covers
+    200 seeds per protocol (test_ending.py)."""
+    requires_core("sr")
+    requires_engine()
+    from dataclasses import replace
+
+    from harness import Link, run_transfer
+    from harness.bench.reference import programs
+    sender, receiver = programs("sr-ext", 1024, 96) if kind == "sr-ext" else programs("sr", 16)
+    if kind == "sr-comn-little":
+        sender, receiver = (replace(p, env={"RDT_BYTE_ORDER": "little"}) for p in (sender, receiver))
+    r = run_transfer(sender=sender, receiver=receiver, link=Link(forward="delay 25ms loss 50% rate 10mbit"),
+                     params={"impl": str(COMN), "timeout": 100, "window": 16},
+                     size=100_000 if kind == "sr-ext" else 30_000, seed=seed, backend="local", time_limit=120)
+    assert r.ok, r.error
+    assert r.link["reverse"]["lost"] > 0 and r.retransmissions > 0
