@@ -168,6 +168,9 @@ q1_measured = lab.measure("q1")
 lab.plot("q1")
 q1_measured
 """, "locked", "q1_measure")
+    nb.md("One transfer up close, drawn from what crossed the link (timeout 20 ms): every data packet and ACK "
+          "against time, losses marked, resends and timeouts coloured, the packets in flight below.")
+    nb.code('lab.picture("q1", timeout=20)', "locked", "q1_picture")
     nb.md("Set `q1_table` to the table you report for Question 1: a DataFrame with the columns of "
           "`q1_measured` (`timeout_ms, retransmissions, retransmissions_ci95, throughput_kBps, "
           "throughput_kBps_ci95, runs, failed`).")
@@ -214,6 +217,9 @@ q3_measured = lab.measure("q3")
 lab.plot("q3")
 q3_measured.pivot(index="window", columns="delay_ms", values="throughput_kBps")   # the COMN table
 """, "locked", "q3_measure")
+    nb.md("One Go-Back-N transfer at window 64 and 5 ms, zoomed on its first timeout (if it had one): the "
+          "sender resends the whole window after the lost packet.")
+    nb.code('lab.picture("q3", delay=5, window=64, focus="timeout")', "locked", "q3_picture")
     nb.md("Set `q3_table` to the table you report for Question 3 (the columns of `q3_measured`: "
           "`delay_ms, timeout_ms, window, throughput_kBps, throughput_kBps_ci95, runs, failed`).")
     nb.answer("q3_answer", "# q3_table = ...")
@@ -253,6 +259,8 @@ the **average throughput** for each window size.
 q5_measured = lab.measure("q5")
 q5_measured
 """, "locked", "q5_measure")
+    nb.md("One Selective Repeat transfer at window 16, zoomed on its first timeout: only the lost packet is resent.")
+    nb.code('lab.picture("q5", window=16, focus="timeout")', "locked", "q5_picture")
     nb.md("Set `q5_table` to the table you report for Question 5 (the columns of `q5_measured`).")
     nb.answer("q5_answer", "# q5_table = ...")
     nb.test("test_q5_table", 1, 'nb.assert_table("q5", nb.given("q5_table", globals()), lab)')

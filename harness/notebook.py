@@ -22,12 +22,14 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import tempfile
 from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from harness.experiments.iperf import unavailable_reason as iperf_unavailable
-from harness.experiments.sweep import HEAVY, SweepInterrupted, one_line, run_sweeps, summarize_cells
+from harness.experiments.sweep import (HEAVY, SweepInterrupted, derive_seed, one_line, run_sweeps,
+                                       summarize_cells)
 from harness.models import Link, mathis, stop_and_wait_utilisation
 from harness.sheets import comn
 from harness.sheets.sheet import Results
@@ -197,6 +199,35 @@ class Lab:
         fig.tight_layout()
         plt.show()
         return fig
+
+    def picture(self, q: str, focus=None, **params):
+        """One transfer of question q's cell `params` (e.g. delay=5, window=64), drawn from
+        what crossed the link (harness.plots: data and ACKs against time, losses, resends,
+        timeouts, the window). A failed transfer is drawn too: that is when it helps."""
+        from harness.plots import draw
+        from harness.transfer import Link as Netem, run_transfer
+
+        cell = next((c for c in self.measured[q].cells if all(c.get(k) == v for k, v in params.items())), None)
+        why = self.unavailable(q) or (None if cell else f"no cell of {q} has {params}")
+        if why:
+            print(f"{QUESTIONS[q].title}: no picture: {why}")
+            return None
+        sweep = self.measured[q].sweep
+        run, values = sweep.run_one, {**sweep.run_one.fixed, **cell}
+        try:
+            with tempfile.TemporaryDirectory(prefix="rdtlab-picture-") as tmp:
+                res = run_transfer(run.sender, run.receiver, Netem(run.link.format_map(values), None, run.shared_queue),
+                                   params=values, size=self.plan.size, seed=derive_seed(sweep.seed, q, cell, 0),
+                                   backend=run.backend, time_limit=run.time_limit(values),
+                                   trace=os.path.join(tmp, "link.trace"))
+                fig = draw(res, focus=focus, window=cell.get("window"), figsize=(11, 5.5),
+                           title=f"{QUESTIONS[q].title}: " + " ".join(f"{k}={v}" for k, v in cell.items()))
+        except Exception as e:
+            print(f"{QUESTIONS[q].title}: no picture: {type(e).__name__}: {one_line(e)}")
+            return None
+        if not res.ok:
+            print(f"this transfer failed: {res.error}")
+        return fig   # the notebook shows it (a cell's last value)
 
     # ---- re-measuring (hidden tests) ----------------------------------------------------
 

@@ -98,6 +98,9 @@ def test_student_notebook_runs_top_to_bottom(honest_run):
     images = [c for c in nb.cells if c.get("id") in ("q1_measure", "q3_measure", "q7_measure")
               and any("image/png" in o.get("data", {}) for o in c.outputs)]
     assert len(images) == 3, "each plotted question shows its plot"
+    pictures = [c for c in nb.cells if c.get("id", "").endswith("_picture")
+                and any("image/png" in o.get("data", {}) for o in c.outputs)]
+    assert len(pictures) == 3, "each protocol shows one transfer's time-sequence graph"
     assert os.listdir(os.path.join(folder, ".rdtlab")), "measurements are kept for a resumed run"
 
 
