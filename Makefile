@@ -14,9 +14,10 @@ CRATE   := harness/linkemu
 LINKEMU := $(CRATE)/target/release/linkemu
 CARGO   ?= cargo
 # Debian packages the kit uses at run time (iperf3 for the TCP baseline; nftables for
-# the netns backend's loopback NAT; bubblewrap for the grader's sandbox).
+# the netns backend's loopback NAT; bubblewrap for the grader's sandbox; chromium for the
+# course's browser test, driven by Playwright without a browser download).
 # COMMAND:PACKAGE where the command's name differs.
-DEBS    := iperf3 nft:nftables bwrap:bubblewrap
+DEBS    := iperf3 nft:nftables bwrap:bubblewrap chromium
 PYTEST_ARGS ?=
 
 .PHONY: all setup build demo test test-rust test-python bench debs clean lab images docker-lab docker-lab-down

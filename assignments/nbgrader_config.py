@@ -18,6 +18,10 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 COMN_FILES = [f"{kind}{n}.py" for kind in ("Sender", "Receiver") for n in range(1, 5)] + ["rdt.py"]
 c.Autograde.exclude_overwriting = {"comn": COMN_FILES}
 
+# A student who deleted a test (or any graded) cell is graded by it all the same:
+# nbgrader puts it back, with a line saying it was missing.
+c.OverwriteCells.add_missing_cells = True
+
 # Measured cells run transfers for up to a few minutes (full mode); a hung program is
 # stopped by the harness's own time limits, this is the last resort.
 c.Execute.timeout = 1800
