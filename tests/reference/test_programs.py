@@ -265,8 +265,9 @@ def test_cli_sender_gives_up_within_its_bound(tmp_path):
     rc, out, err = finish(start(cli("send", *args, "--give-up", "1"), CLI_ENV), 30)
     # 1 s without an ACK and 64 data messages unanswered: window 1, a resend each 100 ms
     assert (rc, out, len(err.splitlines())) == (1, "", 1), err
-    assert re.search(r"no acknowledgement for [67] s \(64 data messages unanswered\)", err), err
-    assert 6.0 < time.monotonic() - began < 15
+    said = re.search(r"no acknowledgement for (\d+) s \(64 data messages unanswered\)", err)
+    assert said and 6 <= int(said.group(1)) <= 12, err
+    assert 6.0 < time.monotonic() - began < 20
     rc, out, err = finish(start(cli("send", *args, "--timeout", "10", "--max-retries", "3"), CLI_ENV), 20)
     assert (rc, out, len(err.splitlines())) == (1, "", 1) and "gave up" in err
 
@@ -571,6 +572,7 @@ def test_the_end_of_a_transfer_holds_at_50_percent_loss_each_way_through_the_lin
         sender, receiver = (replace(p, env={"RDT_BYTE_ORDER": "little"}) for p in (sender, receiver))
     r = run_transfer(sender=sender, receiver=receiver, link=Link(forward="delay 25ms loss 50% rate 10mbit"),
                      params={"impl": str(COMN), "timeout": 100, "window": 16},
-                     size=100_000 if kind == "sr-ext" else 30_000, seed=seed, backend="local", time_limit=120)
+                     size=100_000 if kind == "sr-ext" else 30_000, seed=seed, backend="local", time_limit=120,
+                     no_progress=0)   # the reference's ending under test, not the harness's stop rule
     assert r.ok, r.error
     assert r.link["reverse"]["lost"] > 0 and r.retransmissions > 0
