@@ -9,7 +9,10 @@ Two refinements make it efficient:
 * Early loss detection (``dup_ack_threshold`` k, 0 = off): once k packets that were
   sent *after* an unacked packet have been acked, that packet is almost surely lost,
   so it is resent at once instead of waiting for its timer (the idea of TCP's fast
-  retransmit and of RACK, in SR terms).
+  retransmit and of RACK, in SR terms). An ACK of a packet sent more than once counts
+  at the copy it can answer: the first one if it came sooner after the latest than
+  the shortest round trip seen (RACK's test), so a premature timeout's resend does not
+  make the packets queued behind it look lost.
 * Selective-ACK ranges (``sack``, when the wire format has room): every ACK also says
   "everything below X, and these ranges, have arrived". A lost ACK then costs
   nothing: the next ACK repeats what it said.
