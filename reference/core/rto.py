@@ -20,11 +20,11 @@ data is proof enough that the path works (TCP with timestamps gets the same). Wh
 many packets have their own timers (Selective Repeat) a burst of timeouts is one sign
 of trouble, not many, so the RTO doubles at most once per RTO.
 
-The back-off stops at BACKOFF_CEILING (1 s, or the estimate if that is higher), far
+The back-off stops at BACKOFF_CEILING (0.5 s, or the estimate if that is higher), far
 below RFC 6298's 60 s: the sender's give-up and the receiver's linger (reference/
 ending.py) count on a sender that keeps asking. At 50% loss each way a round trip gets
 through 1 time in 4; backing off to 60 s would leave about 7 tries in the sender's
-30 s without an ACK (13% of giving up on a receiver that is there), 1 s leaves 30+.
+30 s without an ACK (13% of giving up on a receiver that is there); 0.5 s leaves 55+.
 """
 from __future__ import annotations
 
