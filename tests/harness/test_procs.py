@@ -49,10 +49,18 @@ def test_group_is_killed_with_grandchildren(tmp_path):
     assert pids_in_group(p.pid) == []
 
 
+def ignores_sigterm(pid: int) -> bool:
+    with open(f"/proc/{pid}/status") as f:
+        mask = next(int(line.split()[1], 16) for line in f if line.startswith("SigIgn:"))
+    return bool(mask >> (signal.SIGTERM - 1) & 1)
+
+
 def test_sigterm_ignored_means_sigkill_after_grace(tmp_path):
     with Processes() as procs:
         p = procs.start("hang", [*BAD, "hang"], cwd=str(tmp_path))
-        time.sleep(0.3)   # let it install its SIGTERM handler
+        deadline = time.monotonic() + 30   # until it ignores SIGTERM (start-up is slow under load)
+        while not ignores_sigterm(p.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
         t = time.monotonic()
         procs.stop(p, grace=0.5)
         assert p.exit_code == -signal.SIGKILL

@@ -96,18 +96,23 @@ def test_hanging_sender_is_killed_at_the_time_limit():
 
 
 def test_flooding_sender_is_bounded_by_the_time_limit():
-    res = failed(bad("flood", "{receiver_host}", "{receiver_port}"), sw_receiver(), time_limit=1.5)
-    assert res.error.startswith("timed out after 1.5 s")
+    # 4 s: Python's start-up alone can take over a second on the loaded machine.
+    res = failed(bad("flood", "{receiver_host}", "{receiver_port}"), sw_receiver(), time_limit=4)
+    assert res.error.startswith("timed out after 4 s")
     assert res.packets["forward"] > 1000
 
 
 def test_receiver_writing_without_end_hits_the_file_cap():
     res = failed(TALK, bad("fill", "{listen_port}", "{output}"), file_cap=2 << 20)
-    assert res.error.startswith("receiver failed (exit 1, it wrote past the file-size cap of 2097152 bytes")
+    # "receiver exited (...) while the sender was still sending" if it hits the cap first
+    assert res.error.startswith(("receiver failed (exit 1, it wrote past the file-size cap of 2097152 bytes",
+                                 "receiver exited (exit 1, it wrote past the file-size cap of 2097152 bytes")), res.error
 
 
 def test_receiver_that_writes_nothing():
-    assert failed(TALK, bad("nothing", "{listen_port}", "{output}")).error == "receiver wrote nothing to its output file"
+    error = failed(TALK, bad("nothing", "{listen_port}", "{output}")).error
+    assert error in ("receiver wrote nothing to its output file",   # it left after the sender, or before:
+                     "receiver exited (exit 0) while the sender was still sending, with 0 of 5000 bytes in its output")
 
 
 def test_corrupted_output_names_the_first_differing_byte():
