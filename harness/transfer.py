@@ -696,7 +696,8 @@ def _first_error(plan: _Plan, tx: Proc, rx: Proc, watch: _Watch, where: str, sta
                 f"{delivered} bytes delivered to it")
     if watch.outcome == "receiver left":
         return (f"receiver exited ({describe_exit(rx.exit_code, plan.file_cap, rx.last_stderr_line())}) while the "
-                f"sender was still sending, with {have}")
+                "sender was still sending, " + (f"with {have}" if watch.output_bytes else
+                                                "and the receiver wrote nothing to its output file"))
     if tx.timed_out:
         return f"timed out after {plan.time_limit:g} s (the sender was still running; the receiver has {have})"
     if tx.exit_code != 0:
