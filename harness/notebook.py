@@ -23,6 +23,7 @@ import hashlib
 import math
 import os
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -215,11 +216,14 @@ class Lab:
         sweep = self.measured[q].sweep
         run, values = sweep.run_one, {**sweep.run_one.fixed, **cell}
         try:
-            with tempfile.TemporaryDirectory(prefix="rdtlab-picture-") as tmp:
-                res = run_transfer(run.sender, run.receiver, Netem(run.link.format_map(values), None, run.shared_queue),
-                                   params=values, size=self.plan.size, seed=derive_seed(sweep.seed, q, cell, 0),
-                                   backend=run.backend, time_limit=run.time_limit(values),
-                                   trace=os.path.join(tmp, "link.trace"))
+            with tempfile.TemporaryDirectory(prefix="rdtlab-picture-") as tmp, ThreadPoolExecutor(1) as pool:
+                # in a worker thread, as the sweeps do: the kernel's own thread runs an asyncio
+                # loop, which the netns backend's netlink calls must not share
+                res = pool.submit(run_transfer, run.sender, run.receiver,
+                                  Netem(run.link.format_map(values), None, run.shared_queue),
+                                  params=values, size=self.plan.size, seed=derive_seed(sweep.seed, q, cell, 0),
+                                  backend=run.backend, time_limit=run.time_limit(values),
+                                  trace=os.path.join(tmp, "link.trace")).result()
                 fig = draw(res, focus=focus, window=cell.get("window"), figsize=(11, 5.5),
                            title=f"{QUESTIONS[q].title}: " + " ".join(f"{k}={v}" for k, v in cell.items()))
         except Exception as e:

@@ -19,7 +19,7 @@ sys.path.insert(0, ASSIGNMENTS)
 import build_results_sheet  # noqa: E402  (the reference answers, by grade_id)
 
 # The tiny mode (harness/notebook.py TINY: 20 KB transfers, fewer cells, 2 runs per
-# cell), so a notebook runs in well under a minute and a class of four in a few.
+# cell), so a notebook runs in well under a minute and a class of three in a few.
 TINY = {"RDTLAB_NOTEBOOK_MODE": "tiny"}
 
 
