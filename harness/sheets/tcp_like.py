@@ -27,6 +27,7 @@ from harness.sheets import programs
 from harness.sheets.plots import errorbar, legend
 from harness.sheets.sheet import Plot, Prompt, Results, Section, Sheet, Table
 from harness.sheets.tables import Metric, Reported, cells, comparison_table, fmt, mean_of, reported_table
+from reference.core.rto import BACKOFF_CEILING
 
 LINK = "delay 10ms rate 10mbit limit 100 loss {loss}%"
 PAYLOAD = 1000                # the report's segments
@@ -155,7 +156,7 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
            if until_margin else "") + ". Transfer time is measured on the wire by the engine (first data packet in "
         "to the last ACK out); ±95% is the half-width of the 95% confidence interval of the mean.",
         "Timeouts: the loss and window sweeps use the reference's adaptive RTO (RFC 6298: α = 1/8, β = 1/4, "
-        f"initial {ADAPTIVE_INITIAL_MS} ms, back-off up to 1 s); the reproduction of the report's own runs uses its "
+        f"initial {ADAPTIVE_INITIAL_MS} ms, back-off up to {BACKOFF_CEILING:g} s); the reproduction of the report's own runs uses its "
         "fixed 1 s timeout.",
     ]
     sections = [

@@ -13,8 +13,8 @@ The sender is Selective Repeat (sr.py) with three additions:
   burst, and on a lossy path (seed 000's 28% per hop is 48% each way) D of them in a
   row are common although ACKs keep coming; D RTOs without any ACK while packets are
   in flight is not. A dead path is probed now and then (one packet, at its RTO,
-  doubling up to 1 s, the RTO's back-off ceiling) and comes back to life as soon as an
-  ACK arrives on it. If every path is dead, all are used again (nothing else can get
+  doubling up to rto.BACKOFF_CEILING) and comes back to life as soon as an ACK
+  arrives on it. If every path is dead, all are used again (nothing else can get
   the file through).
 * Tail copies. Once every packet has been sent, a packet that times out is sent
   ``TAIL_COPIES`` times (or once on every live path, if more): over the other paths
