@@ -114,8 +114,8 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
         return Sweep(name, run_one, kw.pop("cells", cell_list), seed=seed, metric="wire_time_s",
                      cost=lambda c: capacity_bound_s(c, plan.size, n_paths) * 3, load=lambda c: 1.0, **kw)
 
-    one = sweep("one_path", run(1), 1, runs=runs, until_margin=margin, cap=cap)
-    two = sweep("two_paths", run(2), 2, runs=runs, until_margin=margin, cap=cap)
+    one = sweep("one_path", run(1, extra=_per_path), 1, runs=runs, until_margin=margin, cap=cap)
+    two = sweep("two_paths", run(2, extra=_per_path), 2, runs=runs, until_margin=margin, cap=cap)
     fail_cells = [{"loss": 5, "path_loss": path_loss(5), "down_ms": plan.down_ms}]
     failover = sweep("failover", run(2, schedule=_down_p1, extra=_stall, pcap=impl is None), 2,
                      cells=fail_cells, runs=plan.failover_runs)
@@ -149,11 +149,18 @@ def _down_p1(cell: dict) -> list:
     return [{"at_ms": int(cell["down_ms"]), "cmd": "down", "path": "p1"}]
 
 
+def _per_path(res, _pcap=None) -> dict:
+    """Data packets the sender put on each path (the engine's counters)."""
+    paths = (res.link or {}).get("paths") or {}
+    return {f"{name}_packets": (p.get("forward") or {}).get("packets_in") for name, p in sorted(paths.items())}
+
+
 def _stall(res, pcap: str | None) -> dict:
-    if not pcap:
-        return {}
+    out = _per_path(res)
     down = (res.params or {}).get("down_ms")
-    return in_order_stall(data_arrivals(pcap), float(down), ONE_WAY_S) if down is not None else {}
+    if pcap and down is not None:
+        out.update(in_order_stall(data_arrivals(pcap), float(down), ONE_WAY_S))
+    return out
 
 
 # ---- experiments 1 and 2 -------------------------------------------------------------
@@ -178,12 +185,14 @@ def report_style(frame: pd.DataFrame, cell_list: list[dict], margin: float) -> p
 
 def experiment_blocks(name: str, n_paths: int, plan: Plan, cell_list: list[dict], margin: float) -> list:
     number = 1 if n_paths == 1 else 2
+    route = ["s–r3–d"] if n_paths == 1 else ["s–r1–d", "s–r2–d"]
 
     def detail(r: Results) -> pd.DataFrame:
         return comparison_table(r.rows(name), cell_list, [("Loss per link (%)", "loss"), ("per path (%)", "path_loss")], [
             Metric("Transfer time (s)", "wire_time_s", 2,
                    [("capacity bound", lambda c: capacity_bound_s(c, plan.size, n_paths))]),
             Metric("Retransmissions", "retransmissions", 0),
+            *[Metric(f"packets on {label}", f"p{k}_packets", 0) for k, label in enumerate(route)],
         ])
 
     def plot(r: Results, ax) -> None:

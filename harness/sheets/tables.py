@@ -56,7 +56,8 @@ def comparison_table(frame: pd.DataFrame, cell_list: list[dict], params: list[tu
     headers = [label for label, _ in params] + [h for m in metrics for h in (m.label, *(n for n, _ in m.models))]
     if len(set(headers)) != len(headers):
         raise ValueError(f"comparison_table: column headers must differ: {headers}")
-    summaries = {m.column: cells(frame, names, m.column) for m in metrics}
+    summaries = {m.column: cells(frame, names, m.column) if frame is not None and m.column in frame else {}
+                 for m in metrics}   # a column no run produced: "not measured", not "FAILED"
     rows = []
     for cell in cell_list:
         key = tuple(cell[p] for p in names)

@@ -84,3 +84,39 @@ def test_md5_format_catches_corruption_through_the_engine():
         paths=[Path(Link("delay 5ms rate 10mbit corrupt 10%"))] * 2, size=100_000, seed=7, backend="local")
     assert res.ok, res.error
     assert res.link["forward"]["corrupted"] > 0 and res.retransmissions > 0
+
+
+STUDENT_SENDER = '''import sys
+from reference.cli import main
+file, first, *more = sys.argv[1:]
+host, port = first.rsplit(":", 1)
+args = ["send", "--protocol", "mh", "--host", host, "--port", port, "--file", file, "--window", "64",
+        "--adaptive", "--timeout", "100"]
+for extra in more:
+    args += ["--path", extra]
+sys.exit(main(args))
+'''
+STUDENT_RECEIVER = '''import sys
+from reference.cli import main
+port, file, paths = sys.argv[1:]
+sys.exit(main(["recv", "--protocol", "mh", "--paths", paths, "--port", port, "--file", file, "--window", "64"]))
+'''
+
+
+def test_a_student_directory_fills_both_experiments(tmp_path):
+    """The --impl contract: Sender.py <file> <host>:<port> [<host2>:<port2>], Receiver.py <port> <file> <paths>."""
+    impl = tmp_path / "student"
+    impl.mkdir()
+    (impl / "Sender.py").write_text(STUDENT_SENDER)
+    (impl / "Receiver.py").write_text(STUDENT_RECEIVER)
+    plan = replace(TINY, size=100_000, losses=(5,), runs=2, cap=2)
+    sheet = multihoming.build(str(impl), plan, "auto")
+    sheet.sections = [sec for sec in sheet.sections if not sec.title.startswith("Fail-over")]
+    results = measure(sheet, jobs=2, results_path=str(tmp_path / "runs.jsonl"), progress=False)
+    for name in ("one_path", "two_paths"):
+        rows = results.frames[name]
+        assert len(rows) == 2 and rows["ok"].all(), rows["error"].tolist()
+    two = results.frames["two_paths"]
+    # the student's sender spread the file over both engine paths
+    assert (two["p1_packets"] > 0.25 * (two["p0_packets"] + two["p1_packets"])).all()
+    assert (results.frames["one_path"]["p0_packets"] >= 98).all()     # 100,000 B = 98 packets of 1024
