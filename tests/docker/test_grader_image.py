@@ -37,8 +37,7 @@ def test_grading_image_grades_the_reference_full_and_the_broken_one_down(images,
     assert "rdtlab-grader:" not in done.stderr, done.stderr     # the netns backend was possible
     rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv"))}
     assert set(rows) == {"ref", "bob"}
-    assert float(rows["ref"]["score"]) == float(rows["ref"]["max_score"]) if "max_score" in rows["ref"] \
-        else float(rows["ref"]["score"]) == 8
+    assert float(rows["ref"]["score"]) == float(rows["ref"]["max_score"]) > 0
     assert float(rows["bob"]["score"]) < float(rows["ref"]["score"])
     assert float(rows["bob"]["t-gbn-loss"]) == 0
     assert (out / "bob" / "feedback.md").exists() and (out / "ref" / "results.json").exists()

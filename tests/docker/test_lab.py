@@ -49,7 +49,11 @@ def run_first_question(url: str, profile: str, shot: str) -> str:
             page.keyboard.press("Escape")
             for _ in range(5):
                 page.keyboard.press("Shift+Enter")
-            q1.locator(".jp-OutputArea-output img").wait_for(timeout=600_000)
+            try:
+                q1.locator(".jp-OutputArea-output img").wait_for(timeout=600_000)
+            except Exception:
+                page.screenshot(path=shot.replace(".png", "-failed.png"))   # what the student would see
+                raise
             q1.locator(".jp-OutputArea-output table").wait_for(timeout=60_000)
             q1.scroll_into_view_if_needed()
             page.screenshot(path=shot)
