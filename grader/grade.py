@@ -87,8 +87,10 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
         reference = reference_side(battery, byte_order)
         records, timeouts = [], {}
         for scenario in battery.scenarios:
+            began = time.monotonic()
             records.append(_grade_scenario(scenario, battery, student, reference, digest, options,
                                            timeouts, student_dir))
+            records[-1]["seconds"] = round(time.monotonic() - began, 2)
             if jail:
                 kill_uid(uid)
                 unmount_runs(uid)
