@@ -42,8 +42,21 @@ def student_copy(folder: str) -> str:
     return folder
 
 
+def user_settings(folder: str) -> str:
+    """JupyterLab settings beside the student's folder: no "Jupyter news?" prompt (it
+    would fetch from the internet and covers the notebook)."""
+    root = os.path.join(os.path.dirname(folder), ".jupyterlab-settings")
+    path = os.path.join(root, "@jupyterlab", "apputils-extension", "notification.jupyterlab-settings")
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write('{"fetchNews": "false"}\n')
+    return root
+
+
 def command(folder: str, port: int, token: str) -> list[str]:
     return [os.path.join(BIN, "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+            f"--LabApp.user_settings_dir={user_settings(folder)}",
             "--ServerApp.port_retries=0", f"--ServerApp.root_dir={folder}",
             f"--IdentityProvider.token={token}", "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
