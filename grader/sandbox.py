@@ -151,9 +151,11 @@ def bwrap_argv(uid: int, scratch: str, cwd: str, hidden: list[str], command: lis
     argv += ["--dev", "/dev", "--proc", "/proc"]
     for path in ALWAYS_HIDDEN:      # private and empty (a program may use its own /tmp)
         argv += ["--tmpfs", path]
-    for path in hidden:             # empty and read-only: nothing to read, nowhere to write
-        if not path.startswith(tuple(p + "/" for p in VISIBLE)):
-            continue                # not in the jail at all
+    hidden = [os.path.normpath(h) for h in hidden]
+    outer = [h for h in hidden if not any(h.startswith(o + "/") for o in hidden)]   # covers what is inside
+    for path in sorted(set(outer)):  # empty and read-only: nothing to read, nowhere to write
+        if not path.startswith(tuple(p + "/" for p in VISIBLE + ALWAYS_HIDDEN)):
+            continue                # not in the jail at all (its root is read-only)
         if os.path.isdir(path):
             argv += ["--tmpfs", path, "--remount-ro", path]
         elif os.path.exists(path):
@@ -162,7 +164,7 @@ def bwrap_argv(uid: int, scratch: str, cwd: str, hidden: list[str], command: lis
     for word in command[1:]:     # the input file and any other file the command names
         if os.path.isabs(word) and os.path.isfile(word) and not word.startswith((scratch + "/", cwd + "/")):
             argv += ["--ro-bind", word, word]
-    argv += ["--chdir", scratch, "--clearenv", "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", scratch,
+    argv += ["--remount-ro", "/", "--chdir", scratch, "--clearenv", "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", scratch,
              "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
              "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
              "--die-with-parent", "--uid", str(uid), "--gid", str(uid), "--cap-drop", "ALL"]
