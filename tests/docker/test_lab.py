@@ -42,13 +42,14 @@ def run_first_question(url: str, profile: str, shot: str) -> str:
         try:
             page = browser.new_page()
             page.goto(url.replace("/lab?", "/lab/tree/comn/results_sheet.ipynb?"))
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
             q1 = page.locator(".jp-CodeCell", has_text='lab.measure("q1")')
-            page.locator(".jp-Notebook .jp-Cell").first.click()   # intro, MODE, set-up, Q1 text, Q1
-            page.keyboard.press("Escape")
-            for _ in range(5):
-                page.keyboard.press("Shift+Enter")
+            q1.wait_for(timeout=120_000)
+            # the notebook is shown and its kernel started ("No Kernel | Initializing" before)
+            page.locator(".jp-StatusBar-Widget", has_text="(ipykernel) | Idle").first.wait_for(timeout=180_000)
+            # Run > Run All Cells: MODE, set-up, Q1 (and its picture), then the first answer
+            # cell still raises NotImplementedError, which stops the run there.
+            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
             try:
                 q1.locator(".jp-OutputArea-output img").wait_for(timeout=600_000)
             except Exception:
