@@ -1,8 +1,13 @@
 # The grading image: `rdtlab grade` as its entry point. One submission or a folder of
 # them in, results out; the same image serves a Gradescope package and a cluster's jobs.
-#   docker run --rm --cap-add NET_ADMIN --cap-add SYS_ADMIN --device /dev/net/tun \
+#   docker run --rm --cap-add NET_ADMIN --cap-add SYS_ADMIN --cap-add SYS_PTRACE \
+#       --device /dev/net/tun --security-opt apparmor:unconfined \
+#       --security-opt seccomp=unconfined --security-opt systempaths=unconfined \
 #       -v "$PWD/submitted:/submissions:ro" -v "$PWD/results:/results" \
 #       rdtlab/grader /submissions --out /results
+# The netns backend needs NET_ADMIN, SYS_ADMIN and the TUN device; the bubblewrap jail
+# needs pivot_root and its own /proc (seccomp and Docker's masked /proc paths off) and
+# SYS_PTRACE (the harness reads the jailed programs' sockets in /proc/PID/fd).
 # It runs as root: the sandbox (bubblewrap) gives each submission a uid of its own and
 # needs root to switch to it. make/gcc build submissions that bring a Makefile.
 ARG KIT=rdtlab/kit:latest

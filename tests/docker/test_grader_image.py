@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GRADER, NETNS_OPTS, REPO, leftovers, run
+from conftest import GRADER, GRADER_OPTS, REPO, leftovers, run
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]
 FIXTURES = REPO / "tests" / "fixtures" / "submissions"
@@ -27,7 +27,7 @@ def test_grading_image_grades_the_reference_full_and_the_broken_one_down(images,
     out = tmp_path / "results"
     out.mkdir()
     before = leftovers()
-    done = run("docker", "run", "--rm", "--label", "rdtlab-test", *NETNS_OPTS,
+    done = run("docker", "run", "--rm", "--label", "rdtlab-test", *GRADER_OPTS,
                "-v", f"{class_}:/submissions:ro", "-v", f"{tmp_path / 'tiny.toml'}:/battery.toml:ro",
                "-v", f"{out}:/results", GRADER, "/submissions", "--battery", "/battery.toml",
                "--jobs", "2", "--out", "/results", "--backend", "netns", timeout=900, check=False)
