@@ -31,7 +31,14 @@ def test_nbgrader_submitted_folder(tmp_path):
     assert [s.student for s in subs] == ["dan"]
 
 
-def test_an_archive_escaping_its_folder_is_refused_in_one_line(tmp_path):
+@pytest.fixture(params=["python-filter", "bookworm-python"])
+def tar_python(request, monkeypatch):
+    """Both paths: Python's 'data' filter, and Python 3.11.2 (the images') without it."""
+    if request.param == "bookworm-python":
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+
+
+def test_an_archive_escaping_its_folder_is_refused_in_one_line(tmp_path, tar_python):
     root = tmp_path / "in"
     root.mkdir()
     evil = tmp_path / "evil.txt"
@@ -42,6 +49,19 @@ def test_an_archive_escaping_its_folder_is_refused_in_one_line(tmp_path):
         find_submissions(str(root), "comn", str(tmp_path / "u"))
     assert "mallory.tar.gz: cannot unpack" in str(e.value) and "\n" not in str(e.value)
     assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_an_archive_with_a_link_is_refused_in_one_line(tmp_path, tar_python):
+    root = tmp_path / "in"
+    root.mkdir()
+    with tarfile.open(root / "mallory.tar", "w") as t:
+        link = tarfile.TarInfo("cw2/Sender1.py")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/shadow"
+        t.addfile(link)
+    with pytest.raises(UsageError) as e:
+        find_submissions(str(root), "comn", str(tmp_path / "u"))
+    assert "mallory.tar: cannot unpack" in str(e.value) and "\n" not in str(e.value)
+    assert not (tmp_path / "u" / "mallory" / "cw2" / "Sender1.py").is_symlink()
 
 
 def test_a_folder_without_submissions_says_so(tmp_path):
