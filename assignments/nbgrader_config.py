@@ -16,7 +16,9 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # files with the source versions unless told otherwise). A missing program stays
 # missing, and the questions that need it score zero.
 COMN_FILES = [f"{kind}{n}.py" for kind in ("Sender", "Receiver") for n in range(1, 5)] + ["rdt.py"]
-c.Autograde.exclude_overwriting = {"comn": COMN_FILES}
+c.Autograde.exclude_overwriting = {"comn": COMN_FILES,
+                                   "tcp-like": ["Sender.py", "Receiver.py", "rdt.py"],
+                                   "multihoming": ["Sender.py", "Receiver.py", "rdt.py"]}
 
 # A student who deleted a test (or any graded) cell is graded by it all the same:
 # nbgrader puts it back, with a line saying it was missing.

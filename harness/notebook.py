@@ -1,21 +1,22 @@
-"""The COMN results sheet as a course notebook: what `assignments/source/comn/results_sheet.ipynb`
-calls, so the notebook stays a sheet of questions and not a program.
+"""The course notebooks' runtime: what `assignments/source/<name>/results_sheet.ipynb`
+calls, so each notebook stays a sheet of questions and not a program.
 
-A `Lab` measures the programs in the student's folder with the sweeps of the terminal
-sheet (`harness.sheets.comn.sweeps`: same link, cells, seeds and parallel runner),
-turns each sweep into a numeric table (mean and 95% CI half-width per cell) and draws
-the sheet's plots. Nothing here raises into the notebook while measuring: a question
-that cannot be measured prints one line saying why and returns an empty table, so the
-rest of the notebook still runs.
+A `Lab` measures the programs in the student's folder with the sweeps of the
+assignment's terminal sheet (harness/assignments/<name>.py names the sheet, its plans
+and its questions: same link, cells, seeds and parallel runner as `rdtlab sheet NAME
+--impl DIR`), turns each sweep into a numeric table (mean and 95% CI half-width per
+cell) and draws the sheet's plots. Nothing here raises into the notebook while
+measuring: a question that cannot be measured prints one line saying why and returns
+an empty table, so the rest of the notebook still runs.
 
-The `assert_*` functions are the notebook's test cells (visible and hidden): each
+The `assert_*` functions are the notebooks' test cells (visible and hidden): each
 raises AssertionError with one line naming what is wrong. The re-measurement rule
 (`REMEASURE_RULE`) is public: students read it in their feedback.
 
-Mode: `quick` (QUICK plan) or `full` (FULL plan, the COMN settings), chosen by the
-notebook's MODE and overridden by RDTLAB_NOTEBOOK_MODE (which also takes `tiny`, the
-course tests' plan). RDTLAB_NOTEBOOK_SIZE (bytes) and RDTLAB_NOTEBOOK_RUNS change a
-plan's file size and runs per cell.
+Mode: `quick` or `full` (the sheet's settings), chosen by the notebook's MODE and
+overridden by RDTLAB_NOTEBOOK_MODE (which also takes `tiny`, the course tests' plan).
+RDTLAB_NOTEBOOK_SIZE (bytes) and RDTLAB_NOTEBOOK_RUNS change a plan's file size and
+runs per cell.
 """
 from __future__ import annotations
 
@@ -24,46 +25,22 @@ import math
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import pandas as pd
 
-from harness.experiments.iperf import unavailable_reason as iperf_unavailable
-from harness.experiments.sweep import (HEAVY, SweepInterrupted, derive_seed, one_line, run_sweeps,
-                                       summarize_cells)
-from harness.models import Link, mathis, stop_and_wait_utilisation
-from harness.sheets import comn
-from harness.sheets.sheet import Results
+from harness import backends
+from harness.assignments import get as get_assignment
+from harness.experiments.sweep import HEAVY, SweepInterrupted, derive_seed, one_line, run_sweeps, summarize_cells
+from harness.sheets.sheet import Plot, Results
 
 MODES = ("quick", "full", "tiny")
-# `tiny` is for the course's own tests (a class graded in a few minutes): every question
-# and delay of the sheet, on fewer cells and a 20 KB file.
-TINY = comn.Plan(20 << 10, 2, (5, 20, 100), (5, 25, 100), (1, 4, 64), (1, 16), (4, 16))
 RESULTS_DIR = ".rdtlab"          # the folder's measurements, so a re-run resumes
 
 
-@dataclass(frozen=True)
-class Question:
-    params: dict          # sweep parameter -> table column
-    metrics: dict         # sweep field -> table column
-    title: str
-
-
-QUESTIONS = {
-    "q1": Question({"timeout": "timeout_ms"},
-                   {"retransmissions": "retransmissions", "goodput_kBps": "throughput_kBps"},
-                   "Q1 stop-and-wait (Sender2/Receiver2)"),
-    "q3": Question({"delay": "delay_ms", "timeout": "timeout_ms", "window": "window"},
-                   {"goodput_kBps": "throughput_kBps"}, "Q3 Go-Back-N (Sender3/Receiver3)"),
-    "q5": Question({"window": "window"}, {"goodput_kBps": "throughput_kBps"},
-                   "Q5 Selective Repeat (Sender4/Receiver4)"),
-    "q7": Question({"window_kB": "window_kB"}, {"goodput_kBps": "throughput_kBps"}, "Q7 TCP (iperf3)"),
-}
-
-
-def columns(q: str) -> list[str]:
+def columns(q: str, assignment: str = "comn") -> list[str]:
     """The columns of question q's table, in order."""
-    spec = QUESTIONS[q]
+    spec = get_assignment(assignment).questions[q]
     return [*spec.params.values(), *(c for m in spec.metrics.values() for c in (m, f"{m}_ci95")), "runs", "failed"]
 
 
@@ -76,11 +53,11 @@ def resolve_mode(mode: str) -> str:
     return chosen
 
 
-def plan_for(mode: str) -> comn.Plan:
-    plan = {"full": comn.FULL, "tiny": TINY}.get(mode, comn.QUICK)
-    size = _env_int("RDTLAB_NOTEBOOK_SIZE", plan.size)
-    runs = _env_int("RDTLAB_NOTEBOOK_RUNS", plan.runs)
-    return replace(plan, size=size, runs=runs)
+def plan_for(mode: str, assignment: str = "comn"):
+    spec = get_assignment(assignment)
+    plan = spec.plans.get(mode, spec.plans["quick"])
+    sizes = {f: _env_int("RDTLAB_NOTEBOOK_SIZE", getattr(plan, f)) for f in spec.sizes}
+    return replace(plan, **sizes, runs=_env_int("RDTLAB_NOTEBOOK_RUNS", plan.runs))
 
 
 def _env_int(name: str, default: int) -> int:
@@ -94,53 +71,57 @@ def _env_int(name: str, default: int) -> int:
 
 
 class Lab:
-    """The student's folder, measured over the COMN link."""
+    """The student's folder, measured over the assignment's link."""
 
-    def __init__(self, mode: str = "quick", folder: str = ".", backend: str = "auto", seed: int = 1,
-                 progress: bool = True):
+    def __init__(self, mode: str = "quick", assignment: str = "comn", folder: str = ".", backend: str = "auto",
+                 seed: int = 1, progress: bool = True):
+        self.spec = get_assignment(assignment)
+        self.models = self.spec.models          # the model answers' functions
         self.mode = resolve_mode(mode)
-        self.plan = plan_for(self.mode)
+        self.plan = plan_for(self.mode, assignment)
         self.folder = os.path.abspath(folder)
         self.backend = os.environ.get("RDTLAB_NOTEBOOK_BACKEND", backend)
+        # which backend and why, said by the set-up cell; each backend's runs are kept apart
+        self.backend_used, self.backend_line = backends.describe(self.backend)
         self.progress = progress
-        self.measured = comn.sweeps(self.folder, self.plan, self.backend, seed=seed)
+        self.sheet = self.spec.sheet(self.folder, self.plan, self.backend, seed)
+        self.sweeps = {s.name: s for sec in self.sheet.sections for s in sec.sweeps}
         self.frames: dict[str, pd.DataFrame] = {}
+
+    def cells(self, q: str) -> list[dict]:
+        return self.sweeps[q].cells
 
     def results_path(self, q: str) -> str:
         """Where question q's runs are kept, so re-running the cell resumes. The name holds
         the plan and a hash of the programs: an edited program is measured afresh."""
-        digest = hashlib.sha256()
-        for name in comn.PROGRAMS.get(q, ()):
+        digest = hashlib.sha256(repr(self.plan).encode())
+        for name in self.spec.questions[q].programs:
             with open(os.path.join(self.folder, name), "rb") as f:
                 digest.update(f.read())
         return os.path.join(self.folder, RESULTS_DIR, f"{q}-{self.mode}-{self.plan.size}-{self.plan.runs}-"
-                                                      f"{self.backend}-{digest.hexdigest()[:12]}.jsonl")
+                                                      f"{self.backend_used}-{digest.hexdigest()[:12]}.jsonl")
 
     def __repr__(self) -> str:
-        return (f"Lab: {self.mode} mode, {self.plan.size} bytes per transfer, {self.plan.runs} runs per cell, "
-                f"programs in {self.folder}")
+        return (f"Lab: {self.spec.name}, {self.mode} mode, {self.plan.size} bytes per transfer, "
+                f"{self.plan.runs} runs per cell, programs in {self.folder}\n{self.backend_line}")
 
     # ---- measuring -------------------------------------------------------------------
 
     def unavailable(self, q: str) -> str | None:
-        missing = comn.missing_programs(self.folder).get(q)
+        missing = [f for f in self.spec.questions[q].programs if not os.path.isfile(os.path.join(self.folder, f))]
         if missing:
             return f"{self.folder} has no {', '.join(missing)}"
-        if q == "q7":
-            why = iperf_unavailable()
-            if why or self.backend == "local":
-                return why or "iperf3 needs the netns backend (TCP through the engine in TUN mode)"
-        return None
+        return self.spec.unavailable(q, self.backend)
 
     def measure(self, q: str) -> pd.DataFrame:
         """Run (or resume) question q's sweep; its table, or an empty one and one line why."""
-        title = QUESTIONS[q].title
+        title = self.spec.questions[q].title
         why = self.unavailable(q)
         if why:
             print(f"{title}: not measured: {why}")
             return self.table(q)
         try:
-            frames = run_sweeps([self.measured[q].sweep], results_path=self.results_path(q),
+            frames = run_sweeps([self.sweeps[q]], results_path=self.results_path(q),
                                 progress=self.progress, desc=title)
         except SweepInterrupted as e:
             frames = e.frames
@@ -154,18 +135,18 @@ class Lab:
         if len(failed):
             errors = self.frames[q].loc[~self.frames[q]["ok"].astype(bool), "error"].dropna()
             print(f"{title}: {len(failed)} of {len(table)} cells had failed runs, e.g. "
-                  f"{_cell_text(q, failed.iloc[0])}: {errors.iloc[0] if len(errors) else 'failed'}")
+                  f"{self._cell_text(q, failed.iloc[0])}: {errors.iloc[0] if len(errors) else 'failed'}")
         return table
 
     def table(self, q: str) -> pd.DataFrame:
         """One row per cell of the question, in sheet order: parameters, then per metric
         the mean and the 95% CI half-width, then ok and failed runs. NaN = not measured."""
-        spec = QUESTIONS[q]
+        spec = self.spec.questions[q]
         frame = self.frames.get(q, pd.DataFrame())
         params = list(spec.params)
         summaries = {m: _by_cell(frame, params, m) for m in spec.metrics}
         rows = []
-        for cell in self.measured[q].cells:
+        for cell in self.cells(q):
             key = tuple(cell[p] for p in params)
             row = {col: cell[p] for p, col in spec.params.items()}
             counts = (0, 0)
@@ -176,27 +157,25 @@ class Lab:
                 counts = (s["n"], s["failed"]) if s else counts
             row["runs"], row["failed"] = counts
             rows.append(row)
-        return pd.DataFrame(rows, columns=columns(q))
+        return pd.DataFrame(rows, columns=columns(q, self.spec.name))
 
     # ---- plots -------------------------------------------------------------------------
 
-    def plot(self, q: str):
-        """The sheet's plot of question q (q5 and q7 share the GBN/SR/TCP plot) as a figure."""
+    def plot(self, q: str | None = None, title: str | None = None):
+        """The sheet's plots of question q (those of its section), or the plot whose title
+        starts with `title`, side by side in one figure."""
         import matplotlib.pyplot as plt
 
+        blocks = [b for sec in self.sheet.sections for b in sec.blocks if isinstance(b, Plot)
+                  and (title is not None and b.title.startswith(title)
+                       or q is not None and any(s.name == q for s in sec.sweeps))]
         results = Results(frames=dict(self.frames))
-        m = self.measured
-        if q == "q1":
-            block = comn.q1_blocks(m["q1"].cells, self.plan.size)[1]
-        elif q == "q3":
-            block = comn.q3_blocks(m["q3"].cells, self.plan)[1]
-        else:
-            block = comn.q7_blocks(m["q7"].cells)[0]
-        fig, ax = plt.subplots(figsize=(7, 4.2))
-        try:
-            block.draw(results, ax)
-        except Exception as e:   # a plot of nothing measured is not an error worth a traceback
-            ax.set_title(f"{block.title}: nothing to plot ({one_line(e)})", fontsize=8)
+        fig, axes = plt.subplots(1, max(1, len(blocks)), figsize=(7 * max(1, len(blocks)), 4.2), squeeze=False)
+        for block, ax in zip(blocks, axes[0]):
+            try:
+                block.draw(results, ax)
+            except Exception as e:   # a plot of nothing measured is not an error worth a traceback
+                ax.set_title(f"{block.title}: nothing to plot ({one_line(e)})", fontsize=8)
         fig.tight_layout()
         plt.show()
         return fig
@@ -208,26 +187,28 @@ class Lab:
         from harness.plots import draw
         from harness.transfer import Link as Netem, run_transfer
 
-        cell = next((c for c in self.measured[q].cells if all(c.get(k) == v for k, v in params.items())), None)
+        title = self.spec.questions[q].title
+        cell = next((c for c in self.cells(q) if all(c.get(k) == v for k, v in params.items())), None)
         why = self.unavailable(q) or (None if cell else f"no cell of {q} has {params}")
         if why:
-            print(f"{QUESTIONS[q].title}: no picture: {why}")
+            print(f"{title}: no picture: {why}")
             return None
-        sweep = self.measured[q].sweep
+        sweep = self.sweeps[q]
         run, values = sweep.run_one, {**sweep.run_one.fixed, **cell}
+        limit = run.time_limit(values) if callable(run.time_limit) else run.time_limit
         try:
             with tempfile.TemporaryDirectory(prefix="rdtlab-picture-") as tmp, ThreadPoolExecutor(1) as pool:
                 # in a worker thread, as the sweeps do: the kernel's own thread runs an asyncio
                 # loop, which the netns backend's netlink calls must not share
                 res = pool.submit(run_transfer, run.sender, run.receiver,
                                   Netem(run.link.format_map(values), None, run.shared_queue),
-                                  params=values, size=self.plan.size, seed=derive_seed(sweep.seed, q, cell, 0),
-                                  backend=run.backend, time_limit=run.time_limit(values),
-                                  trace=os.path.join(tmp, "link.trace")).result()
+                                  params=values, size=int(values.get("size", run.size)),
+                                  seed=derive_seed(sweep.seed, q, cell, 0), backend=run.backend,
+                                  time_limit=limit, trace=os.path.join(tmp, "link.trace")).result()
                 fig = draw(res, focus=focus, window=cell.get("window"), figsize=(11, 5.5),
-                           title=f"{QUESTIONS[q].title}: " + " ".join(f"{k}={v}" for k, v in cell.items()))
+                           title=f"{title}: " + " ".join(f"{k}={v}" for k, v in cell.items()))
         except Exception as e:
-            print(f"{QUESTIONS[q].title}: no picture: {type(e).__name__}: {one_line(e)}")
+            print(f"{title}: no picture: {type(e).__name__}: {one_line(e)}")
             return None
         if not res.ok:
             print(f"this transfer failed: {res.error}")
@@ -237,18 +218,21 @@ class Lab:
 
     def sample(self, q: str, k: int = 2) -> list[dict]:
         """k cells of q to re-measure: light ones (not CPU-sensitive), spread over the sweep."""
-        cells = [c for c in self.measured[q].cells if comn.offered_load(c) < HEAVY] or self.measured[q].cells
+        sweep = self.sweeps[q]
+        light = [c for c in sweep.cells if sweep.load is None or sweep.load(c) < HEAVY]
+        cells = light or sweep.cells
         if len(cells) <= k:
             return cells
         step = (len(cells) - 1) / (k - 1) if k > 1 else 0
         return [cells[round(i * step)] for i in range(k)]
 
     def remeasure(self, q: str, reported: pd.DataFrame, k: int = 2) -> list[str]:
-        """Re-run k cells with the same programs, link and seeds (no stored results) and
-        return one line per reported number the re-measurement cannot support."""
-        spec = QUESTIONS[q]
+        """Re-run k cells with the same programs, link and seeds (no stored results; the
+        plan's runs, no repeat-until-margin) and return one line per reported number the
+        re-measurement cannot support."""
+        spec = self.spec.questions[q]
         sample = self.sample(q, k)
-        sweep = replace(self.measured[q].sweep, cells=sample)
+        sweep = replace(self.sweeps[q], cells=sample, until_margin=None)
         try:
             frame = run_sweeps([sweep], results_path=None, progress=False)[q]
         except Exception as e:
@@ -267,35 +251,45 @@ class Lab:
             for metric, col in spec.metrics.items():
                 value = row.get(col) if row is not None else None
                 if row is None or not _finite(value):
-                    problems.append(f"{_cell_text(q, key)}: no {col} reported")
+                    problems.append(f"{self._cell_text(q, key)}: no {col} reported")
                     continue
                 values = [float(v) for v in ok[metric] if _finite(v)] if metric in ok else []
                 if not values:
                     err = runs["error"].dropna()
-                    problems.append(f"{_cell_text(q, key)}: you report {col} {value:.1f} but your programs fail "
-                                    f"there when re-run ({err.iloc[0] if len(err) else 'no run succeeded'})")
+                    problems.append(f"{self._cell_text(q, key)}: you report {col} {value:.1f} but your programs "
+                                    f"fail there when re-run ({err.iloc[0] if len(err) else 'no run succeeded'})")
                     continue
-                low, high = accepted_range(values, metric)
+                low, high = accepted_range(values, self.spec.tolerance.get(metric, 0.0))
                 if not low <= float(value) <= high:
-                    problems.append(f"{_cell_text(q, key)}: you report {col} {float(value):.1f}, re-measured "
+                    problems.append(f"{self._cell_text(q, key)}: you report {col} {float(value):.1f}, re-measured "
                                     f"{min(values):.1f}–{max(values):.1f} over {len(values)} runs "
                                     f"(accepted {low:.1f}–{high:.1f})")
         return problems
 
+    def _cell_text(self, q: str, key) -> str:
+        items = dict(key)
+        return f"{q.upper()} " + " ".join(f"{c}={_num(items[c])}" for c in self.spec.questions[q].params.values()
+                                          if c in items)
+
 
 # Runs with the same seeds can still differ by a timeout or two (timing decides which
-# packet meets which loss), most on the tiny files of quick grading: hence a factor.
+# packet meets which loss), most on the tiny files of quick grading: hence a factor, and
+# an absolute slack per metric (the assignment's `tolerance`).
 FACTOR = 1.5
-ABS_TOL = {"goodput_kBps": 3.0, "retransmissions": 5.0}
 REMEASURE_RULE = (f"Rule: a sample of your cells is re-run with your programs on the same link and seeds; a reported "
                   f"mean passes when it lies between the lowest of those runs and of this notebook's own runs of "
-                  f"the cell divided by {FACTOR:g}, and the highest times {FACTOR:g}, give or take "
-                  f"{ABS_TOL['goodput_kBps']:g} KB/s ({ABS_TOL['retransmissions']:g} retransmissions).")
+                  f"the cell divided by {FACTOR:g}, and the highest times {FACTOR:g}, give or take")
+UNITS = {"goodput_kBps": "KB/s", "retransmissions": "retransmissions", "wire_time_s": "s"}
 
 
-def accepted_range(values: list[float], metric: str) -> tuple[float, float]:
-    """The reported means the runs support (REMEASURE_RULE)."""
-    tol = ABS_TOL.get(metric, 0.0)
+def rule(lab: Lab) -> str:
+    """REMEASURE_RULE with the assignment's slack per metric."""
+    slack = [f"{tol:g} {UNITS.get(m, m)}" for m, tol in lab.spec.tolerance.items()]
+    return f"{REMEASURE_RULE} {', '.join(slack) or 'nothing'}."
+
+
+def accepted_range(values: list[float], tol: float = 0.0) -> tuple[float, float]:
+    """The reported means the runs support (REMEASURE_RULE), `tol` the metric's slack."""
     return min(values) / FACTOR - tol, max(values) * FACTOR + tol
 
 
@@ -320,52 +314,58 @@ def _row_of(table: pd.DataFrame, key: dict) -> dict | None:
     return rows.iloc[0].to_dict() if len(rows) else None
 
 
-def _cell_text(q: str, key) -> str:
-    spec = QUESTIONS[q]
-    items = dict(key)
-    return f"{q.upper()} " + " ".join(f"{c}={_num(items[c])}" for c in spec.params.values() if c in items)
-
-
 def _num(v) -> str:
     return f"{v:g}" if isinstance(v, (int, float)) else str(v)
 
 
 # ---- checks the notebook's test cells call ---------------------------------------------
 
+# What a metric's numbers must look like: (lowest allowed, highest allowed, what to say)
+RANGES = {
+    "goodput_kBps": (1e-9, 1250, "must be in KB/s (0 < x <= 1250 on a 10 Mbit/s link)"),
+    "retransmissions": (0, math.inf, "cannot be negative"),
+    "wire_time_s": (1e-9, 3600, "must be in seconds (0 < x <= 3600)"),
+    "queue_delay_mean_ms": (0, 1000, "must be in ms (0 <= x <= 1000)"),
+}
+
+
 def check_table(q: str, table, lab: Lab | None = None) -> list[str]:
-    """One line per thing wrong with a reported table: type, columns, cells, units, gaps."""
+    """One line per thing wrong with a reported table: type, columns, cells, units, gaps.
+    Without a lab, the question is comn's."""
     name = f"{q}_table"
+    assignment = lab.spec.name if lab is not None else "comn"
+    expected = columns(q, assignment)
     if table is None:
         return [f"{name} is not set: run its answer cell (does it still raise NotImplementedError?)"]
     if not isinstance(table, pd.DataFrame):
         return [f"{name} must be a pandas DataFrame, got {type(table).__name__}"]
-    missing = [c for c in columns(q) if c not in table.columns]
+    missing = [c for c in expected if c not in table.columns]
     if missing:
-        return [f"{name} lacks the columns {', '.join(missing)} (expected {', '.join(columns(q))})"]
+        return [f"{name} lacks the columns {', '.join(missing)} (expected {', '.join(expected)})"]
     problems = []
-    for col in columns(q):
+    for col in expected:
         if not pd.api.types.is_numeric_dtype(table[col]):
             problems.append(f"{name}[{col!r}] must hold numbers, got {table[col].dtype}")
     if problems:
         return problems
-    spec = QUESTIONS[q]
+    spec = get_assignment(assignment).questions[q]
+    text = lab._cell_text if lab is not None else None
     if lab is not None:
-        for cell in lab.measured[q].cells:
+        for cell in lab.cells(q):
             key = {col: cell[p] for p, col in spec.params.items()}
             row = _row_of(table, key)
             if row is None:
-                problems.append(f"{name} has no row for {_cell_text(q, key)}")
+                problems.append(f"{name} has no row for {text(q, key)}")
             elif row["failed"] > 0 or row["runs"] < 1:
-                problems.append(f"{name}: {_cell_text(q, key)} had {int(row['failed'])} failed and "
+                problems.append(f"{name}: {text(q, key)} had {int(row['failed'])} failed and "
                                 f"{int(row['runs'])} good runs: your programs must complete every run")
     for metric, col in spec.metrics.items():
         values = pd.to_numeric(table[col], errors="coerce")
         if values.isna().any():
             problems.append(f"{name}[{col!r}] has cells with no number")
-        if metric == "goodput_kBps" and ((values <= 0) | (values > 1250)).any():
-            problems.append(f"{name}[{col!r}] must be in KB/s (0 < x <= 1250 on a 10 Mbit/s link)")
-        if metric == "retransmissions" and (values < 0).any():
-            problems.append(f"{name}[{col!r}] cannot be negative")
+        low, high, say = RANGES.get(metric, (-math.inf, math.inf, ""))
+        if ((values < low) | (values > high)).any():
+            problems.append(f"{name}[{col!r}] {say}")
     return problems
 
 
@@ -383,7 +383,7 @@ def assert_table(q: str, table, lab: Lab | None = None) -> None:
 def assert_supported(lab: Lab, q: str, table, k: int = 2) -> None:
     """Hidden test: re-measure k cells and fail a number they cannot support."""
     _fail(check_table(q, table, lab))
-    _fail(lab.remeasure(q, table, k), REMEASURE_RULE)
+    _fail(lab.remeasure(q, table, k), rule(lab))
 
 
 def acceptable_best(table: pd.DataFrame, by: list[str], ok_rows=None) -> dict[tuple, set]:
@@ -446,19 +446,22 @@ def assert_close(name: str, answer, expected: float, rel: float) -> None:
         _fail([f"{name} = {float(answer):.4g}, expected {expected:.4g} within {rel:.0%}"])
 
 
-# The model answers, from harness.models (the notebook's hidden tests compare with them).
-def model_utilisation_q1() -> float:
-    return stop_and_wait_utilisation(Link(0.005))
+def assert_close_each(name: str, answer, expected: dict, rel: float) -> None:
+    """A dict answer {key: number}: every key of `expected`, each within `rel` of its value."""
+    if not isinstance(answer, dict):
+        _fail([f"{name} must be a dict {{key: number}}, got {type(answer).__name__}"])
+    wrong = []
+    for key, value in expected.items():
+        got = answer.get(key)
+        if not _finite(got):
+            wrong.append(f"{name}[{key!r}] is missing or not a number ({got!r})")
+        elif abs(float(got) - value) > rel * abs(value):
+            wrong.append(f"{name}[{key!r}] = {float(got):.4g}, expected {value:.4g} within {rel:.0%}")
+    _fail(wrong)
 
 
-def model_bdp_packets(delay_ms: float) -> float:
-    link = Link(delay_ms / 1000)
-    return link.capacity_pps * link.rtt
-
-
-def model_mathis_q8() -> float:
-    """Mathis for Q8's link as the question states it: MSS 1 KB, RTT 50 ms, L 5%, in KB/s."""
-    return mathis(1024, 0.050, 0.05) / 1024
+# comn's model answers, where its notebook calls them (nb.model_mathis_q8() ...)
+from harness.assignments.comn import model_bdp_packets, model_mathis_q8, model_utilisation_q1  # noqa: E402,F401
 
 
 def given(name: str, scope: dict):

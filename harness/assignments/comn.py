@@ -1,0 +1,58 @@
+"""The `comn` assignment (seed 004): the COMN results sheet's questions 1, 3, 5 and 7,
+measured on the student's Sender2-4.py / Receiver2-4.py and iperf3 (harness/sheets/comn.py)."""
+from __future__ import annotations
+
+import sys
+
+from harness.assignments import Assignment, Question
+from harness.experiments.iperf import unavailable_reason as iperf_unavailable
+from harness.models import Link, mathis, stop_and_wait_utilisation
+from harness.sheets import comn
+
+# `tiny` is for the course's own tests (a class graded in a few minutes): every question
+# and delay of the sheet, on fewer cells and a 20 KB file.
+TINY = comn.Plan(20 << 10, 2, (5, 20, 100), (5, 25, 100), (1, 4, 64), (1, 16), (4, 16))
+
+QUESTIONS = {
+    "q1": Question({"timeout": "timeout_ms"},
+                   {"retransmissions": "retransmissions", "goodput_kBps": "throughput_kBps"},
+                   "Q1 stop-and-wait (Sender2/Receiver2)", comn.PROGRAMS["q1"]),
+    "q3": Question({"delay": "delay_ms", "timeout": "timeout_ms", "window": "window"},
+                   {"goodput_kBps": "throughput_kBps"}, "Q3 Go-Back-N (Sender3/Receiver3)", comn.PROGRAMS["q3"]),
+    "q5": Question({"window": "window"}, {"goodput_kBps": "throughput_kBps"},
+                   "Q5 Selective Repeat (Sender4/Receiver4)", comn.PROGRAMS["q5"]),
+    "q7": Question({"window_kB": "window_kB"}, {"goodput_kBps": "throughput_kBps"}, "Q7 TCP (iperf3)"),
+}
+
+
+def unavailable(q: str, backend: str) -> str | None:
+    if q == "q7":
+        why = iperf_unavailable()
+        if why or backend == "local":
+            return why or "iperf3 needs the netns backend (TCP through the engine in TUN mode)"
+    return None
+
+
+# The model answers, from harness.models (the notebook's hidden tests compare with them).
+def model_utilisation_q1() -> float:
+    return stop_and_wait_utilisation(Link(0.005))
+
+
+def model_bdp_packets(delay_ms: float) -> float:
+    link = Link(delay_ms / 1000)
+    return link.capacity_pps * link.rtt
+
+
+def model_mathis_q8() -> float:
+    """Mathis for Q8's link as the question states it: MSS 1 KB, RTT 50 ms, L 5%, in KB/s."""
+    return mathis(1024, 0.050, 0.05) / 1024
+
+
+def _sheet(folder, plan, backend, seed):
+    return comn.build(folder, plan, backend, seed=seed)
+
+
+ASSIGNMENT = Assignment(
+    "comn", _sheet, {"quick": comn.QUICK, "full": comn.FULL, "tiny": TINY}, QUESTIONS,
+    unavailable=unavailable, tolerance={"goodput_kBps": 3.0, "retransmissions": 5.0},
+    models=sys.modules[__name__])

@@ -1,0 +1,20 @@
+#!/usr/bin/env python3
+"""Multi-homed receiver (reference), the multihoming assignment's command line:
+
+    python3 Receiver.py <port> <file> <number of paths>
+
+Selective Repeat receiver that accepts one sender address per path and ACKs each packet
+on the path it came in on; extended format (CRC32), window 512.
+"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+
+from reference.cli import main
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit("usage: Receiver.py <port> <file> <number of paths>")
+    port, file, paths = sys.argv[1:]
+    sys.exit(main(["recv", "--protocol", "mh", "--paths", paths, "--port", port, "--file", file, "--window", "512"]))
