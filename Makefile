@@ -3,7 +3,8 @@
 #   make test   set up, then run every test (Rust and Python)
 #   make bench  set up, then run the long measurements (figures go in BENCHMARKS.md)
 #   make build  build the link engine (harness/linkemu/target/release/linkemu)
-#   make lab    set up, then JupyterLab on 127.0.0.1 on a student's copy of the COMN release (prints the URL)
+#   make lab    set up, then JupyterLab on 127.0.0.1 on a student's copy of the COMN release (prints the URL;
+#               LAB_ASSIGNMENT=tcp-like or multihoming for the others)
 #   make images build the Docker images rdtlab/lab and rdtlab/grader (docker/), also offline
 #   make docker-lab / docker-lab-down   the students' lab in Docker (docker/compose.yaml)
 
@@ -58,7 +59,8 @@ test-rust:
 test-python: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-# The course (assignments/): a student's copy in out/lab/comn, kept between runs; LAB_PORT=8888.
+# The course (assignments/): a student's copy in out/lab/<assignment>, kept between runs;
+# LAB_PORT=8888, LAB_ASSIGNMENT=comn (or tcp-like, multihoming).
 lab: setup
 	$(PY) assignments/lab.py
 

@@ -1,8 +1,8 @@
-"""`make lab`: JupyterLab on loopback on the student's copy of the comn release.
+"""`make lab`: JupyterLab on loopback on the student's copy of an assignment's release.
 
-    python assignments/lab.py [--port 8888] [--dir out/lab/comn]
+    python assignments/lab.py [--assignment comn|tcp-like|multihoming] [--port 8888] [--dir out/lab/<assignment>]
 
-Generates the release with nbgrader (`nbgrader generate_assignment comn`, in this
+Generates the release with nbgrader (`nbgrader generate_assignment <assignment>`, in this
 course directory) when there is none, copies it to the student's folder once (a later
 `make lab` reopens the same copy, work kept), then starts JupyterLab there on
 127.0.0.1 with a fresh token and prints the URL to open. The kernel is this Python,
@@ -35,10 +35,10 @@ def release(assignment: str = "comn") -> str:
     return path
 
 
-def student_copy(folder: str) -> str:
+def student_copy(folder: str, assignment: str = "comn") -> str:
     if not os.path.isdir(folder):
-        shutil.copytree(release(), folder)
-        print(f"your copy of the comn release: {folder}")
+        shutil.copytree(release(assignment), folder)
+        print(f"your copy of the {assignment} release: {folder}")
     return folder
 
 
@@ -67,10 +67,16 @@ def command(folder: str, port: int, token: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=int(os.environ.get("LAB_PORT", "8888")))
-    ap.add_argument("--dir", default=os.path.join(REPO, "out", "lab", "comn"),
-                    help="the student's folder (made from the release if missing)")
+    ap.add_argument("--assignment", default=os.environ.get("LAB_ASSIGNMENT", "comn"),
+                    help="which assignment (a folder of source/; default comn, or LAB_ASSIGNMENT)")
+    ap.add_argument("--dir", default=None,
+                    help="the student's folder (made from the release if missing; default out/lab/<assignment>)")
     args = ap.parse_args(argv)
-    folder = student_copy(os.path.abspath(args.dir))
+    known = sorted(os.listdir(os.path.join(COURSE, "source")))
+    if args.assignment not in known:
+        sys.exit(f"make lab: no assignment {args.assignment!r}; the course has {', '.join(known)}")
+    folder = student_copy(os.path.abspath(args.dir or os.path.join(REPO, "out", "lab", args.assignment)),
+                          args.assignment)
     token = secrets.token_hex(16)
     print(f"JupyterLab: http://127.0.0.1:{args.port}/lab/tree/results_sheet.ipynb?token={token}", flush=True)
     os.chdir(folder)
