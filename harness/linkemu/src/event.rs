@@ -527,10 +527,14 @@ fn ingress(mode: Mode, p: usize, path: &mut PathRt, dir: usize, endpoint: usize,
         Mode::Tun => (tun::corrupt_range(&data), tun::repeat_key(&data)),
     };
     let id = id & 0xff_ffff;
+    let shown = match mode {
+        Mode::Udp => range.clone(),
+        Mode::Tun => tun::head_range(&data),
+    };
     if !path.up {
         st.down_drops += 1;
         if let Some(t) = trace {
-            t.arrival(now, p, dir, id, &data[range.clone()], data.len(), false, None);
+            t.arrival(now, p, dir, id, &data[shown], data.len(), false, None);
         }
         return;
     }
@@ -539,7 +543,7 @@ fn ingress(mode: Mode, p: usize, path: &mut PathRt, dir: usize, endpoint: usize,
         st.repeats += 1;
     }
     // The head is taken before the link may flip a bit in it.
-    let head = trace.as_ref().map(|_| data[range.start..range.end.min(range.start + trace::HEAD_BYTES)].to_vec());
+    let head = trace.as_ref().map(|_| data[shown.start..shown.end.min(shown.start + trace::HEAD_BYTES)].to_vec());
     let len = data.len();
     let verdict = path.links[li].enqueue(now, data, range, tag(id, endpoint, dir));
     count_verdict(st, verdict);

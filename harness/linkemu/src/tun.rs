@@ -120,14 +120,58 @@ pub fn corrupt_range(pkt: &[u8]) -> std::ops::Range<usize> {
 }
 
 /// Key for counting repeats: the transport ports, TCP sequence number and payload.
-/// None for packets without payload (pure ACKs) and non-UDP/TCP packets.
+/// A UDP datagram larger than the MTU crosses as IP fragments: its first fragment
+/// (ports and the payload's first bytes) stands for it, the others count no repeat,
+/// so `repeats` stays in datagrams. None for packets without payload (pure ACKs),
+/// later fragments and non-UDP/TCP packets.
 pub fn repeat_key(pkt: &[u8]) -> Option<u64> {
-    let t = checksum::parse(pkt)?;
-    if t.payload.is_empty() {
+    let (proto, start, payload, seq) = match checksum::parse(pkt) {
+        Some(t) => (t.proto, t.start, t.payload, t.seq.unwrap_or(0)),
+        None => {
+            let (start, payload) = first_fragment_udp(pkt)?;
+            (checksum::PROTO_UDP, start, payload, 0)
+        }
+    };
+    if payload.is_empty() {
         return None;
     }
-    let seq = t.seq.unwrap_or(0).to_be_bytes();
-    Some(crate::stats::payload_hash(&[&[t.proto], &pkt[t.start..t.start + 4], &seq, &pkt[t.payload]]))
+    Some(crate::stats::payload_hash(&[&[proto], &pkt[start..start + 4], &seq.to_be_bytes(), &pkt[payload]]))
+}
+
+/// The application bytes the trace's `head` shows: the transport payload, or for the
+/// first fragment of a UDP datagram the payload bytes it carries (so a fragmented
+/// datagram's sequence number can still be read from the trace). Never corrupted:
+/// corruption keeps to `corrupt_range`.
+pub fn head_range(pkt: &[u8]) -> std::ops::Range<usize> {
+    checksum::parse(pkt).map(|t| t.payload).or_else(|| first_fragment_udp(pkt).map(|(_, p)| p)).unwrap_or(0..0)
+}
+
+/// The first fragment of a fragmented UDP datagram (IPv4: MF set, offset 0; IPv6: a
+/// Fragment header right after the fixed header, offset 0, M set): where its UDP
+/// header starts and the payload bytes this fragment carries. None for anything else.
+pub fn first_fragment_udp(pkt: &[u8]) -> Option<(usize, std::ops::Range<usize>)> {
+    let (start, end) = match pkt.first()? >> 4 {
+        4 if pkt.len() >= 20 => {
+            let ihl = (pkt[0] & 0x0f) as usize * 4;
+            let total = u16::from_be_bytes([pkt[2], pkt[3]]) as usize;
+            let frag = u16::from_be_bytes([pkt[6], pkt[7]]);
+            if ihl < 20 || total > pkt.len() || frag & 0x3fff != 0x2000 || pkt[9] != checksum::PROTO_UDP {
+                return None;
+            }
+            (ihl, total)
+        }
+        6 if pkt.len() >= 48 => {
+            const FRAGMENT_HEADER: u8 = 44;
+            let total = 40 + u16::from_be_bytes([pkt[4], pkt[5]]) as usize;
+            let frag = u16::from_be_bytes([pkt[42], pkt[43]]);
+            if pkt[6] != FRAGMENT_HEADER || total > pkt.len() || frag & 0xfff9 != 0x0001 || pkt[40] != checksum::PROTO_UDP {
+                return None;
+            }
+            (48, total)
+        }
+        _ => return None,
+    };
+    (start + 8 <= end).then_some((start, start + 8..end))
 }
 
 /// After the link: if a bit flip broke the UDP/TCP checksum, make it valid again so
@@ -137,5 +181,68 @@ pub fn repair_checksum(pkt: &mut [u8]) {
         if !checksum::transport_checksum_ok(pkt, &t) {
             checksum::fix_transport_checksum(pkt, &t);
         }
+    }
+}
+
+#[cfg(test)]
+mod fragment_tests {
+    use super::*;
+
+    /// The first and a later fragment of an IPv4 UDP datagram (ports 1000 -> 2000),
+    /// as a sender's kernel splits it, with IP identification `ident`.
+    fn fragments4(ident: u16, payload: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let ip = |frag: u16, body: &[u8]| {
+            let total = (20 + body.len()) as u16;
+            let mut p = vec![0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+            p[2..4].copy_from_slice(&total.to_be_bytes());
+            p[4..6].copy_from_slice(&ident.to_be_bytes());
+            p[6..8].copy_from_slice(&frag.to_be_bytes());
+            p.extend_from_slice(body);
+            p
+        };
+        let mut first = vec![0x03, 0xe8, 0x07, 0xd0, 0, 0, 0x12, 0x34];   // UDP header (length unused here)
+        first.extend_from_slice(&payload[..16]);
+        (ip(0x2000, &first), ip(3, &payload[16..]))   // MF, offset 0 / offset 24 bytes, last
+    }
+
+    fn fragment6(ident: u32, frag: u16, body: &[u8]) -> Vec<u8> {
+        let mut p = vec![0x60, 0, 0, 0, 0, 0, 44, 64];
+        p[4..6].copy_from_slice(&((8 + body.len()) as u16).to_be_bytes());
+        p.extend_from_slice(&[0xfd; 16]);
+        p.extend_from_slice(&[0xfe; 16]);
+        p.extend_from_slice(&[17, 0]);
+        p.extend_from_slice(&frag.to_be_bytes());
+        p.extend_from_slice(&ident.to_be_bytes());
+        p.extend_from_slice(body);
+        p
+    }
+
+    #[test]
+    fn a_resent_fragmented_datagram_repeats_once_by_its_first_fragment() {
+        let payload: Vec<u8> = (0..40).collect();
+        let (first, later) = fragments4(7, &payload);
+        let (again, later_again) = fragments4(8, &payload);   // the resend: new IP identification
+        assert!(repeat_key(&first).is_some());
+        assert_eq!(repeat_key(&first), repeat_key(&again));
+        assert_eq!((repeat_key(&later), repeat_key(&later_again)), (None, None));
+        let (other, _) = fragments4(9, &[1u8; 40]);
+        assert_ne!(repeat_key(&first), repeat_key(&other));
+    }
+
+    #[test]
+    fn first_fragments_show_their_payload_but_are_never_corrupted() {
+        let payload: Vec<u8> = (0..40).collect();
+        let (first, later) = fragments4(7, &payload);
+        assert_eq!(&first[head_range(&first)], &payload[..16]);
+        assert_eq!((checksum::parse(&first), head_range(&later)), (None, 0..0));   // no repair range
+        let mut udp = vec![0x03, 0xe8, 0x07, 0xd0, 0, 0, 0, 0];
+        udp.extend_from_slice(b"seq!");
+        let first6 = fragment6(5, 0x0001, &udp);
+        assert_eq!(&first6[head_range(&first6)], b"seq!");
+        assert_eq!(checksum::parse(&first6), None);
+        assert!(repeat_key(&first6).is_some());
+        assert_eq!(repeat_key(&first6), repeat_key(&fragment6(6, 0x0001, &udp)));
+        assert_eq!(repeat_key(&fragment6(5, 0x0008, b"later bytes")), None);   // offset 8 bytes
+        assert_eq!(first_fragment_udp(&first6[..47]), None);
     }
 }
