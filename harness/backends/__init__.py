@@ -102,17 +102,46 @@ def capabilities(kind: str = "CapEff") -> int:
     return 0
 
 
-def netns_unavailable_reason() -> str | None:
+def netns_unavailable_reason(advice: bool = True) -> str | None:
+    """Why the netns backend cannot run here (None: it can), with the CLI's advice."""
+    why = _netns_missing()
+    return why and why + ("; use --backend local" if advice else "")
+
+
+def _netns_missing() -> str | None:
+    caps = ("the netns backend needs CAP_NET_ADMIN and CAP_SYS_ADMIN (a container: --cap-add NET_ADMIN "
+            "--cap-add SYS_ADMIN --device /dev/net/tun)")
+    if capabilities("CapBnd") & NETNS_CAPS != NETNS_CAPS:   # a container started without them: nobody has them
+        return caps
     # Root, or a user handed the two capabilities as ambient ones (the lab image's
     # notebook user, see docker/lab-start.sh).
     if os.geteuid() != 0 and capabilities("CapAmb") & NETNS_CAPS != NETNS_CAPS:
-        return "the netns backend needs root (network namespaces and TUN devices); use --backend local"
-    if capabilities("CapEff") & NETNS_CAPS != NETNS_CAPS:   # e.g. root in a container without them
-        return ("the netns backend needs CAP_NET_ADMIN and CAP_SYS_ADMIN (a container: --cap-add NET_ADMIN "
-                "--cap-add SYS_ADMIN --device /dev/net/tun); use --backend local")
+        return "the netns backend needs root (network namespaces and TUN devices)"
+    if capabilities("CapEff") & NETNS_CAPS != NETNS_CAPS:
+        return caps
     if not os.path.exists("/dev/net/tun"):
-        return "the netns backend needs /dev/net/tun, which this machine lacks; use --backend local"
+        return "the netns backend needs /dev/net/tun, which this machine lacks (a container: --device /dev/net/tun)"
     return None
+
+
+WHAT = {"netns": "network namespaces joined by TUN devices: UDP, TCP and iperf3",
+        "local": "UDP on loopback through the engine: no TCP or iperf3",
+        "kernel": "network namespaces joined by veth pairs with tc netem"}
+
+
+def describe(name: str) -> tuple[str, str]:
+    """The backend `name` runs on here, and one line for a notebook saying which and why
+    (`auto` says what the netns backend lacks when it falls back to local)."""
+    try:
+        chosen = resolve(name)
+    except UsageError as e:
+        return name, f"Backend {name}: not available here: {e}"
+    line = f"Backend: {chosen} ({WHAT.get(chosen, chosen)})"
+    if name != "auto":
+        return chosen, f"{line}, as asked"
+    if chosen == "local":
+        return chosen, f"{line}, because {netns_unavailable_reason(advice=False)}"
+    return chosen, f"{line}, chosen because NET_ADMIN, SYS_ADMIN and /dev/net/tun are available"
 
 
 def resolve(name: str) -> str:
