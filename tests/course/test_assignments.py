@@ -155,3 +155,26 @@ def test_honest_student_gets_every_autograded_point(graded, name):
     assert plots, "the measured questions show their plots"
     # the autograded copy kept the student's programs (not the starter code)
     assert "reference.cli" in open(os.path.join(graded, "autograded", "honest", name, "Sender.py")).read()
+
+
+# A number moved by hand in each assignment's table: (question, column, row, value)
+MOVED = {"tcp-like": ("window", "throughput_kBps", 0, 150.0),     # window 1,000 B: ~45 KB/s
+         "multihoming": ("one_path", "time_s", 0, 3.0)}            # 100 KB at 5%: ~0.15 s
+
+
+@pytest.mark.netns
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_hidden_remeasurement_catches_a_hand_moved_number(graded, name, monkeypatch):
+    """The hidden test's re-measurement with the student's programs, on the autograded
+    folder (its own runs resumed from .rdtlab/, two cells run afresh)."""
+    from harness import notebook as nb
+    monkeypatch.setenv("PATH", C.BIN + os.pathsep + os.environ.get("PATH", ""))
+    lab = nb.Lab("tiny", name, folder=os.path.join(graded, "autograded", "honest", name), progress=False)
+    q, column, row, value = MOVED[name]
+    table = lab.measure(q)
+    nb.assert_supported(lab, q, table)                       # the honest table passes
+    moved = table.copy()
+    moved.loc[row, column] = value
+    with pytest.raises(AssertionError, match=rf"you report {column} {value:.1f}, re-measured .* Rule:"):
+        nb.assert_supported(lab, q, moved)
