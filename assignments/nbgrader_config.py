@@ -3,6 +3,10 @@ from this directory: `nbgrader generate_assignment comn`, `nbgrader autograde co
 (assignments/README.md has the whole workflow)."""
 import os
 
+from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds, OverwriteKernelspec
+
+from grader.restorecells import RestoreCells
+
 c = get_config()  # noqa: F821 (nbgrader provides it)
 
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
@@ -20,9 +24,13 @@ c.Autograde.exclude_overwriting = {"comn": COMN_FILES,
                                    "tcp-like": ["Sender.py", "Receiver.py", "rdt.py"],
                                    "multihoming": ["Sender.py", "Receiver.py", "rdt.py"]}
 
-# A student who deleted a test (or any graded) cell is graded by it all the same:
-# nbgrader puts it back, with a line saying it was missing.
-c.OverwriteCells.add_missing_cells = True
+# What students do to a notebook: a deleted cell is put back, a changed grade_id restored
+# from the cell id, an edited read-only cell graded as handed out, each said in one line
+# (grader/restorecells.py: nbgrader 0.9's own OverwriteCells fails the whole submission
+# on a changed grade_id, and does not put back a deleted read-only cell).
+c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells,
+                                      CheckCellMetadata]
+c.OverwriteCells.add_missing_cells = True   # what nbgrader does alone: a missing test cell put back
 
 # Measured cells run transfers for up to a few minutes (full mode); a hung program is
 # stopped by the harness's own time limits, this is the last resort.

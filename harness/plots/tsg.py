@@ -76,7 +76,8 @@ def draw(source, fmt: str = "auto", *, ack: str = "auto", focus=None, xlim=None,
     for a in (ax, wax):
         a.grid(True, alpha=0.3)
         a.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    if ax.get_legend_handles_labels()[0]:   # a transfer that sent nothing has no marks to explain
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     fig.suptitle((title or _default_title(tr)) + note + "\n" + describe(tr), fontsize=11)
     if save is not None:
         try:

@@ -107,6 +107,16 @@ def test_student_notebook_runs_top_to_bottom(honest_run):
     assert os.listdir(os.path.join(folder, ".rdtlab")), "measurements are kept for a resumed run"
 
 
+@pytest.mark.netns
+def test_rerun_notebook_keeps_nbgraders_checksums(honest_run):
+    """`nbgrader validate` (the student's Validate button) fails a notebook whose read-only
+    cells' checksums changed: a notebook run top to bottom keeps every one."""
+    from nbgrader.utils import compute_checksum, is_locked
+    changed = [c.id for c in honest_run[1].cells
+               if is_locked(c) and compute_checksum(c) != c.metadata.nbgrader["checksum"]]
+    assert changed == []
+
+
 @pytest.fixture(scope="module")
 def graded(course, honest_run, tmp_path_factory):
     """Three students collected as submitted/<student>/comn/, then nbgrader autograde,
@@ -122,7 +132,8 @@ def graded(course, honest_run, tmp_path_factory):
             shutil.copy(os.path.join(C.REFERENCE, name), buggy)
     shutil.copy(os.path.join(BUGGY_GBN, "Receiver3.py"), buggy)
     C.student_folder(course, os.path.join(submitted, "buggy_gbn", "comn"), programs=buggy)
-    C.nbgrader(course, "autograde", "comn")
+    with open(os.path.join(course, "autograde.log"), "w") as f:
+        f.write(C.nbgrader(course, "autograde", "comn").stderr)
     C.nbgrader(course, "generate_feedback", "comn")
     C.nbgrader(course, "export")
     return course
@@ -160,6 +171,14 @@ def test_autograder_says_what_was_wrong_in_one_line(graded):
     assert open(os.path.join(graded, "autograded", "buggy_gbn", "comn", "Receiver3.py")).read() == \
         open(os.path.join(BUGGY_GBN, "Receiver3.py")).read()
     assert not os.path.exists(os.path.join(graded, "autograded", "careless", "comn", "Sender4.py"))
+
+
+@pytest.mark.netns
+def test_autograde_reports_no_tampering_for_honest_notebooks(graded):
+    """No student here touched a read-only cell: the log says nothing about cells
+    (nbgrader alone reports every test cell with hidden tests as changed)."""
+    log = open(os.path.join(graded, "autograde.log")).read()
+    assert "has changed" not in log and "rdtlab autograde:" not in log, log[-2000:]
 
 
 @pytest.mark.netns
