@@ -102,7 +102,8 @@ class Lab:
                                                       f"{self.backend_used}-{digest.hexdigest()[:12]}.jsonl")
 
     def __repr__(self) -> str:
-        return (f"Lab: {self.spec.name}, {self.mode} mode, {self.plan.size} bytes per transfer, "
+        sizes = " / ".join(f"{getattr(self.plan, f):,}" for f in dict.fromkeys(self.spec.sizes))
+        return (f"Lab: {self.spec.name}, {self.mode} mode, {sizes} bytes per transfer, "
                 f"{self.plan.runs} runs per cell, programs in {self.folder}\n{self.backend_line}")
 
     # ---- measuring -------------------------------------------------------------------
