@@ -29,7 +29,9 @@ EXPECT = {       # what each one's reason must say
     "read-hidden": "nothing readable",
     "write-results": "nothing writable",
     "kill-parent": "timed out",
-    "leftover-daemon": "receiver wrote nothing",    # its daemon died with its jail
+    # its daemon dies with its jail: whether its one EOF-flagged datagram got out first
+    # depends on the load, so either the receiver ended with nothing or it waited for data
+    "leftover-daemon": ("receiver wrote nothing", "receiver did not exit within"),
     "not-executable": "Sender2 is not executable",
     "endless-makefile": "the build (make) did not finish within 3 s",
 }
@@ -75,7 +77,8 @@ def test_every_hostile_submission_scores_zero_and_spares_its_neighbour(tmp_path)
     for name, words in EXPECT.items():
         scenario = by_name[name]["scenarios"][0]
         assert scenario["score"] == 0, name
-        assert words in scenario["reason"], (name, scenario["reason"])
+        assert any(w in scenario["reason"] for w in ((words,) if isinstance(words, str) else words)), \
+            (name, scenario["reason"])
         assert "\n" not in scenario["reason"], name
     assert (out / "good" / "results.json").read_text() == '{"score": 0}'
     assert not (out / "gradebook.db").exists() and not (REPO / "grader" / "owned.txt").exists()
