@@ -89,7 +89,19 @@ class Lab:
         self.frames: dict[str, pd.DataFrame] = {}
 
     def cells(self, q: str) -> list[dict]:
-        return self.sweeps[q].cells
+        """q's cells; none yet for a sweep built from others' results (measure it first)."""
+        return getattr(self.sweeps[q], "cells", [])
+
+    def _built(self, q: str):
+        """q's sweep; a sheet's Deferred one (cells chosen from other sweeps' rows, e.g. the
+        best window of a tuning sweep) is built here from this notebook's measurements."""
+        sweep = self.sweeps[q]
+        if hasattr(sweep, "after"):
+            missing = [n for n in sweep.after if n not in self.frames]
+            if missing:
+                raise RuntimeError(f"measure {', '.join(missing)} first: {q} is chosen from its results")
+            sweep = self.sweeps[q] = sweep.build(dict(self.frames))
+        return sweep
 
     def results_path(self, q: str) -> str:
         """Where question q's runs are kept, so re-running the cell resumes. The name holds
@@ -122,7 +134,7 @@ class Lab:
             print(f"{title}: not measured: {why}")
             return self.table(q)
         try:
-            frames = run_sweeps([self.sweeps[q]], results_path=self.results_path(q),
+            frames = run_sweeps([self._built(q)], results_path=self.results_path(q),
                                 progress=self.progress, desc=title)
         except SweepInterrupted as e:
             frames = e.frames
@@ -310,8 +322,8 @@ def _finite(v) -> bool:
 
 def _row_of(table: pd.DataFrame, key: dict) -> dict | None:
     rows = table
-    for col, v in key.items():
-        rows = rows[pd.to_numeric(rows[col], errors="coerce") == v]
+    for col, v in key.items():   # a parameter is a number, or a text such as a netem rule
+        rows = rows[(rows[col].astype(str) == v) if isinstance(v, str) else (pd.to_numeric(rows[col], errors="coerce") == v)]
     return rows.iloc[0].to_dict() if len(rows) else None
 
 
@@ -344,12 +356,14 @@ def check_table(q: str, table, lab: Lab | None = None) -> list[str]:
     if missing:
         return [f"{name} lacks the columns {', '.join(missing)} (expected {', '.join(expected)})"]
     problems = []
+    spec = get_assignment(assignment).questions[q]
+    text_params = {col for p, col in spec.params.items() if lab is not None
+                   and any(isinstance(c.get(p), str) for c in lab.cells(q))}
     for col in expected:
-        if not pd.api.types.is_numeric_dtype(table[col]):
+        if col not in text_params and not pd.api.types.is_numeric_dtype(table[col]):
             problems.append(f"{name}[{col!r}] must hold numbers, got {table[col].dtype}")
     if problems:
         return problems
-    spec = get_assignment(assignment).questions[q]
     text = lab._cell_text if lab is not None else None
     if lab is not None:
         for cell in lab.cells(q):
