@@ -37,13 +37,21 @@ PORT_RETRIES = 3           # local backend: new port if another program took our
 WATCH_S = 0.5              # how often a running transfer is checked (progress, engine, receiver)
 
 
+TUN_CORRUPTION = ("repair", "netem")
+
+
 @dataclass(frozen=True)
 class Link:
     """One link: netem specs per direction. reverse=None means the same as forward;
-    shared_queue=True is netem on `lo` (COMN): both directions share one rate queue."""
+    shared_queue=True is netem on `lo` (COMN): both directions share one rate queue.
+    tun_corruption (netns backend): "repair" flips a payload bit and fixes the UDP/TCP
+    checksum, so the damage reaches the application; "netem" flips a bit anywhere and
+    leaves the checksum wrong, as tc-netem, so the receiving kernel drops the packet
+    (harness/linkemu/README.md, "Corruption")."""
     forward: str = ""
     reverse: str | None = None
     shared_queue: bool = False
+    tun_corruption: str = "repair"
 
     @property
     def reverse_spec(self) -> str:
@@ -300,6 +308,10 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
                 checked.add(spec)
         engine_paths.append({"name": p.name or f"p{k}", "forward": p.link.forward,
                              "reverse": p.link.reverse_spec, "shared_queue": p.link.shared_queue})
+        if p.link.tun_corruption not in TUN_CORRUPTION:
+            raise UsageError(f"tun_corruption must be one of {', '.join(TUN_CORRUPTION)}, not {p.link.tun_corruption!r}")
+        if p.link.tun_corruption == "netem":
+            engine_paths[-1]["tun_corruption"] = "netem"
     if len({p["name"] for p in engine_paths}) != len(engine_paths):
         raise UsageError("path names must be different")
     if not verify and file is None and size is None:
@@ -333,8 +345,12 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
     dummy = placeholders([("h", 1)] * len(plist), 1, "f", "o", params)
     render(sender.command, dummy, "sender command")
     render(receiver.command, dummy, "receiver command")
+    backend = backends.resolve(backend)
+    if backend in ("local", backends.DIRECT) and any(p.get("tun_corruption") == "netem" for p in engine_paths):
+        raise UsageError(f"tun_corruption='netem' needs the netns backend (TUN mode), not {backend}: "
+                         "in UDP-relay mode the application always gets the damaged datagram")
     return _Plan(sender=sender, receiver=receiver, paths=engine_paths, params=params, file=file, size=size,
-                 seed=secrets.randbits(31) if seed is None else int(seed), backend=backends.resolve(backend),
+                 seed=secrets.randbits(31) if seed is None else int(seed), backend=backend,
                  time_limit=float(time_limit), no_progress=float(no_progress), file_cap=file_cap if file_cap is not None else 2 * size + (16 << 20),
                  schedule=list(schedule or []), verify=bool(verify), **rest)
 

@@ -9,7 +9,9 @@ parameters, so a sweep over `delay` and `window` needs nothing but the grid:
 Multi-homed runs give one spec template per path (`paths=(spec0, spec1)`, engine paths
 p0, p1, ...) and may take paths down and up with an engine `schedule`; a cell may set
 its own file `size`; `extra(result, pcap_path)` adds fields of its own to the row
-(with `pcap=True` it gets the engine's pcap of the run, removed afterwards).
+(with `pcap=True` it gets the engine's pcap of the run, with `trace=True` the result's
+`trace` is the engine's trace of it; both are removed afterwards). `ipv6` (or f(cell))
+runs the cell over IPv6.
 """
 from __future__ import annotations
 
@@ -48,19 +50,26 @@ class TransferRun:
     schedule: tuple | Callable[[dict], list] = ()   # engine events, or f(cell) giving them
     extra: Callable[[TransferResult, str | None], dict] | None = None   # more fields for the row
     pcap: bool = False               # give `extra` the engine's pcap of the run
+    trace: bool = False              # give `extra` the engine's trace of the run (result.trace)
+    ipv6: bool | Callable[[dict], bool] = False   # the run's address family, or f(cell) giving it
     no_progress: float | None = None # s without progress before a run is stopped (None: the harness's rule)
+    tun_corruption: str = "repair"   # netns: "netem" leaves a corrupted packet's checksum wrong (harness.transfer.Link)
 
     def __call__(self, params: dict, seed: int) -> dict:
         values = {**self.fixed, **params}
         limit = self.time_limit(values) if callable(self.time_limit) else self.time_limit
-        links = [Link(_fill(t, values), None, self.shared_queue) for t in (self.paths or (self.link,))]
+        links = [Link(_fill(t, values), None, self.shared_queue, self.tun_corruption)
+                 for t in (self.paths or (self.link,))]
         where = {"paths": [Path(link) for link in links]} if self.paths else {"link": links[0]}
         schedule = list(self.schedule(values) if callable(self.schedule) else self.schedule)
-        with tempfile.TemporaryDirectory(prefix="rdt-pcap-") if self.pcap else contextlib.nullcontext() as scratch:
-            pcap = os.path.join(scratch, "link.pcap") if scratch else None
+        ipv6 = self.ipv6(values) if callable(self.ipv6) else self.ipv6
+        keep = self.pcap or self.trace
+        with tempfile.TemporaryDirectory(prefix="rdt-pcap-") if keep else contextlib.nullcontext() as scratch:
+            pcap = os.path.join(scratch, "link.pcap") if self.pcap else None
+            trace = os.path.join(scratch, "link.trace") if self.trace else None
             res = run_transfer(self.sender, self.receiver, **where, params=values,
                                size=int(values.get("size", self.size)), seed=seed, backend=self.backend,
-                               time_limit=limit, schedule=schedule, pcap=pcap,
+                               time_limit=limit, schedule=schedule, pcap=pcap, trace=trace, ipv6=bool(ipv6),
                                **({} if self.no_progress is None else {"no_progress": self.no_progress}))
             row = row_from_result(res)
             if self.extra is not None:

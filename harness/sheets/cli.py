@@ -19,8 +19,9 @@ import time
 from harness.backends import BACKENDS, resolve
 from harness.procs import UsageError
 
-SHEETS = ("comn", "tcp-like", "multihoming")
-OTHER_SHEETS = {"tcp-like": "tcp_like", "multihoming": "multihoming"}   # name -> module of harness.sheets
+SHEETS = ("comn", "tcp-like", "multihoming", "stop-and-wait-crc")
+OTHER_SHEETS = {"tcp-like": "tcp_like", "multihoming": "multihoming",
+                "stop-and-wait-crc": "stop_and_wait_crc"}   # name -> module of harness.sheets
 QUESTIONS = ("q1", "q3", "q5", "q7")
 
 

@@ -55,6 +55,18 @@ pub enum Endpoint {
     Tun { a: TunSide, b: TunSide },
 }
 
+/// What a corrupted packet looks like to the receiving kernel in TUN mode (README.md,
+/// "Corruption"). `Repair` (the default): a bit of the transport payload, the UDP/TCP
+/// checksum recomputed, so the damage reaches the application. `Netem`: a bit anywhere
+/// in the packet and no checksum touched, as tc-netem does, so the receiving kernel
+/// drops it (TCP then retransmits, as it would over netem).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TunCorruption {
+    #[default]
+    Repair,
+    Netem,
+}
+
 #[derive(Debug, Clone)]
 pub struct PathConfig {
     pub name: String,
@@ -62,6 +74,7 @@ pub struct PathConfig {
     pub reverse: String,
     pub shared_queue: bool,
     pub endpoint: Endpoint,
+    pub tun_corruption: TunCorruption,
 }
 
 #[derive(Debug, Clone)]
@@ -111,7 +124,7 @@ fn finish_path(
         }
         None => forward.clone(),
     };
-    Ok(PathConfig { name, forward, reverse, shared_queue, endpoint })
+    Ok(PathConfig { name, forward, reverse, shared_queue, endpoint, tun_corruption: TunCorruption::Repair })
 }
 
 /// Parse `HOST:PORT` (IPv6 as `[::1]:5000`); names are resolved once, here.
@@ -261,6 +274,14 @@ fn path_from_json(v: &Value, i: usize, mode: Mode) -> Result<PathConfig, ConfigE
     let shared = f.bool("shared_queue")?;
     let (listen, to) = (f.string("listen")?, f.string("to")?);
     let (tun_a, tun_b) = (f.get("tun_a"), f.get("tun_b"));
+    let tun_corruption = match f.string("tun_corruption")?.as_deref() {
+        None | Some("repair") => TunCorruption::Repair,
+        Some("netem") if mode == Mode::Tun => TunCorruption::Netem,
+        Some("netem") => {
+            return err(format!("{ctx}\"tun_corruption\": \"netem\" is for tun mode (in udp mode the application always gets the damaged datagram)"))
+        }
+        Some(other) => return err(format!("{ctx}\"tun_corruption\" must be \"repair\" or \"netem\", got {other:?}")),
+    };
     f.no_unknown(&[])?;
     let endpoint = match mode {
         Mode::Udp => {
@@ -276,7 +297,8 @@ fn path_from_json(v: &Value, i: usize, mode: Mode) -> Result<PathConfig, ConfigE
             b: tun_side(tun_b, &format!("{ctx}tun_b"))?,
         },
     };
-    finish_path(name, forward, reverse, shared, endpoint, &ctx)
+    let path = finish_path(name, forward, reverse, shared, endpoint, &ctx)?;
+    Ok(PathConfig { tun_corruption, ..path })
 }
 
 /// Parse the text of a `linkemu run` config file.
@@ -415,6 +437,20 @@ mod tests {
     }
 
     #[test]
+    fn tun_corruption_defaults_to_repair_and_netem_is_per_path() {
+        let c = from_json(
+            r#"{"mode":"tun","paths":[{"tun_a":{"ifname":"a0"},"tun_b":{"ifname":"b0"}},
+                                       {"tun_a":{"ifname":"a1"},"tun_b":{"ifname":"b1"},"tun_corruption":"netem"},
+                                       {"tun_a":{"ifname":"a2"},"tun_b":{"ifname":"b2"},"tun_corruption":"repair"}]}"#,
+        )
+        .unwrap();
+        let rules: Vec<_> = c.paths.iter().map(|p| p.tun_corruption).collect();
+        assert_eq!(rules, [TunCorruption::Repair, TunCorruption::Netem, TunCorruption::Repair]);
+        let c = from_udp_args(&args(&["--listen", "127.0.0.1:0", "--to", "127.0.0.1:1"])).unwrap();
+        assert_eq!(c.paths[0].tun_corruption, TunCorruption::Repair);
+    }
+
+    #[test]
     fn json_config_errors_are_one_line_and_name_the_key() {
         let cases = [
             ("[]", "expected a JSON object"),
@@ -431,6 +467,8 @@ mod tests {
             (r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1"}],"schedule":[{"at_ms":1,"cmd":"down","path":"zz"}]}"#, "\"zz\""),
             (r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1"}],"schedule":[{"cmd":"down","path":"p0"}]}"#, "at_ms"),
             (r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1"}],"schedule":[{"at_ms":1,"cmd":"explode"}]}"#, "explode"),
+            (r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1","tun_corruption":"netem"}]}"#, "is for tun mode"),
+            (r#"{"mode":"tun","paths":[{"tun_a":{"ifname":"a"},"tun_b":{"ifname":"b"},"tun_corruption":"drop"}]}"#, "\"repair\" or \"netem\""),
         ];
         for (text, want) in cases {
             let e = from_json(text).unwrap_err().0;

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
 
-use crate::config::{Config, Endpoint, Mode, PathConfig, Scheduled};
+use crate::config::{Config, Endpoint, Mode, PathConfig, Scheduled, TunCorruption};
 use crate::control::{error_reply, Command, ControlServer, Direction, Input};
 use crate::link::{Departure, Fate, Link, Verdict, WIRE_OVERHEAD_IP, WIRE_OVERHEAD_UDP4, WIRE_OVERHEAD_UDP6};
 use crate::pcap::{self, Pcap};
@@ -90,6 +90,8 @@ struct PathRt {
     stats: [DirStats; 2],
     seen: [SeenPayloads; 2],
     io: PathIo,
+    /// TUN mode: where a bit may flip and whether the checksum is repaired (tun.rs).
+    tun_corruption: TunCorruption,
 }
 
 impl PathRt {
@@ -237,6 +239,7 @@ impl Engine {
             stats: Default::default(),
             seen: [SeenPayloads::new(SEEN_CAPACITY), SeenPayloads::new(SEEN_CAPACITY)],
             io,
+            tun_corruption: pc.tun_corruption,
         })
     }
 
@@ -390,7 +393,7 @@ impl Engine {
             for li in 0..path.links.len() {
                 while let Some(dep) = path.links[li].dequeue(now) {
                     let out = Outputs { pcap: &mut self.pcap, trace: &mut self.trace, path: p };
-                    deliver(mode, &path.io, path.up, &mut path.stats, out, dep);
+                    deliver(mode, &path.io, path.up, path.tun_corruption, &mut path.stats, out, dep);
                 }
             }
         }
@@ -524,7 +527,7 @@ fn ingress(mode: Mode, p: usize, path: &mut PathRt, dir: usize, endpoint: usize,
     st.arrived(now, data.len());
     let (range, key) = match mode {
         Mode::Udp => (0..data.len(), (!data.is_empty()).then(|| payload_hash(&[&endpoint.to_be_bytes(), &data]))),
-        Mode::Tun => (tun::corrupt_range(&data), tun::repeat_key(&data)),
+        Mode::Tun => (tun::corruption_range(&data, path.tun_corruption), tun::repeat_key(&data)),
     };
     let id = id & 0xff_ffff;
     let shown = match mode {
@@ -581,7 +584,8 @@ struct Outputs<'a> {
 }
 
 /// Hand a departing packet to its destination and count it.
-fn deliver(mode: Mode, io: &PathIo, up: bool, stats: &mut [DirStats; 2], out: Outputs, mut dep: Departure) {
+fn deliver(mode: Mode, io: &PathIo, up: bool, rule: TunCorruption, stats: &mut [DirStats; 2], out: Outputs,
+           mut dep: Departure) {
     let (id, endpoint, dir) = untag(dep.tag);
     let st = &mut stats[dir];
     let (duplicate, corrupted) = (dep.duplicate, dep.corrupted);
@@ -603,7 +607,7 @@ fn deliver(mode: Mode, io: &PathIo, up: bool, stats: &mut [DirStats; 2], out: Ou
             if dir == FORWARD { u.send_forward(endpoint, &dep.data) } else { u.send_reverse(endpoint, &dep.data) }
         }
         PathIo::Tun(t) => {
-            if dep.corrupted {
+            if dep.corrupted && rule == TunCorruption::Repair {
                 tun::repair_checksum(&mut dep.data);
             }
             t.write(dir, &dep.data)

@@ -8,13 +8,18 @@
 //! and unaddressed (the harness configures them) and removes nothing: a TUN device
 //! that is not persistent vanishes when its descriptor closes.
 //!
-//! Corruption rule (also in README.md, "Corruption"): the link may flip a bit only in
-//! the transport payload of an unfragmented IPv4/IPv6 UDP or TCP packet (the bytes
-//! after the UDP/TCP header), and the engine then recomputes the UDP/TCP checksum over
-//! the pseudo-header, so the damage reaches the application instead of being dropped
-//! by the receiving kernel. Packets with nothing to damage (pure TCP ACKs, empty UDP
-//! datagrams, ICMP, fragments, other protocols) get an empty corruption range: the
-//! netem core then changes no byte and does not count the packet as corrupted.
+//! Corruption rules (also in README.md, "Corruption"), chosen per path:
+//! - `repair` (default): the link may flip a bit only in the transport payload of an
+//!   unfragmented IPv4/IPv6 UDP or TCP packet (the bytes after the UDP/TCP header), and
+//!   the engine then recomputes the UDP/TCP checksum over the pseudo-header, so the
+//!   damage reaches the application instead of being dropped by the receiving kernel.
+//!   Packets with nothing to damage (pure TCP ACKs, empty UDP datagrams, ICMP,
+//!   fragments, other protocols) get an empty corruption range: the netem core then
+//!   changes no byte and does not count the packet as corrupted.
+//! - `netem`: as tc-netem, a bit anywhere in the packet (but the first byte, whose
+//!   version nibble a TUN device refuses to take, where netem's packet would be dropped
+//!   by the receiver: the same end), and no checksum is touched: the receiving kernel
+//!   drops the packet (IPv4 header or UDP/TCP checksum) and TCP retransmits it.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -23,7 +28,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
 use crate::checksum;
-use crate::config::TunSide;
+use crate::config::{TunCorruption, TunSide};
 
 const TUNSETIFF: libc::c_ulong = 0x400454ca;
 
@@ -114,9 +119,18 @@ impl TunIo {
     }
 }
 
-/// Where corruption may land in an IP packet: its transport payload, or nothing.
+/// Where corruption may land in an IP packet (rule `repair`): its transport payload, or nothing.
 pub fn corrupt_range(pkt: &[u8]) -> std::ops::Range<usize> {
     checksum::parse(pkt).map_or(0..0, |t| t.payload)
+}
+
+/// Where corruption may land in an IP packet under `rule`: `repair`, as `corrupt_range`;
+/// `netem`, the whole packet but its first byte.
+pub fn corruption_range(pkt: &[u8], rule: TunCorruption) -> std::ops::Range<usize> {
+    match rule {
+        TunCorruption::Repair => corrupt_range(pkt),
+        TunCorruption::Netem => 1.min(pkt.len())..pkt.len(),
+    }
 }
 
 /// Key for counting repeats: the transport ports, TCP sequence number and payload.
@@ -174,8 +188,8 @@ pub fn first_fragment_udp(pkt: &[u8]) -> Option<(usize, std::ops::Range<usize>)>
     (start + 8 <= end).then_some((start, start + 8..end))
 }
 
-/// After the link: if a bit flip broke the UDP/TCP checksum, make it valid again so
-/// the receiving kernel hands the damaged data to the application.
+/// After the link (rule `repair`): if a bit flip broke the UDP/TCP checksum, make it
+/// valid again so the receiving kernel hands the damaged data to the application.
 pub fn repair_checksum(pkt: &mut [u8]) {
     if let Some(t) = checksum::parse(pkt) {
         if !checksum::transport_checksum_ok(pkt, &t) {
@@ -244,5 +258,51 @@ mod fragment_tests {
         assert_eq!(repeat_key(&first6), repeat_key(&fragment6(6, 0x0001, &udp)));
         assert_eq!(repeat_key(&fragment6(5, 0x0008, b"later bytes")), None);   // offset 8 bytes
         assert_eq!(first_fragment_udp(&first6[..47]), None);
+    }
+}
+
+#[cfg(test)]
+mod corruption_rules {
+    use super::*;
+
+    /// An IPv4 TCP segment with `payload`, checksums valid.
+    fn tcp4(payload: &[u8]) -> Vec<u8> {
+        let mut p = vec![0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 6, 0, 0, 198, 18, 1, 1, 198, 18, 1, 2];
+        p.extend_from_slice(&[0x13, 0x89, 0xc0, 0x00, 0, 0, 0, 7, 0, 0, 0, 1, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0]);
+        p.extend_from_slice(payload);
+        let total = p.len() as u16;
+        p[2..4].copy_from_slice(&total.to_be_bytes());
+        let h = checksum::ipv4_header_checksum(&p[..20]);
+        p[10..12].copy_from_slice(&h.to_be_bytes());
+        let t = checksum::parse(&p).unwrap();
+        checksum::fix_transport_checksum(&mut p, &t);
+        p
+    }
+
+    #[test]
+    fn repair_rule_damages_only_the_payload_netem_rule_the_whole_packet() {
+        let seg = tcp4(b"hello world");
+        assert_eq!(corruption_range(&seg, TunCorruption::Repair), 40..seg.len());
+        assert_eq!(corruption_range(&seg, TunCorruption::Netem), 1..seg.len());
+        let ack = tcp4(b"");
+        assert!(corruption_range(&ack, TunCorruption::Repair).is_empty(), "a pure ACK has nothing to damage");
+        assert_eq!(corruption_range(&ack, TunCorruption::Netem), 1..ack.len(), "netem damages ACKs too");
+        assert!(corruption_range(&[], TunCorruption::Netem).is_empty());
+    }
+
+    #[test]
+    fn under_the_netem_rule_every_flipped_bit_leaves_a_checksum_wrong() {
+        // The receiving kernel checks the IPv4 header checksum and the TCP checksum:
+        // whichever bit (after the first byte) flips, one of them no longer holds.
+        let seg = tcp4(b"0123456789abcdef");
+        for i in 1..seg.len() {
+            for bit in 0..8 {
+                let mut p = seg.clone();
+                p[i] ^= 1 << bit;
+                let header_ok = checksum::ipv4_header_checksum(&p[..20]) == 0; // sums to 0xffff
+                let transport_ok = checksum::parse(&p).is_some_and(|t| checksum::transport_checksum_ok(&p, &t));
+                assert!(!(header_ok && transport_ok), "byte {i} bit {bit}: both checksums still hold");
+            }
+        }
     }
 }
