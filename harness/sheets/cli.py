@@ -19,9 +19,9 @@ import time
 from harness.backends import BACKENDS, resolve
 from harness.procs import UsageError
 
-SHEETS = ("comn", "tcp-like", "multihoming", "stop-and-wait-crc")
+SHEETS = ("comn", "tcp-like", "multihoming", "gbn-vs-tcp", "stop-and-wait-crc")
 OTHER_SHEETS = {"tcp-like": "tcp_like", "multihoming": "multihoming",
-                "stop-and-wait-crc": "stop_and_wait_crc"}   # name -> module of harness.sheets
+                "gbn-vs-tcp": "gbn_vs_tcp", "stop-and-wait-crc": "stop_and_wait_crc"}   # name -> module of harness.sheets
 QUESTIONS = ("q1", "q3", "q5", "q7")
 
 
@@ -115,8 +115,10 @@ def _measure_and_write(args, sheet, key: str, impl: str, plan, backend: str) -> 
     if args.fresh and os.path.exists(results_path):
         os.remove(results_path)
     resumed = _count_lines(results_path)
-    print(f"rdtlab sheet {args.name}: {len(sheet.sweeps)} sweeps, programs {impl}, backend {backend}, "
-          f"{plan.size} bytes per transfer" + (f"; resuming: {resumed} runs already measured" if resumed else ""),
+    what = (f"{plan.objects} objects of up to {plan.size} bytes" if hasattr(plan, "objects")
+            else f"{plan.size} bytes per transfer")
+    print(f"rdtlab sheet {args.name}: {len(sheet.sweeps) + len(sheet.deferred)} sweeps, programs {impl}, "
+          f"backend {backend}, {what}" + (f"; resuming: {resumed} runs already measured" if resumed else ""),
           file=sys.stderr, flush=True)
     started = time.monotonic()
     results = measure(sheet, jobs=args.jobs, results_path=results_path, progress=not args.no_progress,

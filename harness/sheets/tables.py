@@ -117,3 +117,25 @@ def reported_table(frames: dict, entries: list[Reported], unit: str, digits: int
                                        else ("yes" if abs(ratio - 1) > tolerance else "no")),
                      "source": e.source})
     return pd.DataFrame(rows)
+
+
+def minmax_table(series: list[tuple[str, pd.DataFrame]], rows: list[tuple[str, tuple]], params: list[str],
+                 metric: str, digits: int = 2) -> pd.DataFrame:
+    """One row per (label, key of `params`) in `rows`; for each (name, frame) in `series`
+    the average, min and max of `metric` over its runs and how many succeeded (seed
+    001's figures as a table). A cell whose every run failed says so, with the reason."""
+    summaries = [(name, cells(frame, params, metric)) for name, frame in series]
+    out = []
+    for label, key in rows:
+        row = {"setting": label}
+        for name, summary in summaries:
+            s = summary.get(key)
+            if s is None or not s["n"]:
+                row[f"{name} avg"] = "not measured" if s is None else f"FAILED: {(s['error'] or '')[:90]}"
+                row[f"{name} min"] = row[f"{name} max"] = DASH
+            else:
+                row[f"{name} avg"] = fmt(s["mean"], digits)
+                row[f"{name} min"], row[f"{name} max"] = fmt(s["min"], digits), fmt(s["max"], digits)
+            row[f"{name} runs ok"] = runs_text(s)
+        out.append(row)
+    return pd.DataFrame(out)
