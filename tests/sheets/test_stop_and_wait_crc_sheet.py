@@ -68,7 +68,7 @@ def test_student_sender_that_rejects_its_payload(tmp_path, capsys):
                                       "s.bind(('', int(sys.argv[1])))\ntime.sleep(30)\n")
     out = tmp_path / "out"
     status = rdtlab(["sheet", "stop-and-wait-crc", "--impl", str(impl), "--quick", "--size", "5KB", "--runs", "1",
-                     "--out", str(out), "--no-progress", "--backend", "local"])
+                     "--out", str(out), "--no-progress", "--backend", "local", "--jobs", "12", "--cpu-budget", "12"])
     err = capsys.readouterr().err
     assert status == 1
     assert re.search(r"sw cell family=IPv6, kb=64, payload=65495: every run failed: sender failed \(exit 2.*usage: "
