@@ -357,7 +357,9 @@ def summarize_cells(frame: pd.DataFrame, params: list[str], metric: str) -> pd.D
         bad = group[~group["ok"].astype(bool)]
         column = good[metric] if metric in good else pd.Series(dtype=float)
         s = summarize(pd.to_numeric(column, errors="coerce").tolist())
-        status = "failed" if s.n == 0 else ("partial" if len(bad) else "ok")
+        # "failed" means no run succeeded; runs that succeeded without this metric (say,
+        # no packet was resent, so no back-off was seen) leave the mean empty, not failed
+        status = "failed" if good.empty else ("partial" if len(bad) else "ok")
         errors = Counter(e for e in bad.get("error", pd.Series(dtype=object)) if e)
         out.append({**dict(zip(params, values)), **s.to_dict(), "failed": len(bad),
                     "status": status, "error": errors.most_common(1)[0][0] if errors else None})

@@ -69,7 +69,7 @@ class Plan:
     loss_kb: tuple = SIZES_KB   # payloads of the loss section
 
 
-FULL = Plan(2 << 20, 5, SIZES_KB, 1, 3, 5)
+FULL = Plan(1 << 20, 5, SIZES_KB, 1, 3, 5)
 QUICK = Plan(256 << 10, 2, SIZES_KB, 1, 1, 2)
 
 
