@@ -22,7 +22,9 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 COMN_FILES = [f"{kind}{n}.py" for kind in ("Sender", "Receiver") for n in range(1, 5)] + ["rdt.py"]
 c.Autograde.exclude_overwriting = {"comn": COMN_FILES,
                                    "tcp-like": ["Sender.py", "Receiver.py", "rdt.py"],
-                                   "multihoming": ["Sender.py", "Receiver.py", "rdt.py"]}
+                                   "multihoming": ["Sender.py", "Receiver.py", "rdt.py"],
+                                   "gbn-vs-tcp": ["Sender3.py", "Receiver3.py", "rdt.py"],
+                                   "stop-and-wait-crc": ["Sender.py", "Receiver.py", "rdt.py"]}
 
 # What students do to a notebook: a deleted cell is put back, a changed grade_id restored
 # from the cell id, an edited read-only cell graded as handed out, each said in one line

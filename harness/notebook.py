@@ -175,16 +175,18 @@ class Lab:
     # ---- plots -------------------------------------------------------------------------
 
     def plot(self, q: str | None = None, title: str | None = None):
-        """The sheet's plots of question q (those of its section), or the plot whose title
-        starts with `title`, side by side in one figure."""
+        """The sheet's plots of question q (those of its section), or those whose title
+        starts with `title` (a string or a tuple of them), two side by side per row."""
         import matplotlib.pyplot as plt
 
         blocks = [b for sec in self.sheet.sections for b in sec.blocks if isinstance(b, Plot)
                   and (title is not None and b.title.startswith(title)
                        or q is not None and any(s.name == q for s in sec.sweeps))]
         results = Results(frames=dict(self.frames))
-        fig, axes = plt.subplots(1, max(1, len(blocks)), figsize=(7 * max(1, len(blocks)), 4.2), squeeze=False)
-        for block, ax in zip(blocks, axes[0]):
+        cols = min(2, max(1, len(blocks)))
+        rows = max(1, math.ceil(len(blocks) / cols))
+        fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 4.2 * rows), squeeze=False)
+        for block, ax in zip(blocks, axes.flat):
             try:
                 block.draw(results, ax)
             except Exception as e:   # a plot of nothing measured is not an error worth a traceback
@@ -292,7 +294,8 @@ FACTOR = 1.5
 REMEASURE_RULE = (f"Rule: a sample of your cells is re-run with your programs on the same link and seeds; a reported "
                   f"mean passes when it lies between the lowest of those runs and of this notebook's own runs of "
                   f"the cell divided by {FACTOR:g}, and the highest times {FACTOR:g}, give or take")
-UNITS = {"goodput_kBps": "KB/s", "retransmissions": "retransmissions", "wire_time_s": "s"}
+UNITS = {"goodput_kBps": "KB/s", "retransmissions": "retransmissions", "wire_time_s": "s", "total_s": "s",
+         "goodput_mbps": "Mbit/s", "rtt_ms": "ms", "delay_var_ms": "ms", "resends_per_packet": "resends per packet"}
 
 
 def rule(lab: Lab) -> str:
@@ -339,6 +342,11 @@ RANGES = {
     "retransmissions": (0, math.inf, "cannot be negative"),
     "wire_time_s": (1e-9, 3600, "must be in seconds (0 < x <= 3600)"),
     "queue_delay_mean_ms": (0, 1000, "must be in ms (0 <= x <= 1000)"),
+    "total_s": (1e-9, 36000, "must be in seconds (0 < x <= 36000)"),
+    "goodput_mbps": (1e-9, 10, "must be in Mbit/s (0 < x <= 10 on a 10 Mbit/s link)"),
+    "rtt_ms": (0, 10000, "must be in ms (0 <= x <= 10000)"),
+    "delay_var_ms": (0, 10000, "must be in ms (0 <= x <= 10000)"),
+    "resends_per_packet": (0, math.inf, "cannot be negative"),
 }
 
 
@@ -459,6 +467,12 @@ def assert_close(name: str, answer, expected: float, rel: float) -> None:
         _fail([f"{name} must be a number, got {answer!r}"])
     if abs(float(answer) - expected) > rel * abs(expected):
         _fail([f"{name} = {float(answer):.4g}, expected {expected:.4g} within {rel:.0%}"])
+
+
+def assert_one_of(name: str, answer, allowed: set, why: str) -> None:
+    """An answer derived from the student's own table: one of the values `allowed` (`why` says the rule)."""
+    if answer not in allowed:
+        _fail([f"{name} = {answer!r}, but your table gives {sorted(allowed)} ({why})"])
 
 
 def assert_close_each(name: str, answer, expected: dict, rel: float) -> None:

@@ -1,5 +1,5 @@
 """What each course assignment's notebook measures: one small module per assignment
-(comn, tcp_like, multihoming), read by the one notebook runtime (harness/notebook.py).
+(comn, tcp_like, multihoming, gbn_vs_tcp, stop_and_wait_crc), read by the one notebook runtime (harness/notebook.py).
 
 An `Assignment` names the results sheet whose sweeps the notebook runs on the student's
 own programs (`sheet(folder, plan, backend, seed)`: the same link, cells and seeds as
@@ -35,7 +35,8 @@ class Assignment:
     models: object = None                 # module with the model answers (lab.models)
 
 
-MODULES = {"comn": "comn", "tcp-like": "tcp_like", "multihoming": "multihoming"}
+MODULES = {"comn": "comn", "tcp-like": "tcp_like", "multihoming": "multihoming", "gbn-vs-tcp": "gbn_vs_tcp",
+           "stop-and-wait-crc": "stop_and_wait_crc"}
 
 
 def get(name: str) -> Assignment:

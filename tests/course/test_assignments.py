@@ -1,4 +1,4 @@
-"""Every assignment of the course besides comn (tcp-like, multihoming, ...) with the
+"""Every assignment of the course besides comn (tcp-like, multihoming, gbn-vs-tcp, stop-and-wait-crc) with the
 real nbgrader and a real Jupyter kernel: the release leaks no solution, hidden test or
 marking note; the starter programs say what is missing; and an honest student (the
 reference programs with the assignment's command lines, the reference answers typed in)
@@ -23,8 +23,15 @@ ASSIGNMENTS = {
                  ["Sender.py", "localhost", "9", "x", "10000", "4", "0"]),
     "multihoming": ("multihoming", "multi-homing is not written yet",
                     ["Sender.py", "x", "localhost:9", "localhost:10"]),
+    "gbn-vs-tcp": ("gbn_vs_tcp", "Go-Back-N is not written yet",
+                   ["Sender3.py", "localhost", "9", "x", "700", "25"]),
+    "stop-and-wait-crc": ("stop_and_wait_crc", "exponential back-off is not written yet",   # at its first timeout
+                          ["Sender.py", "127.0.0.1", "9", "x", "1000"]),
 }
-PROGRAMS = ("Sender.py", "Receiver.py")
+
+
+def programs_of(name: str) -> tuple[str, str]:
+    return ("Sender3.py", "Receiver3.py") if name == "gbn-vs-tcp" else ("Sender.py", "Receiver.py")
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +82,7 @@ def test_release_has_no_solutions_hidden_tests_or_marking_notes(course, name):
     assert sum("raise NotImplementedError()" in c.source for c in nb.cells) == len(solutions)
     assert [c.id for c in nb.cells if c.source == "YOUR ANSWER HERE"] == [c.id for c in roles(src, "manual")]
     # the student gets the starter programs and their README, nothing else
-    assert sorted(os.listdir(release)) == sorted(["README.md", C.NOTEBOOK, "rdt.py", *PROGRAMS])
+    assert sorted(os.listdir(release)) == sorted(["README.md", C.NOTEBOOK, "rdt.py", *programs_of(name)])
 
 
 @pytest.mark.parametrize("name", ASSIGNMENTS)
@@ -86,30 +93,60 @@ def test_starter_programs_say_what_is_missing(course, name, tmp_path):
     done = subprocess.run(["python3", os.path.join(release, argv[0]), *argv[1:]], capture_output=True, text=True,
                           cwd=tmp_path, timeout=30)
     assert done.returncode == 1 and done.stderr.strip().count("\n") == 0 and missing in done.stderr
-    for program in PROGRAMS:
+    for program in programs_of(name):
         done = subprocess.run(["python3", os.path.join(release, program)], capture_output=True, text=True,
                               timeout=30)
         assert done.returncode == 2 and done.stderr.startswith("usage:") and done.stderr.strip().count("\n") == 0
 
 
 def given_part_transfers(name: str, folder: str):
-    """What the starter gives complete delivers a file over a lossy emulated link."""
+    """What the starter gives complete delivers a file over an emulated link (lossy where
+    the given part recovers from loss)."""
     from harness import Link, Path, run_transfer
     from harness.sheets import programs
+    script = lambda program, args: programs.script(folder, program, args)  # noqa: E731
     if name == "tcp-like":
-        return run_transfer(programs.script(folder, "Sender.py", "{receiver_host} {receiver_port} {file} 10000 0 200"),
-                            programs.script(folder, "Receiver.py", "{listen_port} {output} 10000"),
+        return run_transfer(script("Sender.py", "{receiver_host} {receiver_port} {file} 10000 0 200"),
+                            script("Receiver.py", "{listen_port} {output} 10000"),
                             link=Link("delay 10ms rate 10mbit limit 100 loss 20%", None, False), size=30_000, seed=5)
-    return run_transfer(programs.script(folder, "Sender.py", "{file} {receiver_host}:{receiver_port}"),
-                        programs.script(folder, "Receiver.py", "{listen_port} {output} 1"),
-                        paths=[Path(Link("delay 10ms rate 10mbit loss 27.75%"))], size=30_000, seed=5)
+    if name == "multihoming":
+        return run_transfer(script("Sender.py", "{file} {receiver_host}:{receiver_port}"),
+                            script("Receiver.py", "{listen_port} {output} 1"),
+                            paths=[Path(Link("delay 10ms rate 10mbit loss 27.75%"))], size=30_000, seed=5)
+    if name == "stop-and-wait-crc":   # lossless: its back-off is the student's
+        return run_transfer(script("Sender.py", "{receiver_host} {receiver_port} {file} 4096"),
+                            script("Receiver.py", "{listen_port} {output} 4096"),
+                            link=Link("delay 1ms rate 10mbit", None, False), size=30_000, seed=5)
+    return None   # gbn-vs-tcp: the sender is the student's; its receiver and format are checked below
 
 
 @pytest.mark.parametrize("name", ASSIGNMENTS)
 def test_the_starters_given_part_works(course, name):
-    res = given_part_transfers(name, os.path.join(course, "release", name))
-    assert res.ok, res.error
-    assert res.retransmissions > 0
+    release = os.path.join(course, "release", name)
+    res = given_part_transfers(name, release)
+    if res is not None:
+        assert res.ok, res.error
+        assert res.retransmissions > 0 or name == "stop-and-wait-crc"
+    if name in ("gbn-vs-tcp", "stop-and-wait-crc"):   # rdt.py speaks the extended format, as its README says
+        from reference.core.api import Ack, Data
+        from reference.wire import get_format
+        ext = get_format("ext")
+        rdt = runpy_module(os.path.join(release, "rdt.py"))
+        assert ext.decode_data(rdt.pack_data(7, True, b"hello"), 0) == Data(7, b"hello", True, 0)
+        assert ext.decode_ack(rdt.pack_ack(-1), 0).seq == -1
+        assert rdt.unpack_data(ext.encode_data(Data(3, b"xy", False, 0))) == (3, False, b"xy")
+        assert rdt.unpack_ack(ext.encode_ack(Ack(4))) == 4
+        damaged = bytearray(rdt.pack_data(3, False, b"xy"))
+        damaged[-1] ^= 1
+        assert rdt.unpack_data(bytes(damaged)) is None
+
+
+def runpy_module(path: str):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("starter_rdt", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +156,7 @@ def graded(course):
     for name, (programs, _, _) in ASSIGNMENTS.items():
         folder = os.path.join(course, "submitted", "honest", name)
         shutil.copytree(os.path.join(course, "release", name), folder)
-        for program in PROGRAMS:
+        for program in programs_of(name):
             shutil.copy(os.path.join(C.REPO, "reference", programs, program), folder)
         answers = C.build_results_sheet.solutions(name)
         answers.update({c.id: "My discussion: the numbers in my tables show ..." for c in roles(source(name), "manual")})
@@ -154,12 +191,15 @@ def test_honest_student_gets_every_autograded_point(graded, name):
     plots = [c.id for c in nb.cells if any("image/png" in o.get("data", {}) for o in c.get("outputs", []))]
     assert plots, "the measured questions show their plots"
     # the autograded copy kept the student's programs (not the starter code)
-    assert "reference.cli" in open(os.path.join(graded, "autograded", "honest", name, "Sender.py")).read()
+    sender = programs_of(name)[0]
+    assert "reference.cli" in open(os.path.join(graded, "autograded", "honest", name, sender)).read()
 
 
 # A number moved by hand in each assignment's table: (question, column, row, value)
 MOVED = {"tcp-like": ("window", "throughput_kBps", 0, 150.0),     # window 1,000 B: ~45 KB/s
-         "multihoming": ("one_path", "time_s", 0, 3.0)}            # 100 KB at 5%: ~0.15 s
+         "multihoming": ("one_path", "time_s", 0, 3.0),            # 100 KB at 5%: ~0.15 s
+         "gbn-vs-tcp": ("gbn", "total_s", 0, 5.0),                 # two objects, no impairment: ~0.02 s
+         "stop-and-wait-crc": ("sw", "throughput_mbps", 0, 6.0)}   # 1 KB over IPv4: ~1.6 Mbit/s
 
 
 @pytest.mark.netns

@@ -1,0 +1,66 @@
+"""The `stop-and-wait-crc` assignment (seed 002): the student's stop-and-wait with a
+CRC32 and exponential back-off (Sender.py / Receiver.py) with payloads of 1-64 KB over
+IPv4 and IPv6, kernel TCP as the baseline, and a lossy link where fragments multiply
+the loss (harness/sheets/stop_and_wait_crc.py); and the models its hidden tests check
+the student's answers against."""
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+import pandas as pd
+
+from harness.assignments import Assignment, Question
+from harness.models.ip import ip_packets
+from harness.sheets import stop_and_wait_crc as sheet
+
+# tiny: the course's tests; the smallest and the largest payload, one run per cell.
+TINY = replace(sheet.QUICK, size=128 << 10, runs=1, sizes_kb=(1, 64), loss=1, loss_runs=1, tcp_runs=1)
+
+QUESTIONS = {
+    "sw": Question({"family": "family", "kb": "kb"},
+                   {"goodput_mbps": "throughput_mbps", "rtt_ms": "rtt_ms", "delay_var_ms": "delay_var_ms",
+                    "retransmissions": "retransmissions"},
+                   "Stop-and-wait over IPv4 and IPv6 (Sender/Receiver)", sheet.FILES),
+    "tcp": Question({"family": "family"}, {"goodput_mbps": "throughput_mbps"}, "Kernel TCP, the baseline"),
+    "loss": Question({"family": "family", "kb": "kb", "loss": "loss_pct"},
+                     {"goodput_mbps": "throughput_mbps", "resends_per_packet": "resends_per_packet"},
+                     "Stop-and-wait on a lossy link (Sender/Receiver)", sheet.FILES),
+}
+
+
+def unavailable(q: str, backend: str) -> str | None:
+    return "kernel TCP between hosts needs the netns backend (root)" if q == "tcp" and backend == "local" else None
+
+
+# ---- model answers ------------------------------------------------------------------
+
+def fragments(family: str, kb: int) -> int:
+    """IP packets that carry one message of `kb` (extended format: payload + 12 bytes), MTU 1500."""
+    return len(ip_packets(sheet.payload(kb) + sheet.EXT_HEADER, family == "IPv6"))
+
+
+def resends_model(family: str, kb: int, loss_pct: float) -> float:
+    """Resends per packet when every IP packet is lost with p: a try succeeds when all the
+    fragments and the ACK get through, q = (1 − p)^(fragments + 1); resends = 1/q − 1."""
+    return sheet.resends_model({"family": family, "kb": kb, "loss": loss_pct})
+
+
+# ---- derived answers (from the student's own table) ----------------------------------
+
+def v4_over_v6(sw_table: pd.DataFrame) -> dict:
+    """{kb: IPv4 throughput / IPv6 throughput} from the student's stop-and-wait table."""
+    by = {(r["family"], int(r["kb"])): float(r["throughput_mbps"]) for _, r in sw_table.iterrows()}
+    return {kb: by[("IPv4", kb)] / by[("IPv6", kb)] for (fam, kb) in by if fam == "IPv4" and ("IPv6", kb) in by}
+
+
+def _sheet(folder, plan, backend, seed):
+    return sheet.build(folder, plan, backend, seed=seed)
+
+
+ASSIGNMENT = Assignment(
+    "stop-and-wait-crc", _sheet, {"quick": sheet.QUICK, "full": sheet.FULL, "tiny": TINY}, QUESTIONS,
+    unavailable=unavailable,
+    tolerance={"goodput_mbps": 0.3, "rtt_ms": 1.0, "delay_var_ms": 0.5, "retransmissions": 5.0,
+               "resends_per_packet": 0.2},
+    models=sys.modules[__name__])
