@@ -4,7 +4,7 @@
 #   make bench  set up, then run the long measurements (figures go in BENCHMARKS.md)
 #   make build  build the link engine (harness/linkemu/target/release/linkemu)
 #   make lab    set up, then JupyterLab on 127.0.0.1 on a student's copy of the COMN release (prints the URL;
-#               LAB_ASSIGNMENT=tcp-like or multihoming for the others)
+#               LAB_ASSIGNMENT=tcp-like, multihoming, gbn-vs-tcp, stop-and-wait-crc)
 #   make images build the Docker images rdtlab/lab and rdtlab/grader (docker/), also offline
 #   make docker-lab / docker-lab-down   the students' lab in Docker (docker/compose.yaml)
 
@@ -60,7 +60,7 @@ test-python: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 # The course (assignments/): a student's copy in out/lab/<assignment>, kept between runs;
-# LAB_PORT=8888, LAB_ASSIGNMENT=comn (or tcp-like, multihoming).
+# LAB_PORT=8888, LAB_ASSIGNMENT=comn (or tcp-like, multihoming, gbn-vs-tcp, stop-and-wait-crc).
 lab: setup
 	$(PY) assignments/lab.py
 

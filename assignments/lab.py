@@ -1,6 +1,6 @@
 """`make lab`: JupyterLab on loopback on the student's copy of an assignment's release.
 
-    python assignments/lab.py [--assignment comn|tcp-like|multihoming] [--port 8888] [--dir out/lab/<assignment>]
+    python assignments/lab.py [--assignment comn|tcp-like|multihoming|gbn-vs-tcp|stop-and-wait-crc] [--port 8888] [--dir out/lab/<assignment>]
 
 Generates the release with nbgrader (`nbgrader generate_assignment <assignment>`, in this
 course directory) when there is none, copies it to the student's folder once (a later
