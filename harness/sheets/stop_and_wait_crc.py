@@ -245,6 +245,7 @@ def sw_blocks(cell_list: list[dict]) -> list:
             errorbar(ax, xs, s, [(f, kb) for kb in xs], COLOURS[f], f"stop-and-wait, {f}")
             ax.plot(xs, [throughput_model_mbps({"family": f, "kb": kb}) for kb in xs], ":", color=COLOURS[f],
                     lw=1, label=f"model (idle RTT), {f}")
+            ax.plot(xs, [REPORT[(f, kb)][0] for kb in xs], "x", color=COLOURS[f], ms=6, label=f"report, {f}")
             if mean_of(t, (f,)) == mean_of(t, (f,)):
                 ax.axhline(mean_of(t, (f,)), color=COLOURS[f], ls="--", lw=1, label=f"kernel TCP, {f}")
         ax.set_xscale("log", base=2)
