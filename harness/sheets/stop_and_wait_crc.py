@@ -194,6 +194,11 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
         "packet's RTT and their mean; retransmissions are data messages seen twice by the engine. ±95% is the "
         "half-width of the 95% confidence interval of the mean.",
     ]
+    if backend == "local":
+        intro.append("**Local backend**: the engine relays whole UDP datagrams between loopback sockets (::1 for "
+                     "IPv6), so nothing is fragmented and the rate counts each datagram once: sections 1 and 4's "
+                     "fragment models do not apply, and kernel TCP is not run. The netns backend (root) is the "
+                     "sheet's setting.")
     sections = [
         Section("1. Stop-and-wait over IPv4 and IPv6 (the report's table)", [sw], sw_blocks(sw_cells), unavailable),
         Section("2. Kernel TCP, the baseline", [tcp], tcp_blocks(), tcp_unavailable),
