@@ -36,7 +36,9 @@ def test_small_sheet_over_ipv4_and_ipv6_from_real_transfers(tmp_path):
         model = swc.rtt_model_ms({"family": family, "kb": 64})
         assert model * 0.97 < by.loc[(family, 64), "rtt_ms"] < model + 40
         assert 2.5 < by.loc[(family, 1), "rtt_ms"] < 30
-        assert by.loc[(family, 64), "rtt_samples"] == 3 and by.loc[(family, 1), "rtt_samples"] > 150
+        # 3 full 64 KB packets (the shorter last one gives none; a spurious resend on a loaded
+        # machine takes one away, Karn's rule)
+        assert 2 <= by.loc[(family, 64), "rtt_samples"] <= 3 and by.loc[(family, 1), "rtt_samples"] > 150
         assert by.loc[(family, 64), "goodput_mbps"] > 2 * by.loc[(family, 1), "goodput_mbps"]
         assert by.loc[(family, 64), "delay_var_ms"] >= 0
     # 3% loss per IP packet loses a 45-fragment datagram 3 times in 4: the engine sees the
