@@ -331,7 +331,7 @@ def _row_of(table: pd.DataFrame, key: dict) -> dict | None:
 
 
 def _num(v) -> str:
-    return f"{v:g}" if isinstance(v, (int, float)) else str(v)
+    return f"{v:g}" if isinstance(v, (int, float)) else (str(v) or "none")
 
 
 # ---- checks the notebook's test cells call ---------------------------------------------
@@ -379,6 +379,10 @@ def check_table(q: str, table, lab: Lab | None = None) -> list[str]:
             row = _row_of(table, key)
             if row is None:
                 problems.append(f"{name} has no row for {text(q, key)}")
+            elif not spec.programs:
+                # kernel TCP (no programs of the student's): a failed run is not theirs to answer for
+                if row["runs"] < 1:
+                    problems.append(f"{name}: {text(q, key)} has no completed run (run its cell again)")
             elif row["failed"] > 0 or row["runs"] < 1:
                 problems.append(f"{name}: {text(q, key)} had {int(row['failed'])} failed and "
                                 f"{int(row['runs'])} good runs: your programs must complete every run")
