@@ -43,7 +43,7 @@ class RestoreCells(OverwriteCells):
                           checksum=c.checksum) for c in source.source_cells]
         self.expected = {c["name"]: {**c, "grade": c["name"] in points, "points": points.get(c["name"]),
                                      "solution": c["name"] in answers} for c in cells}
-        self.order = [c["name"] for c in cells]
+        self.order = [c["name"] for c in cells]   # the assignment's order (nbgrader's add_missing relies on it too)
         self.notes: dict[str, str] = {}
         self._repair_ids(nb)
         self._undo_edits(nb)
