@@ -85,10 +85,16 @@ def build_parser() -> argparse.ArgumentParser:
                       help="resend after K duplicate ACKs (0 = off; default 3)")
     send.add_argument("--max-in-flight", type=positive_int, metavar="N",
                       help="at most N packets in flight even if the window is larger (SR, mh)")
+    send.add_argument("--pace", action="store_true",
+                      help="SR: spread new packets out, a window per round trip (as Sender4 does)")
+    send.add_argument("--repair-copies", type=positive_int, metavar="N",
+                      help="SR, mh: send a packet that later ACKs show lost N times at once "
+                           "(default 1; Sender4: 2)")
     send.add_argument("--path", type=host_port, action="append", default=[], metavar="HOST:PORT",
                       help="mh: a further path to the receiver (repeat for each)")
     send.add_argument("--dead-path-timeouts", type=positive_int, metavar="N",
-                      help="mh: consecutive timeouts that mark a path dead (default 5)")
+                      help="mh: mark a path dead when it has heard no ACK for N of its RTOs "
+                           "while packets were in flight on it (default 5)")
     send.add_argument("--max-retries", type=count, metavar="N", help="give up after N resends of one packet")
     send.add_argument("--give-up", type=_number(float, 1e-3, "a positive number of seconds"), metavar="S",
                       help="give up after S seconds without any ACK (default 30, or 20 timeouts if longer)")
@@ -126,11 +132,12 @@ def settings(args) -> tuple[CoreConfig, object]:
     options = dict(payload_size=args.payload, window=args.window or 1, window_bytes=args.window_bytes,
                    paths=paths, sack=fmt.has_sack, seq_modulus=1 << fmt.seq_bits)
     if args.command == "send":
-        options.update(adaptive=args.adaptive, backoff=args.backoff)
+        options.update(adaptive=args.adaptive, backoff=args.backoff, pace=args.pace)
         if args.timeout is not None:
             options["initial_rto" if args.adaptive else "timeout"] = args.timeout / 1000
         for name, field in (("fast_retransmit", "dup_ack_threshold"), ("dead_path_timeouts", "dead_path_timeouts"),
-                            ("max_retries", "max_retries"), ("max_in_flight", "max_in_flight")):
+                            ("max_retries", "max_retries"), ("max_in_flight", "max_in_flight"),
+                            ("repair_copies", "repair_copies")):
             if getattr(args, name) is not None:
                 options[field] = getattr(args, name)
     config = CoreConfig(**options)

@@ -6,6 +6,11 @@
 Keeps up to <WindowSize> packets in flight, each with its own timer: a packet is
 resent alone when <RetryTimeout> milliseconds pass without its own ACK. Prints the
 throughput in KB/s.
+
+Two refinements (common.SR_REFINEMENTS, reference/core/sr.py): new packets are paced,
+a window per round trip, so a full window does not sit in the link's queue for longer
+than the timeout; and a packet that the ACKs of later ones show lost is resent at
+once, twice.
 """
 import sys
 from pathlib import Path
@@ -19,7 +24,8 @@ from reference.runtime import main_guard
 def main(argv: list[str]) -> int:
     host, port, filename, timeout, window = common.parse(
         argv, ["RemoteHost", "Port", "Filename", "RetryTimeout", "WindowSize"])
-    settings = common.config(timeout=common.timeout_ms(timeout), window=common.window(window))
+    settings = common.config(timeout=common.timeout_ms(timeout), window=common.window(window),
+                             **common.SR_REFINEMENTS)
     result = common.send("sr", host, common.port(port), filename, settings)
     print(f"{result.throughput_kBps:.2f}")
     return 0

@@ -24,6 +24,11 @@ PAYLOAD = 1024          # bytes of the file in each data message
 GIVE_UP_AFTER = 10.0    # seconds without any ACK before the sender stops (at least)
 GIVE_UP_TIMEOUTS = 20   # ... or this many retry timeouts, if longer
 MAX_WINDOW = 1 << 14    # 16-bit sequence numbers; see PROTOCOL.md "Sequence numbers"
+# Sender4's refinements (reference/core/sr.py): pace new packets, a window per round
+# trip, and send a packet that later ACKs show lost twice. Within the contract:
+# at most <WindowSize> packets in flight, each resent when <RetryTimeout> passes
+# without its ACK. Why: BENCHMARKS.md, "Reference COMN programs on the COMN sheet's cells".
+SR_REFINEMENTS = {"pace": True, "repair_copies": 2}
 
 
 def parse(argv: list[str], names: list[str]) -> list[str]:
@@ -77,8 +82,8 @@ def linger() -> float:
     return value
 
 
-def config(timeout: float = 0.1, window: int = 1) -> CoreConfig:
-    return CoreConfig(payload_size=PAYLOAD, timeout=timeout, window=window, seq_modulus=1 << 16)
+def config(timeout: float = 0.1, window: int = 1, **refinements) -> CoreConfig:
+    return CoreConfig(payload_size=PAYLOAD, timeout=timeout, window=window, seq_modulus=1 << 16, **refinements)
 
 
 def send(protocol: str, host: str, port: int, filename: str, settings: CoreConfig):

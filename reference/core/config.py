@@ -39,8 +39,15 @@ class CoreConfig:
     # Duplicate-ACK threshold k: TCP-like fast retransmit after k duplicate ACKs; SR and
     # MH resend a packet once k packets sent after it are acked. 0 = off.
     dup_ack_threshold: int = 3
+    # SR: a packet found lost that way is sent this many times at once (sr.py, "Repair
+    # copies"); 1 = once, as usual.
+    repair_copies: int = 1
+    # SR: space new packets out, a window per shortest round trip (pacing.py).
+    pace: bool = False
     paths: int = 1                    # multi-homed: number of paths
-    dead_path_timeouts: int = 5       # multi-homed: consecutive timeouts that kill a path
+    # multi-homed: a path is dead once it has heard no ACK for this many of its RTOs
+    # while packets were in flight on it (multihomed.py, "Dead-path detection")
+    dead_path_timeouts: int = 5
     sack: bool = False                # the wire format carries selective-ACK ranges
     max_sack_ranges: int = 16         # at most this many ranges in one ACK (extended format: 16)
     seq_modulus: int | None = None    # e.g. 2**16 when the wire's sequence number wraps
@@ -72,6 +79,9 @@ class CoreConfig:
             _positive("max_in_flight", self.max_in_flight)
         if self.dup_ack_threshold < 0:
             raise ValueError(f"dup_ack_threshold must be 0 (off) or more, got {self.dup_ack_threshold}")
+        _positive("repair_copies", self.repair_copies)
+        if self.pace and protocol != "sr":
+            raise ValueError(f"pace is for protocol 'sr' only, got {protocol!r}")
         _positive("paths", self.paths)
         _positive("dead_path_timeouts", self.dead_path_timeouts)
         _positive("max_sack_ranges", self.max_sack_ranges)

@@ -17,6 +17,19 @@ Two refinements make it efficient:
   "everything below X, and these ranges, have arrived". A lost ACK then costs
   nothing: the next ACK repeats what it said.
 
+Two more are for a window that the path could carry in less than a round trip (the
+sender spends most of its time with the window full, waiting on its oldest packet),
+as in the COMN sheet's Q5 (W=64, fixed 66 ms timeout): the COMN programs turn them on.
+* Pacing (``pace``): new packets leave spread out, a window per shortest round trip
+  (pacing.py), not in one burst whenever the window opens: they wait here and not in
+  the bottleneck's queue, so a fixed timeout shorter than a full window's queue does
+  not fire for packets that were merely queued.
+* Repair copies (``repair_copies``): a packet that early loss detection finds lost
+  is sent that many times at once. Without selective ACKs, a lost resend (or its lost
+  ACK) holds the window's base for another round trip while the rest of the window
+  waits; with two copies that takes both to fail. The copies use capacity that a
+  window-bound sender leaves idle.
+
 Receiver. Its window is ``[base, base+N-1]``. A packet in the window is buffered (if
 new) and acked; the file is handed over in order as gaps fill. A packet in
 ``[base-N, base-1]`` was already delivered but its ACK may have been lost, so it is
@@ -39,6 +52,7 @@ from dataclasses import dataclass
 from reference.core.api import Ack, Data
 from reference.core.base import ReceiverBase, SenderBase
 from reference.core.config import CoreConfig
+from reference.core.pacing import Pacer
 from reference.core.rto import RtoEstimator
 
 
@@ -54,6 +68,7 @@ class InFlight:
     path: int = 0
     later_acks: int = 0       # packets sent after it that were acked since
     queued: bool = False      # waiting in the resend queue
+    copies: int = 1           # ... to be sent this many times
 
 
 class SelectiveRepeatSender(SenderBase):
@@ -67,6 +82,9 @@ class SelectiveRepeatSender(SenderBase):
         self._tx = 0
         self.rto = RtoEstimator(config)
         self.min_rtt: float | None = None   # the shortest RTT sample (Karn's rule applied)
+        # pacing.py: the window (or the cap on packets in flight) per round trip
+        self.pacer = Pacer(min(self.window, config.max_in_flight or self.window), self.rto.rto) \
+            if config.pace else None
 
     # --- the sans-IO interface ---
 
@@ -76,8 +94,9 @@ class SelectiveRepeatSender(SenderBase):
             packet = self._resend.popleft()
             packet.queued = False
             if self.in_flight.get(packet.seq) is packet:
-                out.append(self._transmit(packet, now))
-        while self._can_send_new() and self._pipe_has_room():
+                copies, packet.copies = packet.copies, 1
+                out += [self._transmit(packet, now) for _ in range(copies)]
+        while self._can_send_new() and self._pipe_has_room() and self._paced(now):
             seq = self.next_seq
             self._sent_new(seq)
             out.append(self._transmit(InFlight(seq, now, 0, path=self._path_for_new()), now))
@@ -109,7 +128,11 @@ class SelectiveRepeatSender(SenderBase):
         timers = self._timers
         while timers and not self._live_timer(timers[0]):
             heapq.heappop(timers)
-        return timers[0][0] if timers else None
+        timer = timers[0][0] if timers else None
+        if self.pacer and self._can_send_new() and self._pipe_has_room():
+            paced = self.pacer.next_send_at()     # a new packet waits its turn
+            timer = paced if timer is None else min(timer, paced)
+        return timer
 
     def handle_timer(self, now: float) -> None:
         timers = self._timers
@@ -131,6 +154,9 @@ class SelectiveRepeatSender(SenderBase):
     def _pipe_has_room(self) -> bool:
         cap = self.config.max_in_flight
         return cap is None or len(self.in_flight) - len(self._resend) < cap
+
+    def _paced(self, now: float) -> bool:
+        return self.pacer is None or self.pacer.may_send(now)
 
     def _seqs_acked(self, ack: Ack):
         """Packet numbers this ACK vouches for that are in flight."""
@@ -156,6 +182,8 @@ class SelectiveRepeatSender(SenderBase):
         packet.sent_at, packet.tx, packet.later_acks = now, self._tx, 0
         self._tx += 1
         self._count_send(resend)
+        if self.pacer:
+            self.pacer.sent(now)
         deadline = now + self._estimator(packet.path).rto
         heapq.heappush(self._timers, (deadline, packet.tx, packet.seq))
         return self._message(packet.seq, packet.path)
@@ -205,6 +233,7 @@ class SelectiveRepeatSender(SenderBase):
             if later and packet.later_acks >= k and not packet.queued \
                     and not self._out_of_retries(packet.resends):
                 self.stats.fast_retransmits += 1
+                packet.copies = self.config.repair_copies
                 self._queue_resend(packet)
 
     def _answered_tx(self, packet: InFlight, now: float) -> int:
@@ -228,6 +257,8 @@ class SelectiveRepeatSender(SenderBase):
     def _rtt_sample(self, packet: InFlight, rtt: float) -> None:
         self.stats.rtt_samples.append(rtt)
         self.min_rtt = rtt if self.min_rtt is None else min(self.min_rtt, rtt)
+        if self.pacer:
+            self.pacer.round_trip(self.min_rtt)
         self._estimator(packet.path).sample(rtt)
 
     def _ack_arrived_on(self, path: int, now: float) -> None:

@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from reference.comn.common import SR_REFINEMENTS
 from reference.core import CoreConfig, make_receiver, make_sender
 from reference.ending import LINGER, ReceiverEnding, SenderGiveUp
 from reference.sim import COMN_SIZES, Channel, Ending, SimPath, WireSizes, simulate
@@ -74,9 +75,10 @@ def _cases():
     """(name, protocol, config, shared queue, wire sizes, sender's give-up seconds), as
     the programs run them: COMN (fixed RetryTimeout, give-up max(10 s, 20 timeouts)) and
     the command line with the extended format (adaptive RTO with back-off, 30 s)."""
-    for protocol, window, timeout in (("sw", 1, 0.066), ("gbn", 16, 0.084), ("sr", 64, 0.125)):
-        yield f"{protocol}-comn", protocol, CoreConfig(window=window, timeout=timeout, **COMN), True, \
-            COMN_SIZES, max(10.0, 20 * timeout)
+    for protocol, window, timeout in (("sw", 1, 0.066), ("gbn", 16, 0.084), ("sr", 64, 0.125), ("sr", 64, 0.066)):
+        refinements = SR_REFINEMENTS if protocol == "sr" else {}     # Sender4's pacing and repair copies
+        yield f"{protocol}-comn-{round(timeout * 1000)}ms", protocol, \
+            CoreConfig(window=window, timeout=timeout, **COMN, **refinements), True, COMN_SIZES, max(10.0, 20 * timeout)
     for protocol, window, extra in (("sw", 1, {}), ("gbn", 16, {}), ("sr", 64, {}), ("tcp", 64, {}),
                                     ("sr", 1024, {"max_in_flight": 96}), ("mh", 64, {"paths": 2})):
         name = f"{protocol}-ext" + ("-w1024" if window == 1024 else "")
