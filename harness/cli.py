@@ -110,7 +110,8 @@ def run_add_arguments(p: argparse.ArgumentParser) -> None:
                    help="time limit of the transfer (default: from the expected duration of stop-and-wait over "
                         "the link, 30-900 s; see harness/time_limits.py)")
     p.add_argument("--stall-after", type=float, default=None, metavar="S",
-                   help="stop when nothing new has crossed the link for S seconds (default: from the link's round "
+                   help="stop when nothing new has entered the link either way nor the output grown for S seconds, "
+                        "not counting time in which the link lost every answer (default: from the link's round "
                         "trip and {timeout}, at least 10 s; 0 never)")
     p.add_argument("--param", type=param_arg, action="append", default=[], metavar="K=V",
                    help="a value for placeholder {K} in the commands (repeatable)")

@@ -537,12 +537,19 @@ class _Watch:
 
 def _watch(plan: _Plan, tx: Proc, rx: Proc, engine, want: str | None, output: str) -> _Watch:
     """Wait for the sender to exit, checking every WATCH_S: the time limit, the engine,
-    a receiver that left with its output incomplete, and (with an engine) progress:
-    new payload into the link (the engine counts repeats apart) or output growth."""
+    a receiver that left with its output incomplete, and (with an engine) progress.
+
+    Progress: new payload into the link in either direction (the engine counts repeats
+    apart; a receiver's new answer says it got something new), or output growth. A check
+    interval in which the link withheld what the programs wait for does not count
+    towards the no-progress window either (`_link_withheld`): at high loss a healthy
+    sender may repeat its last packets for many seconds while every answer is lost."""
     deadline = time.monotonic() + plan.time_limit
     engine_proc = engine.proc if engine is not None else None
     last_progress = time.monotonic()
-    seen = (-1, -1)
+    seen = (-1, -1, -1)
+    before: dict | None = None      # the counters at the previous check
+    answered = 0                    # reverse packets delivered, at the last progress
     next_report = time.monotonic() + 1.0
     while True:
         raise_if_terminated()
@@ -562,17 +569,37 @@ def _watch(plan: _Plan, tx: Proc, rx: Proc, engine, want: str | None, output: st
             _report_progress(plan, tx, stats)
         if stats is None or not plan.no_progress:
             continue
-        fwd = stats.get("forward") or {}
-        current = ((fwd.get("packets_in") or 0) - (fwd.get("repeats") or 0),
-                   os.path.getsize(output) if os.path.exists(output) else 0)
-        if current > seen:
-            seen, last_progress = current, now
+        fwd, rev = stats.get("forward") or {}, stats.get("reverse") or {}
+        current = (_new_payloads(fwd), _new_payloads(rev), os.path.getsize(output) if os.path.exists(output) else 0)
+        withheld = before is not None and _link_withheld(before, stats)
+        before = stats
+        if any(c > s for c, s in zip(current, seen)) or withheld:
+            seen, last_progress, answered = current, now, rev.get("delivered") or 0
         elif now - last_progress >= plan.no_progress:
             silent = (time.monotonic_ns() - fwd["last_in_ns"]) / 1e9 if fwd.get("last_in_ns") else None
+            answers = (rev.get("delivered") or 0) - answered
             what = ("the sender never sent a packet" if not fwd.get("packets_in") else
                     f"the sender has sent nothing for {silent:.1f} s" if silent and silent >= 2 * WATCH_S else
-                    "the sender only repeats packets it sent before")
+                    "the sender only repeats packets it sent before" +
+                    (f", though {answers} answers reached it" if answers > 0 else ""))
             return _Watch("no progress", quiet_s=now - last_progress, what=what, receiver_exited=rx.wait(0))
+
+
+def _new_payloads(direction: dict) -> int:
+    """Packets into the link whose payload it had not seen before in that direction."""
+    return (direction.get("packets_in") or 0) - (direction.get("repeats") or 0)
+
+
+def _link_withheld(before: dict, now: dict) -> bool:
+    """Between two readings of the engine's counters: the sender kept sending, nothing
+    reached it from the receiver, and either the receiver answered (every answer was
+    lost) or nothing reached the receiver (every packet was lost). The programs are
+    waiting on the link then, not stuck. A hung sender that ignores answers that reach
+    it, or a receiver that stops answering what reaches it, is not covered."""
+    def grew(direction: str, key: str) -> bool:
+        return ((now.get(direction) or {}).get(key) or 0) > ((before.get(direction) or {}).get(key) or 0)
+    return grew("forward", "packets_in") and not grew("reverse", "delivered") \
+        and (grew("reverse", "packets_in") or not grew("forward", "delivered"))
 
 
 def _engine_stats(engine) -> dict | None:
@@ -681,7 +708,8 @@ def _wait_bound(rx: Proc, port: int, timeout: float) -> list[tuple[str, str, int
 def _wait_receiver(plan: _Plan, rx: Proc, want: str | None, output: str) -> bool:
     """After the sender exits: True once the receiver exits, or (with
     stop_receiver_when_done) once its output is complete and correct, so a receiver
-    that lingers to re-ACK (COMN's linger 2 s) does not cost every run that long.
+    that lingers to re-ACK (the reference COMN receivers stay max(10 s, 20 of the
+    sender's retry intervals): reference/ending.py) does not cost every run that long.
     """
     deadline = time.monotonic() + plan.receiver_grace
     while time.monotonic() < deadline:

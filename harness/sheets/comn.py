@@ -31,7 +31,7 @@ REFERENCE = os.path.join(REPO, "reference", "comn")
 LOSS = 5                       # percent, each direction
 RATE = "10mbit"
 LINK = "delay {delay}ms loss {loss}% rate " + RATE
-RUN_OVERHEAD_S = 3.0           # start-up plus the reference receiver's 2 s linger
+RUN_OVERHEAD_S = 3.0           # start-up and end (the harness stops a lingering receiver once its output is right)
 TCP_MIN_RTO_S = 0.2            # Linux's minimum RTO, for PFTK's T0
 
 
