@@ -11,10 +11,13 @@ from pathlib import Path
 
 from harness.procs import UsageError
 
+from grader import limits
+from grader.limits import MODELS
+
 BATTERIES = Path(__file__).resolve().parent / "batteries"
 MEETINGS = ("student", "sender", "receiver")
 SCENARIO_KEYS = {"name", "part", "what", "link", "reverse", "shared_queue", "size", "meet", "time_limit",
-                 "points", "public", "printed", "goodput_vs_ref", "retx_vs_ref", "repeat", "params"}
+                 "no_progress", "points", "public", "printed", "goodput_vs_ref", "retx_vs_ref", "repeat", "params"}
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,7 @@ class Programs:
     receiver: str
     output_format: str | None
     params: dict
+    model: str = "stop-and-wait"    # the protocol's model for time limits (grader/limits.py)
 
     def name(self, role: str) -> str:
         return getattr(self, role).split()[0]
@@ -39,7 +43,8 @@ class Scenario:
     shared_queue: bool
     size: int
     meet: str
-    time_limit: float
+    time_limit: float          # seconds; derived from the part's model unless the battery sets it
+    no_progress: float         # seconds without progress before a run is stopped (likewise)
     points: float
     public: bool
     printed: bool
@@ -98,7 +103,11 @@ def parse_battery(data: dict, source: str = "<battery>") -> Battery:
         where = f"battery {source}, [programs.{part}]"
         if not str(part).isdigit() or not isinstance(p, dict) or not {"sender", "receiver"} <= set(p):
             raise UsageError(f"{where}: expected a part number with sender and receiver templates")
-        programs[int(part)] = Programs(p["sender"], p["receiver"], p.get("output_format"), dict(p.get("params", {})))
+        model = p.get("model", "stop-and-wait")
+        if model not in MODELS:
+            raise UsageError(f"{where}: model must be one of {', '.join(MODELS)}, not {model!r}")
+        programs[int(part)] = Programs(p["sender"], p["receiver"], p.get("output_format"), dict(p.get("params", {})),
+                                       model)
     defaults = data.get("defaults", {})
     battery = Battery(head.get("name", Path(source).stem), head.get("title", ""), programs, source=source,
                       reference=head.get("reference", "reference/comn"))
@@ -134,16 +143,27 @@ def _scenario(d: dict, programs: dict[int, Programs], source: str) -> Scenario:
     if retx is not None and (not isinstance(retx, list) or len(retx) != 2):
         raise UsageError(f"{where}: retx_vs_ref must be [factor, slack], not {retx!r}")
     try:
+        link, shared = str(d.get("link", "")), bool(d.get("shared_queue", True))
+        reverse = d.get("reverse")
+        size = _positive(d.get("size", 65536), where, "size", zero=True)
+        params = {**programs[part].params, **d.get("params", {})}
+        if "time_limit" in d:
+            limit = _positive(d["time_limit"], where, "time_limit")
+        else:
+            limit = limits.time_limit(limits.expected_seconds(programs[part].model, link, reverse or link, size,
+                                                              params, shared))
+        if "no_progress" in d:
+            quiet = _positive(d["no_progress"], where, "no_progress")
+        else:
+            quiet = limits.no_progress_window(link, reverse or link, params)
         return Scenario(
-            name=name, part=part, what=str(d.get("what", "")), link=str(d.get("link", "")),
-            reverse=d.get("reverse"), shared_queue=bool(d.get("shared_queue", True)),
-            size=_positive(d.get("size", 65536), where, "size", zero=True), meet=d.get("meet", "student"),
-            time_limit=_positive(d.get("time_limit", 30), where, "time_limit"),
+            name=name, part=part, what=str(d.get("what", "")), link=link,
+            reverse=reverse, shared_queue=shared, size=size, meet=d.get("meet", "student"),
+            time_limit=limit, no_progress=quiet,
             points=_positive(d.get("points", 1), where, "points", zero=True), public=bool(d.get("public", False)),
             printed=bool(d.get("printed", False)), goodput_vs_ref=d.get("goodput_vs_ref"),
             retx_vs_ref=tuple(float(x) for x in retx) if retx else None,
-            repeat=int(_positive(d.get("repeat", 1), where, "repeat")),
-            params={**programs[part].params, **d.get("params", {})})
+            repeat=int(_positive(d.get("repeat", 1), where, "repeat")), params=params)
     except (TypeError, ValueError) as e:
         raise UsageError(f"{where}: {e}") from None
 

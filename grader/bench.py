@@ -52,6 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  wall {wall:.0f} s = {3600 * len(subs) / wall:.0f} submissions/hour; serial estimate "
           f"{serial:.0f} s = {3600 * len(subs) / serial:.0f} submissions/hour; load average "
           f"{load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after (2 cores shared)")
+    per_scenario: dict[str, float] = {}
+    for r in results:
+        for sc in r["scenarios"]:
+            per_scenario[sc["name"]] = per_scenario.get(sc["name"], 0.0) + sc.get("seconds", 0.0)
+    top = sorted(per_scenario.items(), key=lambda kv: -kv[1])[:8]
+    print("  where the time went (seconds summed over the submissions): "
+          + ", ".join(f"{name} {sec:.0f}" for name, sec in top))
     failures = []
     for r in results[:args.copies]:
         lost = [(s["name"], s["reason"]) for s in r["scenarios"] if not s["passed"]]

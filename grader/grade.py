@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import threading
 import time
+from concurrent.futures import Future, wait as wait_futures
 from dataclasses import dataclass, field
 
 from harness.procs import UsageError
@@ -28,7 +29,9 @@ from grader.sandbox import (UID_BASE, Limits, Sandbox, available, kill_uid, moun
 from grader.scenario import Side, pairing, reference_side, replay_command, run_pair, scenario_seed
 from grader.score import reason, scenario_points
 
-TIMEOUTS_BEFORE_SKIP = 2     # a part whose programs hang this often: its other scenarios are not run
+TIMEOUTS_BEFORE_SKIP = 2     # a part whose programs hang this often with the same partner: its other
+                             # scenarios with that partner are not run (the student's sender with the
+                             # reference receiver, and the other way round, are still graded)
 
 
 @dataclass
@@ -43,7 +46,7 @@ class Options:
 
 _uids = itertools.count()
 _uid_lock = threading.Lock()
-_reference_runs: dict[tuple, object] = {}
+_reference_runs: dict[tuple, Future] = {}
 _reference_lock = threading.Lock()
 
 
@@ -69,6 +72,8 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
     scratch = tempfile.mkdtemp(prefix="rdt-grade-")
     uid = allocate_uid()
     mounted = False
+    pending: list[Future] = []          # reference runs started beside the student's
+    BUDGET.take()
     try:
         if jail:
             mount_scratch(scratch, options.limits.scratch_bytes)
@@ -89,12 +94,14 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
         for scenario in battery.scenarios:
             began = time.monotonic()
             records.append(_grade_scenario(scenario, battery, student, reference, digest, options,
-                                           timeouts, student_dir))
+                                           timeouts, student_dir, pending))
             records[-1]["seconds"] = round(time.monotonic() - began, 2)
             if jail:
                 kill_uid(uid)
                 unmount_runs(uid)
     finally:
+        BUDGET.give()
+        wait_futures(pending)           # no reference run outlives the submission's grading
         if jail:
             kill_uid(uid)
             unmount_runs(uid)
@@ -117,7 +124,7 @@ def _always_hidden() -> list[str]:
 
 
 def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, reference: Side, digest: str,
-                    options: Options, timeouts: dict, student_dir: str | None) -> dict:
+                    options: Options, timeouts: dict, student_dir: str | None, pending: list[Future]) -> dict:
     programs = battery.programs[scenario.part]
     tx, rx = pairing(scenario, student, reference)
     seeds = [scenario_seed(digest, scenario.name, k) for k in range(scenario.repeat)]
@@ -131,8 +138,10 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
               "runs": [], "checks": [], "pcap": None}
     missing = next((m for side, role in ((tx, "sender"), (rx, "receiver")) if side is student
                     for m in [side.missing(programs.name(role))] if m), None)
-    if missing is None and timeouts.get(scenario.part, 0) >= TIMEOUTS_BEFORE_SKIP:
-        missing = (f"not run: part {scenario.part}'s programs timed out in {TIMEOUTS_BEFORE_SKIP} "
+    hangs = (scenario.part, scenario.meet)
+    if missing is None and timeouts.get(hangs, 0) >= TIMEOUTS_BEFORE_SKIP:
+        whose = {"student": "programs", "sender": "sender", "receiver": "receiver"}[scenario.meet]
+        missing = (f"not run: part {scenario.part}'s {whose} timed out or stalled in {TIMEOUTS_BEFORE_SKIP} "
                    f"scenarios already")
     if missing:
         return {**record, "score": 0.0, "passed": False, "reason": missing,
@@ -140,9 +149,15 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     runs, refs = [], []
     for seed in seeds:
         pcap = os.path.join(student_dir, f"{scenario.name}-{seed}.pcap") if student_dir and options.pcaps else None
+        baseline = _reference_beside(scenario, battery, reference, seed, options.backend) \
+            if scenario.needs_reference_run else None
         run = run_pair(scenario, programs, tx, rx, seed, options.backend, pcap=pcap)
-        ref = _reference_run(scenario, battery, reference, seed, options.backend) \
-            if scenario.needs_reference_run and run.ok else None
+        if baseline is not None:
+            pending.append(baseline)     # a failed run does not wait for it (grade_submission does)
+        ref = None
+        if run.ok and scenario.needs_reference_run:
+            ref = baseline.result() if baseline is not None else \
+                _reference_run(scenario, battery, reference, seed, options.backend)
         runs.append(run)
         refs.append(ref)
         if pcap and os.path.exists(pcap):
@@ -152,7 +167,7 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
                 record["pcap"], record["replay"] = os.path.basename(pcap), replay(seed)
         if not run.ok:
             if run.sender and run.sender.timed_out or run.receiver and run.receiver.timed_out:
-                timeouts[scenario.part] = timeouts.get(scenario.part, 0) + 1
+                timeouts[hangs] = timeouts.get(hangs, 0) + 1
             break     # one failed run decides the scenario
     checks = checks_mod.evaluate(scenario, programs, runs, refs)
     record["runs"] = [_run_record(r, ref) for r, ref in zip(runs, refs)]
@@ -163,16 +178,74 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     return record
 
 
-def _reference_run(scenario: Scenario, battery: Battery, reference: Side, seed: int, backend: str):
-    """The reference pair on the same link and seed (kept: a re-grade reuses it)."""
+class Budget:
+    """How many transfers this process runs at once (`--jobs`). A submission's job takes
+    one while it is graded (the pool already bounds them); the reference run a check
+    compares with starts beside the student's run only on a spare one, so a full pool
+    adds no load and its tail, or a lone submission, finishes sooner."""
+
+    def __init__(self, size: int):
+        self.size, self.used, self._lock = size, 0, threading.Lock()
+
+    def take(self, spare_only: bool = False) -> bool:
+        with self._lock:
+            if spare_only and self.used >= self.size:
+                return False
+            self.used += 1
+            return True
+
+    def give(self) -> None:
+        with self._lock:
+            self.used -= 1
+
+
+BUDGET = Budget(os.cpu_count() or 1)     # grade_all sets it to --jobs
+
+
+def _reference_beside(scenario: Scenario, battery: Battery, reference: Side, seed: int,
+                      backend: str) -> Future | None:
+    """The reference pair on the same link and seed, started now in its own namespaces
+    beside the student's run if the budget has a spare transfer (both then see the same
+    load on the machine); None if not (`_reference_run` runs it afterwards)."""
     key = (battery.source, scenario.name, seed, backend)
     with _reference_lock:
         if key in _reference_runs:
             return _reference_runs[key]
-    run = run_pair(scenario, battery.programs[scenario.part], reference, reference, seed, backend)
+        if not BUDGET.take(spare_only=True):
+            return None
+        future = _reference_runs[key] = Future()
+
+    def run() -> None:
+        try:
+            _settle(future, key, scenario, battery, reference, seed, backend)
+        finally:
+            BUDGET.give()
+    threading.Thread(target=run, name=f"reference-{scenario.name}").start()
+    return future
+
+
+def _reference_run(scenario: Scenario, battery: Battery, reference: Side, seed: int, backend: str):
+    """The reference pair on the same link and seed, run now unless started or done
+    before (kept: a re-grade, or a copy of the submission, reuses it)."""
+    key = (battery.source, scenario.name, seed, backend)
     with _reference_lock:
-        _reference_runs[key] = run
-    return run
+        future = _reference_runs.get(key)
+        ours = future is None
+        if ours:
+            future = _reference_runs[key] = Future()
+    if ours:
+        _settle(future, key, scenario, battery, reference, seed, backend)
+    return future.result()
+
+
+def _settle(future: Future, key: tuple, scenario: Scenario, battery: Battery, reference: Side, seed: int,
+            backend: str) -> None:
+    try:
+        future.set_result(run_pair(scenario, battery.programs[scenario.part], reference, reference, seed, backend))
+    except BaseException as e:       # bad usage: raised again where the result is read
+        with _reference_lock:
+            _reference_runs.pop(key, None)
+        future.set_exception(e)
 
 
 def _run_record(run, ref) -> dict:

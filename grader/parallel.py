@@ -1,7 +1,9 @@
 """Grade many submissions on one machine: a pool of jobs, one submission each.
 
 A job mostly waits on timers and the link (its programs run as other processes), so
-threads suffice; `jobs` is the CPU budget: how many submissions are graded at once.
+threads suffice; `jobs` is the CPU budget: how many submissions are graded at once, and
+how many transfers run at once (a job starts the reference run a check compares with
+beside the student's only while fewer jobs than that are running: the pool's tail).
 Every job has its own jail uid, scratch folder and namespaces, so a hostile
 submission cannot disturb the one graded beside it.
 """
@@ -13,6 +15,7 @@ from typing import Callable
 
 from grader.battery import Battery
 from grader.collect import Submission
+from grader import grade as grade_module
 from grader.grade import Options, grade_submission
 
 DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
@@ -21,6 +24,7 @@ DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
 def grade_all(subs: list[Submission], battery: Battery, out_dir: str | None, options: Options,
               jobs: int = DEFAULT_JOBS, done: Callable[[dict], None] | None = None) -> list[dict]:
     """Results in the order of `subs`; `done(result)` as each finishes."""
+    grade_module.BUDGET.size = jobs      # transfers at once, reference runs beside included
     if jobs <= 1:
         results = []
         for sub in subs:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import sys
 from dataclasses import dataclass
 
 from harness import Link, Program, run_transfer
@@ -48,7 +49,9 @@ class Side:
 def reference_side(battery: Battery, byte_order: str = "big") -> Side:
     folder = os.path.join(REPO, battery.reference)
     names = {p.name(role) for p in battery.programs.values() for role in ("sender", "receiver")}
-    return Side("reference", {n: ["python3", os.path.join(folder, f"{n}.py")] for n in names},
+    # The kit's own interpreter: `python3` on PATH may be a version manager's shim (pyenv's
+    # costs ~0.4 s a start, and a battery starts the reference ~40 times per submission).
+    return Side("reference", {n: [sys.executable, os.path.join(folder, f"{n}.py")] for n in names},
                 env={"RDT_BYTE_ORDER": byte_order})
 
 
@@ -68,7 +71,7 @@ def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: i
     sender, receiver = programs_for(scenario, programs, tx, rx)
     return run_transfer(sender, receiver, Link(scenario.link, scenario.reverse, scenario.shared_queue),
                         params=scenario.params, size=scenario.size, seed=seed, backend=backend,
-                        time_limit=scenario.time_limit, pcap=pcap)
+                        time_limit=scenario.time_limit, no_progress=scenario.no_progress, pcap=pcap)
 
 
 def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: str,
@@ -88,7 +91,7 @@ def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: s
     if scenario.shared_queue:
         words.append("--shared-queue")
     words += ["--size", str(scenario.size), "--seed", str(seed), "--timeout", f"{scenario.time_limit:g}",
-              "--backend", backend]
+              "--stall-after", f"{scenario.no_progress:g}", "--backend", backend]
     for key, value in scenario.params.items():
         words += ["--param", f"{key}={value}"]
     if programs.output_format:

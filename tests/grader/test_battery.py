@@ -42,3 +42,28 @@ def test_a_mistake_in_a_battery_is_one_line_naming_the_scenario(change, words):
 def test_unknown_battery_names_the_known_ones():
     with pytest.raises(UsageError, match="one of: comn"):
         load_battery("nope")
+
+
+def test_time_limits_come_from_the_parts_model_unless_the_battery_sets_one():
+    from grader import limits
+    b = load_battery("comn")
+    by = {s.name: s for s in b.scenarios}
+    assert by["p4-sequence-wrap"].time_limit == 90           # set in the battery
+    for s in b.scenarios:
+        expected = limits.expected_seconds(b.programs[s.part].model, s.link, s.reverse or s.link, s.size,
+                                           s.params, s.shared_queue)
+        if s.name != "p4-sequence-wrap":
+            assert s.time_limit == max(limits.FLOOR_S, -(-(limits.FACTOR * expected + limits.STARTUP_S) // 1))
+        assert s.no_progress >= limits.NO_PROGRESS_FLOOR_S
+    # a window-bound 1 MiB at 25 ms takes the reference ~3.5 s: the GBN/SR models know it
+    assert 2.5 < limits.expected_seconds("selective-repeat", by["p4-clean"].link, by["p4-clean"].link,
+                                         1 << 20, by["p4-clean"].params) < 5
+    assert by["p2-jitter"].no_progress > by["p2-clean"].no_progress     # 0.5 s timeout, 100 ms +- 20 ms
+    assert 0.05 < limits.mean_loss("delay 10ms loss gemodel 2% 30% 80% 1% rate 10mbit") < 0.07
+    data = {"programs": {"2": {"sender": "S {file}", "receiver": "R {output}"}},
+            "scenario": [{"name": "s1", "part": 2, "link": "", "time_limit": 7, "no_progress": 3}]}
+    s = parse_battery(data, "b.toml").scenarios[0]
+    assert (s.time_limit, s.no_progress) == (7, 3)
+    data["programs"]["2"]["model"] = "tcp"
+    with pytest.raises(UsageError, match="model must be one of blast, stop-and-wait"):
+        parse_battery(data, "b.toml")

@@ -1,0 +1,97 @@
+"""How long a scenario may run: a time limit from the expected duration of the part's
+protocol on the scenario's link, and the no-progress window after which a stuck run
+is stopped.
+
+A grader waits on every program that hangs, gives up late or storms the link, so a
+generous fixed limit (30 s) is paid by exactly the submissions that fail. Here:
+- time limit: FACTOR x the model's expected duration (harness/models: the part's
+  `model` in the battery, GBN, SR, stop-and-wait or a blast) plus STARTUP_S, at
+  least FLOOR_S. The reference takes 0.3-4 s per scenario on the quiet machine and
+  up to 1.5x that under load (BENCHMARKS.md), and a goodput check already fails a
+  program at half the reference's goodput, so 3x the model is a limit only a broken
+  program meets. A scenario's own `time_limit` in the battery wins.
+- no progress: nothing new into the link and no output growth for this long stops
+  the run (harness `no_progress`). NO_PROGRESS_ROUNDS round trips plus retry
+  timeouts (a correct program with a fixed timeout retransmits once per round; 8
+  failed rounds in a row at 30% loss both ways happen with p = 0.51^8 = 0.5% per
+  packet, so the floor is what protects the heaviest-loss scenarios: 5 s is 100
+  rounds there), at least NO_PROGRESS_FLOOR_S, which also covers a program's start-up
+  before its first packet (Python in the jail: 0.05-0.5 s, a JVM ~1 s). The
+  harness's own floor for `rdtlab run` is 10 s; a student's sender that waits 10 s
+  for ACKs before giving up is what made graders wait that long.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from harness import models, time_limits
+
+FACTOR = 3.0
+STARTUP_S = 5.0
+FLOOR_S = 10.0
+NO_PROGRESS_ROUNDS = 8
+NO_PROGRESS_FLOOR_S = 5.0
+MODELS = ("blast", "stop-and-wait", "go-back-n", "selective-repeat")
+
+_GEMODEL = re.compile(r"\bloss\s+gemodel\s+([\d.]+)%?(?:\s+([\d.]+)%?)?(?:\s+([\d.]+)%?)?(?:\s+([\d.]+)%?)?")
+
+
+def mean_loss(spec: str) -> float:
+    """The long-run loss of a netem spec: `loss P%`, or a Gilbert-Elliott `loss gemodel
+    p [r [1-h [1-k]]]` (netem's defaults: r = 1-p, 1-h = 100%, 1-k = 0) by its
+    stationary mix of the bad and good states."""
+    m = _GEMODEL.search(spec)
+    if not m:
+        return time_limits.link_of(spec).loss
+    p, r, bad, good = (float(g) / 100 if g is not None else None for g in m.groups())
+    r = 1 - p if r is None else r
+    bad = 1.0 if bad is None else bad
+    good = 0.0 if good is None else good
+    share_bad = p / (p + r) if p + r > 0 else 0.0
+    return min(0.95, share_bad * bad + (1 - share_bad) * good)
+
+
+def model_link(forward: str, reverse: str, shared_queue: bool) -> models.Link:
+    """The worse direction of the two as the models' Link."""
+    fwd, rev = time_limits.link_of(forward, shared_queue), time_limits.link_of(reverse, shared_queue)
+    return models.Link(max(fwd.delay_s, rev.delay_s), max(mean_loss(forward), mean_loss(reverse)),
+                       min(fwd.rate_bps, rev.rate_bps), shared_queue=shared_queue)
+
+
+def expected_seconds(model: str, forward: str, reverse: str, size: int, params: dict,
+                     shared_queue: bool = True) -> float:
+    """The expected duration of a transfer of `size` bytes under `model`."""
+    link = model_link(forward, reverse, shared_queue)
+    timeout = time_limits.program_timeout_s(params) or 2 * link.rtt or 0.01
+    window = params.get("window") if isinstance(params.get("window"), int) and params["window"] > 0 else 1
+    packets = max(1, link.packets(size))
+    if model == "blast":
+        return packets * link.t_data + link.rtt
+    if model == "go-back-n":
+        return size / 1024 / models.gbn_timeout(link, window, timeout) + link.rtt if size else link.rtt
+    if model == "selective-repeat":
+        return size / 1024 / models.sr_timeout(link, window, timeout) + link.rtt if size else link.rtt
+    return models.stop_and_wait(link, max(timeout, 1e-3), max(size, 1)).time_s
+
+
+def time_limit(expected_s: float) -> float:
+    return max(FLOOR_S, math.ceil(FACTOR * expected_s + STARTUP_S))
+
+
+def no_progress_window(forward: str, reverse: str, params: dict) -> float:
+    rtt = max(time_limits.link_of(forward).rtt, time_limits.link_of(reverse).rtt)
+    jitter = max(_jitter(forward), _jitter(reverse))
+    per_round = rtt + 2 * 3 * jitter + (time_limits.program_timeout_s(params) or 0.0)
+    return max(NO_PROGRESS_FLOOR_S, math.ceil(NO_PROGRESS_ROUNDS * per_round))
+
+
+def _jitter(spec: str) -> float:
+    """netem's `delay D J`: the jitter J in seconds (0 without one)."""
+    words = spec.split()
+    for i, word in enumerate(words[:-2]):
+        if word == "delay":
+            m = time_limits._TIME.match(words[i + 2])
+            if m:
+                return float(m.group(1)) * time_limits._SECONDS[m.group(2)]
+    return 0.0
