@@ -28,6 +28,7 @@ A student's directory (`--impl DIR`) holds the COMN part-3 pair, run for both GB
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -117,8 +118,8 @@ def expected_s(rule: str, total: int, timeout_ms: float) -> float:
     n, t = packets(total), timeout_ms / 1000
     if "20ms" in rule:
         return n * (t + 0.25) / 2            # reordering: a timeout per ~2 packets in order
-    p = next((float(w.rstrip("%")) / 100 for k, w in zip(rule.split(), rule.split()[1:])
-              if k in ("loss", "corrupt")), 0.0)
+    m = re.search(r"(?:loss|corrupt) ([\d.]+)%", rule)
+    p = float(m.group(1)) / 100 if m else 0.0
     return n * p * t * 1.2 + (n / 125 if "delay" in rule else 0) + 20
 
 
