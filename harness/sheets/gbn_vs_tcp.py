@@ -41,7 +41,6 @@ from harness.sheets import programs
 from harness.sheets.plots import legend, minmax
 from harness.sheets.sheet import Deferred, Plot, Prompt, Results, Section, Sheet, Table
 from harness.sheets.tables import Reported, cells, fmt, mean_of, minmax_table, reported_table
-from harness.transfer import Program
 
 SMALLEST, OBJECTS_SEED = 1_000, 1
 REPORT_WINDOW, REPORT_TIMEOUT_MS = 25, 700
@@ -100,8 +99,7 @@ def _gbn(impl: str | None):
             programs.script(impl, "Receiver3.py", "{listen_port} {output}"))
 
 
-TCP = (Program("python3 -m reference.tcpfile send --host {receiver_host} --port {receiver_port} --file {file}"),
-       Program("python3 -m reference.tcpfile recv --port {listen_port} --file {output}"))
+TCP = programs.kernel_tcp()
 
 
 def packets(size: int) -> int:

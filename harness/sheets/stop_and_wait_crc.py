@@ -38,7 +38,6 @@ from harness.sheets import programs
 from harness.sheets.plots import errorbar, legend
 from harness.sheets.sheet import Plot, Prompt, Results, Section, Sheet, Table
 from harness.sheets.tables import Metric, Reported, cells, comparison_table, fmt, mean_of, reported_table
-from harness.transfer import Program
 from reference.core.rto import BACKOFF_CEILING
 
 DELAY_MS, RATE_MBPS = 1, 10
@@ -86,8 +85,7 @@ def _programs(impl: str | None):
             programs.script(impl, "Receiver.py", "{listen_port} {output} {payload}"))
 
 
-TCP = (Program("python3 -m reference.tcpfile send --host {receiver_host} --port {receiver_port} --file {file}"),
-       Program("python3 -m reference.tcpfile recv --port {listen_port} --file {output}"))
+TCP = programs.kernel_tcp()
 
 
 # ---- models ------------------------------------------------------------------------
