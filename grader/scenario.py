@@ -46,13 +46,18 @@ class Side:
         return " ".join(argv) + " " + rest
 
 
+REFERENCE_ENV = {"RDT_SR_REFINEMENTS": "off"}
+
+
 def reference_side(battery: Battery, byte_order: str = "big") -> Side:
     folder = os.path.join(REPO, battery.reference)
     names = {p.name(role) for p in battery.programs.values() for role in ("sender", "receiver")}
     # The kit's own interpreter: `python3` on PATH may be a version manager's shim (pyenv's
     # costs ~0.4 s a start, and a battery starts the reference ~40 times per submission).
+    # The textbook SR (RDT_SR_REFINEMENTS=off): what the assignment asks of a student's
+    # Sender4, so goodput and retransmissions are held against the same protocol.
     return Side("reference", {n: [sys.executable, os.path.join(folder, f"{n}.py")] for n in names},
-                env={"RDT_BYTE_ORDER": byte_order})
+                env={"RDT_BYTE_ORDER": byte_order, **REFERENCE_ENV})
 
 
 def pairing(scenario: Scenario, student: Side, reference: Side) -> tuple[Side, Side]:
@@ -97,4 +102,8 @@ def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: s
     if programs.output_format:
         words += ["--output-format", programs.output_format]
     line = " ".join(shlex.quote(w) for w in words)
-    return f"RDT_BYTE_ORDER={byte_order} {line}" if byte_order != "big" and scenario.meet != "student" else line
+    if scenario.meet == "student":
+        return line
+    env = {**(REFERENCE_ENV if scenario.meet == "receiver" else {}),     # the reference sends
+           **({"RDT_BYTE_ORDER": byte_order} if byte_order != "big" else {})}
+    return " ".join([f"{k}={v}" for k, v in env.items()] + [line])

@@ -25,7 +25,7 @@ def main(argv: list[str]) -> int:
     host, port, filename, timeout, window = common.parse(
         argv, ["RemoteHost", "Port", "Filename", "RetryTimeout", "WindowSize"])
     settings = common.config(timeout=common.timeout_ms(timeout), window=common.window(window),
-                             **common.SR_REFINEMENTS)
+                             **common.sr_refinements())
     result = common.send("sr", host, common.port(port), filename, settings)
     print(f"{result.throughput_kBps:.2f}")
     return 0

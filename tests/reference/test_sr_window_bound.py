@@ -79,3 +79,13 @@ def test_pace_is_for_selective_repeat_only():
         make_sender("gbn", b"x", CoreConfig(pace=True))
     with pytest.raises(ValueError, match="repair_copies must be a positive number"):
         make_sender("sr", b"x", CoreConfig(repair_copies=0))
+
+
+def test_the_graders_textbook_switch_turns_the_refinements_off(monkeypatch):
+    monkeypatch.setenv("RDT_SR_REFINEMENTS", "off")
+    assert common.sr_refinements() == {}
+    monkeypatch.setenv("RDT_SR_REFINEMENTS", "on")
+    assert common.sr_refinements() == common.SR_REFINEMENTS
+    monkeypatch.setenv("RDT_SR_REFINEMENTS", "fast")
+    with pytest.raises(common.UsageError, match="RDT_SR_REFINEMENTS must be 'on' or 'off', got 'fast'"):
+        common.sr_refinements()
