@@ -11,6 +11,7 @@ import errno
 import os
 import random
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -59,8 +60,11 @@ def wait_bound(port: int, proc: subprocess.Popen, limit: float = 10.0) -> None:
 
 
 def start(argv, env) -> subprocess.Popen:
+    # SIGINT as a terminal gives it: pytest run as a shell's background job inherits it
+    # ignored, and a test that sends it would then wait in vain.
     return subprocess.Popen([PYTHON, *map(str, argv)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def finish(proc: subprocess.Popen, timeout: float):
