@@ -14,7 +14,7 @@ MARKING = {
   off. Numbers from their own table. (2)
 - Fast retransmit repairs a loss about one round trip after it (k = 4 later segments arrive, 4 duplicate
   ACKs), needing at least k + 1 segments in flight behind the loss: a 10,000-byte window holds 10. (1)
-- Their speed-up is well below the report's 3–4× (78 s → 20 s with a fixed 1 s timer): an adaptive RTO on a
+- Their speed-up is likely below the report's 3–4× (78 s → 20 s with a fixed 1 s timer): an adaptive RTO on a
   21 ms round trip makes a timeout cheap, so there is less to save; when the retransmission or the ACKs after
   it are lost only the timer recovers; loss on the ACKs too. (2)""",
     "window_discussion": """\
@@ -55,7 +55,8 @@ ACK on the wire, the queueing delay is how long your packets waited in the link'
 ## Part 1 — loss and fast retransmit
 
 **Question 1** – The transfer time against the loss on each direction, 0–50%, with fast retransmit off
-(`k = 0`) and on (`k = 4` duplicate ACKs, the report's), window 10,000 bytes, your adaptive timeout
+(`k = 0`) and on (`k = 4` duplicate ACKs; the report's sender resends at the fourth ACK of one number,
+that is after 3 duplicates), window 10,000 bytes, your adaptive timeout
 (`Sender.py … <window> <k> 0`). The table has the mean **transfer time** (s) and the **retransmissions**
 (copies of a segment seen again on the link) per cell; the plot is on a log scale.
 """)
