@@ -268,6 +268,9 @@ class Processes:
         ns_fd = os.open(f"/run/netns/{netns}", os.O_RDONLY | os.O_CLOEXEC) if netns else None
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        # The start time is taken before the fork: a fast child (a small transfer on a
+        # link without delay) may finish its work before Popen returns to a busy parent.
+        started_ns = time.monotonic_ns()
         try:
             popen = subprocess.Popen(
                 [exe, *argv[1:]], cwd=cwd, env=dict(env) if env is not None else None,
@@ -284,7 +287,7 @@ class Processes:
             os.close(out_w), os.close(err_w)
             if ns_fd is not None:
                 os.close(ns_fd)
-        proc = Proc(name, list(argv), popen.pid, time.monotonic_ns(), popen, os.pidfd_open(popen.pid),
+        proc = Proc(name, list(argv), popen.pid, started_ns, popen, os.pidfd_open(popen.pid),
                     _Tail(out_r, TAIL_BYTES, on_stdout_line), _Tail(err_r, TAIL_BYTES))
         self.procs.append(proc)
         return proc
