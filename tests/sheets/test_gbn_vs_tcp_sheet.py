@@ -25,7 +25,7 @@ def test_small_gbn_vs_tcp_sheet_from_real_transfers(tmp_path):
         assert os.path.getsize(tmp_path / "out" / name) > 0, name
     frames = {k: pd.read_csv(tmp_path / "out" / f"{k}.csv", keep_default_na=False) for k in ("gbn", "gbn_tuned", "tcp")}
     for key, frame in frames.items():
-        assert len(frame) == 3 and frame["ok"].all(), (key, frame[["netem", "error"]])
+        assert len(frame) == 3 and frame["ok"].all(), (key, list(frame["netem"]), list(frame["error"]))
         assert (frame["objects"] == 3).all()
     # the tuned GBN ran with the best pair of the tuning sweep
     tune = pd.read_csv(tmp_path / "out" / "tune.csv")
