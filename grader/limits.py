@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 from harness import models, time_limits
 
@@ -53,10 +54,9 @@ def mean_loss(spec: str) -> float:
 
 
 def model_link(forward: str, reverse: str, shared_queue: bool) -> models.Link:
-    """The worse direction of the two as the models' Link."""
-    fwd, rev = time_limits.link_of(forward, shared_queue), time_limits.link_of(reverse, shared_queue)
-    return models.Link(max(fwd.delay_s, rev.delay_s), max(mean_loss(forward), mean_loss(reverse)),
-                       min(fwd.rate_bps, rev.rate_bps), shared_queue=shared_queue)
+    """The worse direction of the two as the models' Link, burst loss at its mean."""
+    return replace(time_limits.worse_link(forward, reverse, shared_queue),
+                   loss=max(mean_loss(forward), mean_loss(reverse)))
 
 
 def expected_seconds(model: str, forward: str, reverse: str, size: int, params: dict,
@@ -81,17 +81,7 @@ def time_limit(expected_s: float) -> float:
 
 def no_progress_window(forward: str, reverse: str, params: dict) -> float:
     rtt = max(time_limits.link_of(forward).rtt, time_limits.link_of(reverse).rtt)
-    jitter = max(_jitter(forward), _jitter(reverse))
+    jitter = max(time_limits.jitter_of(forward), time_limits.jitter_of(reverse))
     per_round = rtt + 2 * 3 * jitter + (time_limits.program_timeout_s(params) or 0.0)
     return max(NO_PROGRESS_FLOOR_S, math.ceil(NO_PROGRESS_ROUNDS * per_round))
 
-
-def _jitter(spec: str) -> float:
-    """netem's `delay D J`: the jitter J in seconds (0 without one)."""
-    words = spec.split()
-    for i, word in enumerate(words[:-2]):
-        if word == "delay":
-            m = time_limits._TIME.match(words[i + 2])
-            if m:
-                return float(m.group(1)) * time_limits._SECONDS[m.group(2)]
-    return 0.0

@@ -58,6 +58,22 @@ def link_of(spec: str, shared_queue: bool = True) -> Link:
     return Link(delay, loss, rate, shared_queue=shared_queue)
 
 
+def jitter_of(spec: str) -> float:
+    """netem's `delay D J`: the jitter J in seconds (0 without one)."""
+    words = spec.split()
+    for i, word in enumerate(words[:-2]):
+        if word == "delay" and (m := _TIME.match(words[i + 2])):
+            return float(m.group(1)) * _SECONDS[m.group(2)]
+    return 0.0
+
+
+def worse_link(forward: str, reverse: str, shared_queue: bool = True) -> Link:
+    """The worse direction of the two as the models' Link."""
+    fwd, rev = link_of(forward, shared_queue), link_of(reverse, shared_queue)
+    return Link(max(fwd.delay_s, rev.delay_s), max(fwd.loss, rev.loss), min(fwd.rate_bps, rev.rate_bps),
+                shared_queue=shared_queue)
+
+
 def program_timeout_s(params: dict) -> float | None:
     """The programs' retransmission timeout, from the `timeout` parameter (ms)."""
     value = params.get("timeout")
@@ -66,9 +82,7 @@ def program_timeout_s(params: dict) -> float | None:
 
 def expected_seconds(forward: str, reverse: str, size: int, params: dict, shared_queue: bool = True) -> float:
     """Stop-and-wait over the worse direction, at the programs' timeout (else 2 RTTs)."""
-    fwd, rev = link_of(forward, shared_queue), link_of(reverse, shared_queue)
-    link = Link(max(fwd.delay_s, rev.delay_s), max(fwd.loss, rev.loss), min(fwd.rate_bps, rev.rate_bps),
-                shared_queue=shared_queue)
+    link = worse_link(forward, reverse, shared_queue)
     timeout = program_timeout_s(params) or 2 * link.rtt or 0.01
     return stop_and_wait(link, max(timeout, 1e-3), max(size, 1)).time_s
 
