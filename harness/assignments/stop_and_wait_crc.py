@@ -11,7 +11,6 @@ from dataclasses import replace
 import pandas as pd
 
 from harness.assignments import Assignment, Question
-from harness.models.ip import ip_packets
 from harness.sheets import stop_and_wait_crc as sheet
 
 # tiny: the course's tests; the smallest and the largest payload, one run per cell.
@@ -37,7 +36,7 @@ def unavailable(q: str, backend: str) -> str | None:
 
 def fragments(family: str, kb: int) -> int:
     """IP packets that carry one message of `kb` (extended format: payload + 12 bytes), MTU 1500."""
-    return len(ip_packets(sheet.payload(kb) + sheet.EXT_HEADER, family == "IPv6"))
+    return sheet.fragments({"family": family, "kb": kb})
 
 
 def resends_model(family: str, kb: int, loss_pct: float) -> float:

@@ -22,15 +22,28 @@ import statistics
 from collections import defaultdict
 
 
-def round_trips(trace_path: str) -> list[float]:
-    """Seconds from each once-sent data message into the link to its first ACK out."""
+def load_trace(trace_path: str | None):
+    """The trace, decoded once for round_trips, resend_gaps and rtt_fields (None if absent)."""
+    if not trace_path or not os.path.exists(trace_path):
+        return None
     from harness.plots.trace import load
 
-    tr = load(trace_path, ack="selective")
+    return load(trace_path, ack="selective")
+
+
+def _sends(tr, skip_eof: bool = False) -> dict[int, list[float]]:
+    """When each data message entered the link, by sequence number."""
     sends: dict[int, list[float]] = defaultdict(list)
     for p in tr.sent():
-        if not p.eof:    # the last packet is shorter than the others: its round trip is not theirs
+        if not (skip_eof and p.eof):
             sends[p.seq].append(p.t_in)
+    return sends
+
+
+def round_trips(tr) -> list[float]:
+    """Seconds from each once-sent data message into the link to its first ACK out."""
+    # the last packet is shorter than the others: its round trip is not theirs
+    sends = _sends(tr, skip_eof=True)
     acked: dict[int, list[float]] = defaultdict(list)
     for p in tr.acks:
         if p.t_out is not None:
@@ -45,24 +58,19 @@ def round_trips(trace_path: str) -> list[float]:
     return out
 
 
-def resend_gaps(trace_path: str | None) -> list[list[float]]:
+def resend_gaps(tr) -> list[list[float]]:
     """For each packet sent more than once, the seconds between one send and the next,
     as seen on the wire (a timer that doubles at every timeout makes them double)."""
-    if not trace_path or not os.path.exists(trace_path):
+    if tr is None:
         return []
-    from harness.plots.trace import load
-
-    sends: dict[int, list[float]] = defaultdict(list)
-    for p in load(trace_path, ack="selective").sent():
-        sends[p.seq].append(p.t_in)
-    return [[b - a for a, b in zip(times, times[1:])] for times in sends.values() if len(times) > 1]
+    return [[b - a for a, b in zip(times, times[1:])] for times in _sends(tr).values() if len(times) > 1]
 
 
-def rtt_fields(trace_path: str | None) -> dict:
+def rtt_fields(tr) -> dict:
     """A sweep row's fields: rtt_ms (mean), rtt_p50_ms, delay_var_ms, rtt_samples."""
-    if not trace_path or not os.path.exists(trace_path):
+    if tr is None:
         return {}
-    samples = round_trips(trace_path)
+    samples = round_trips(tr)
     if not samples:
         return {"rtt_samples": 0}
     mean = statistics.fmean(samples)

@@ -219,10 +219,9 @@ def overview_blocks(plan: Plan, keys: tuple[str, ...]) -> list:
     def table(r: Results) -> pd.DataFrame:
         series = [(label, frame) for key, label, frame in _series(r) if key in keys]
         out = minmax_table(series, [(_label(rule), (rule,)) for rule in plan.rules], ["netem"], "total_s")
-        for key, label, frame in _series(r):
-            if key in keys:
-                rx = cells(frame, ["netem"], "retransmissions")
-                out[f"{label} retransmissions"] = [fmt(mean_of(rx, (rule,)), 0) for rule in plan.rules]
+        for label, frame in series:
+            rx = cells(frame, ["netem"], "retransmissions")
+            out[f"{label} retransmissions"] = [fmt(mean_of(rx, (rule,)), 0) for rule in plan.rules]
         return out
 
     return [Table(f"Total download time (s) of the {plan.objects} objects, every setting", table,

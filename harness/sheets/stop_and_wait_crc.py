@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness.experiments.round_trips import mbps, resend_gaps, rtt_fields
+from harness.experiments.round_trips import load_trace, mbps, resend_gaps, rtt_fields
 from harness.experiments.sweep import Sweep, grid
 from harness.experiments.transfers import TransferRun
 from harness.models.ip import datagram_delivered, ip_packets, wire_bytes
@@ -126,11 +126,12 @@ def fragments(cell: dict) -> int:
 
 def _wire(size: int):
     def extra(res, _pcap=None) -> dict:
-        row = {"goodput_mbps": mbps(res.goodput_kBps), **rtt_fields(res.trace)}
+        tr = load_trace(res.trace)
+        row = {"goodput_mbps": mbps(res.goodput_kBps), **rtt_fields(tr)}
         kb = (res.params or {}).get("kb")
         if kb and res.retransmissions is not None:
             row["resends_per_packet"] = res.retransmissions / max(1, math.ceil(size / payload(kb)))
-        gaps = resend_gaps(res.trace) if (res.params or {}).get("loss") else []
+        gaps = resend_gaps(tr) if (res.params or {}).get("loss") else []
         firsts = sorted(g[1] / g[0] for g in gaps if len(g) > 1 and g[0] > 0)
         if firsts:   # the first doubling, before the ceiling can stop it
             row["backoff_ratio"] = firsts[len(firsts) // 2]
