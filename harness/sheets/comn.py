@@ -21,6 +21,7 @@ from harness.experiments.sweep import Sweep
 from harness.experiments.transfers import TransferRun
 from harness.models import (Link, gbn_textbook, gbn_timeout, mathis, pftk, pipelined_no_loss,
                             sr_textbook, sr_timeout, stop_and_wait)
+from harness.sheets.plots import errorbar
 from harness.sheets.sheet import Plot, Prompt, Results, Section, Sheet, Table
 from harness.sheets.tables import Metric, cells, comparison_table, fmt, mean_of
 from harness.time_limits import time_limit
@@ -248,12 +249,12 @@ def q1_blocks(cell_list: list[dict], size: int) -> list:
         s_tp = cells(r.rows("q1"), ["timeout"], "goodput_kBps")
         s_rx = cells(r.rows("q1"), ["timeout"], "retransmissions")
         ts = [c["timeout"] for c in cell_list]
-        _errorbar(ax, ts, s_tp, [(t,) for t in ts], "C0", "throughput (measured)")
+        errorbar(ax, ts, s_tp, [(t,) for t in ts], "C0", "throughput (measured)")
         ax.plot(ts, [q1_model(c, size).throughput_kBps for c in cell_list], "C0--", label="throughput (model)")
         ax.set_xlabel("retransmission timeout (ms)")
         ax.set_ylabel("throughput (KB/s)")
         ax2 = ax.twinx()
-        _errorbar(ax2, ts, s_rx, [(t,) for t in ts], "C3", "retransmissions (measured)")
+        errorbar(ax2, ts, s_rx, [(t,) for t in ts], "C3", "retransmissions (measured)")
         ax2.plot(ts, [q1_model(c, size).retransmissions for c in cell_list], "C3--", label="retransmissions (model)")
         ax2.set_ylabel("retransmissions")
         lines = ax.get_legend_handles_labels()
@@ -349,7 +350,7 @@ def q3_blocks(cell_list: list[dict], plan: Plan) -> list:
         ws = list(plan.q3_windows)
         for i, d in enumerate(plan.q3_delays):
             colour = f"C{i}"
-            _errorbar(ax, ws, s, [(d, w) for w in ws], colour, f"{d} ms measured")
+            errorbar(ax, ws, s, [(d, w) for w in ws], colour, f"{d} ms measured")
             model_cells = [{"delay": d, "loss": LOSS, "timeout": gbn_timeout_ms(d), "window": w} for w in ws]
             ax.plot(ws, [q3_model(c) for c in model_cells], colour + "--", lw=1.2, label=f"{d} ms model")
             ax.plot(ws, [q3_textbook(c) for c in model_cells], colour + ":", lw=1, label=f"{d} ms textbook")
@@ -502,7 +503,7 @@ def q7_blocks(cell_list: list[dict]) -> list:
         for i, (name, params, key, label) in enumerate(series):
             summary = cells(r.rows(name), params, "goodput_kBps")
             ws = sorted({k[-1] for k in summary})
-            _errorbar(ax, ws, summary, [key(w) for w in ws], f"C{i}", label)
+            errorbar(ax, ws, summary, [key(w) for w in ws], f"C{i}", label)
         ws = [2 ** k for k in range(0, 9)]
         ax.plot(ws, [q7_mathis({"delay": 25, "loss": LOSS})] * len(ws), "k:", lw=1, label="Mathis (Reno) estimate")
         _window_axes(ax, ws, "window (packets of 1 KB; KB for TCP)", "25 ms, 5% loss, 10 Mbit/s")
@@ -567,16 +568,6 @@ def _window_axes(ax, windows, xlabel: str, title: str) -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel("average throughput (KB/s)")
     ax.set_title(title)
-
-
-def _errorbar(ax, xs: list, summary: dict, keys: list[tuple], colour: str, label: str) -> None:
-    points = [(x, summary[k]["mean"], summary[k]["margin"]) for x, k in zip(xs, keys)
-              if k in summary and summary[k]["n"]]
-    if not points:
-        return
-    x, y, e = zip(*points)
-    e = [v if math.isfinite(v) else 0 for v in e]
-    ax.errorbar(x, y, yerr=e, fmt="o-", color=colour, ms=4, capsize=3, label=label)
 
 
 __all__ = ["build", "FULL", "QUICK", "Plan", "REFERENCE", "missing_programs"]

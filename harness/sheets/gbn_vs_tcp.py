@@ -38,7 +38,7 @@ from harness.experiments.objects import ObjectsRun, object_sizes
 from harness.experiments.sweep import Sweep, grid
 from harness.experiments.transfers import TransferRun
 from harness.sheets import programs
-from harness.sheets.plots import legend, minmax
+from harness.sheets.plots import errorbar, legend
 from harness.sheets.sheet import Deferred, Plot, Prompt, Results, Section, Sheet, Table
 from harness.sheets.tables import Reported, cells, fmt, mean_of, minmax_table, reported_table
 
@@ -268,9 +268,10 @@ def experiment_blocks(name: str, plan: Plan) -> list:
 
     def plot(r: Results, ax) -> None:
         xs = [x for x, _ in settings]
+        apart = 0.12 * (xs[-1] - xs[0] or 1) / max(1, len(xs) - 1)
         for k, (key, label, frame) in enumerate(_series(r)):
-            minmax(ax, xs, cells(frame, ["netem"], "total_s"), [(rule,) for _, rule in settings],
-                   f"C{k}", label, shift=(k - 1) * 0.12 * (xs[-1] - xs[0] or 1) / max(1, len(xs) - 1))
+            errorbar(ax, xs, cells(frame, ["netem"], "total_s"), [(rule,) for _, rule in settings],
+                     f"C{k}", label, spread="range", shift=(k - 1) * apart)
         if name == "delay":
             ax.set_xticks(xs, [_label(rule).replace("delay 100ms", "100 ms") for _, rule in settings])
         ax.set_yscale("log")
