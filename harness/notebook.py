@@ -84,7 +84,7 @@ class Lab:
         # which backend and why, said by the set-up cell; each backend's runs are kept apart
         self.backend_used, self.backend_line = backends.describe(self.backend)
         self.progress = progress
-        self.sheet = self.spec.sheet(self.folder, self.plan, self.backend, seed)
+        self.sheet = self.spec.sheet(self.folder, self.plan, self.backend, seed=seed)
         self.sweeps = {s.name: s for sec in self.sheet.sections for s in sec.sweeps}
         self.frames: dict[str, pd.DataFrame] = {}
 

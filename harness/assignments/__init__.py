@@ -2,7 +2,7 @@
 (comn, tcp_like, multihoming, gbn_vs_tcp, stop_and_wait_crc), read by the one notebook runtime (harness/notebook.py).
 
 An `Assignment` names the results sheet whose sweeps the notebook runs on the student's
-own programs (`sheet(folder, plan, backend, seed)`: the same link, cells and seeds as
+own programs (its `build(folder, plan, backend, seed=...)`: the same link, cells and seeds as
 `rdtlab sheet NAME --impl DIR`), a plan per notebook mode, and its measured questions:
 which sweep, which parameters and metrics become the table's columns, and which of the
 student's files it runs. Model answers the hidden tests compare with are plain functions
@@ -26,7 +26,7 @@ class Question:
 @dataclass(frozen=True)
 class Assignment:
     name: str
-    sheet: Callable                       # (folder, plan, backend, seed) -> harness.sheets.sheet.Sheet
+    sheet: Callable                       # the sheet's build(folder, plan, backend, seed=) -> Sheet
     plans: dict                           # mode ("quick", "full", "tiny") -> the sheet's plan
     questions: dict                       # question (= sweep name) -> Question
     sizes: tuple = ("size",)              # plan fields that RDTLAB_NOTEBOOK_SIZE sets

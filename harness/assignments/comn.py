@@ -48,11 +48,7 @@ def model_mathis_q8() -> float:
     return mathis(1024, 0.050, 0.05) / 1024
 
 
-def _sheet(folder, plan, backend, seed):
-    return comn.build(folder, plan, backend, seed=seed)
-
-
 ASSIGNMENT = Assignment(
-    "comn", _sheet, {"quick": comn.QUICK, "full": comn.FULL, "tiny": TINY}, QUESTIONS,
+    "comn", comn.build, {"quick": comn.QUICK, "full": comn.FULL, "tiny": TINY}, QUESTIONS,
     unavailable=unavailable, tolerance={"goodput_kBps": 3.0, "retransmissions": 5.0},
     models=sys.modules[__name__])

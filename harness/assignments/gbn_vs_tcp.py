@@ -65,11 +65,7 @@ def gbn_over_tcp(gbn_table: pd.DataFrame, tcp_table: pd.DataFrame) -> dict:
             if rule in tcp}
 
 
-def _sheet(folder, plan, backend, seed):
-    return gbn_vs_tcp.build(folder, plan, backend, seed=seed)
-
-
 ASSIGNMENT = Assignment(
-    "gbn-vs-tcp", _sheet, {"quick": gbn_vs_tcp.QUICK, "full": gbn_vs_tcp.FULL, "tiny": TINY}, QUESTIONS,
+    "gbn-vs-tcp", gbn_vs_tcp.build, {"quick": gbn_vs_tcp.QUICK, "full": gbn_vs_tcp.FULL, "tiny": TINY}, QUESTIONS,
     unavailable=unavailable, tolerance={"wire_time_s": 0.5, "total_s": 1.0, "retransmissions": 10.0},
     models=sys.modules[__name__])

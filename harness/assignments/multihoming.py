@@ -51,10 +51,6 @@ def speed_ups(one_path_table: pd.DataFrame, two_paths_table: pd.DataFrame) -> di
     return {int(p): float(one[p]) / float(two[p]) for p in one if p in two}
 
 
-def _sheet(folder, plan, backend, seed):
-    return multihoming.build(folder, plan, backend, seed=seed)
-
-
 ASSIGNMENT = Assignment(
-    "multihoming", _sheet, {"quick": multihoming.QUICK, "full": multihoming.FULL, "tiny": TINY}, QUESTIONS,
+    "multihoming", multihoming.build, {"quick": multihoming.QUICK, "full": multihoming.FULL, "tiny": TINY}, QUESTIONS,
     tolerance={"wire_time_s": 0.5, "retransmissions": 10.0}, models=sys.modules[__name__])

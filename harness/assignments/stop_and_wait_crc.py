@@ -53,12 +53,8 @@ def v4_over_v6(sw_table: pd.DataFrame) -> dict:
     return {kb: by[("IPv4", kb)] / by[("IPv6", kb)] for (fam, kb) in by if fam == "IPv4" and ("IPv6", kb) in by}
 
 
-def _sheet(folder, plan, backend, seed):
-    return sheet.build(folder, plan, backend, seed=seed)
-
-
 ASSIGNMENT = Assignment(
-    "stop-and-wait-crc", _sheet, {"quick": sheet.QUICK, "full": sheet.FULL, "tiny": TINY}, QUESTIONS,
+    "stop-and-wait-crc", sheet.build, {"quick": sheet.QUICK, "full": sheet.FULL, "tiny": TINY}, QUESTIONS,
     unavailable=unavailable,
     tolerance={"goodput_mbps": 0.3, "rtt_ms": 1.0, "delay_var_ms": 0.5, "retransmissions": 5.0,
                "resends_per_packet": 0.2},

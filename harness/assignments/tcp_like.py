@@ -60,11 +60,7 @@ def speed_up(loss_table: pd.DataFrame, loss: float) -> float:
     return times[0] / times[K]
 
 
-def _sheet(folder, plan, backend, seed):
-    return tcp_like.build(folder, plan, backend, seed=seed)
-
-
 ASSIGNMENT = Assignment(
-    "tcp-like", _sheet, {"quick": QUICK, "full": FULL, "tiny": TINY}, QUESTIONS, sizes=("size", "loss_size"),
+    "tcp-like", tcp_like.build, {"quick": QUICK, "full": FULL, "tiny": TINY}, QUESTIONS, sizes=("size", "loss_size"),
     tolerance={"wire_time_s": 0.3, "retransmissions": 5.0, "goodput_kBps": 3.0, "queue_delay_mean_ms": 0.2},
     models=sys.modules[__name__])
