@@ -124,7 +124,10 @@ class Lab:
         missing = [f for f in self.spec.questions[q].programs if not os.path.isfile(os.path.join(self.folder, f))]
         if missing:
             return f"{self.folder} has no {', '.join(missing)}"
-        return self.spec.unavailable(q, self.backend)
+        # what the sheet itself says of the section that runs q (iperf3 or kernel TCP
+        # needing the netns backend), as `rdtlab sheet` prints it
+        return next((sec.unavailable for sec in self.sheet.sections
+                     if any(s.name == q for s in sec.sweeps)), None)
 
     def measure(self, q: str) -> pd.DataFrame:
         """Run (or resume) question q's sweep; its table, or an empty one and one line why."""

@@ -30,7 +30,6 @@ class Assignment:
     plans: dict                           # mode ("quick", "full", "tiny") -> the sheet's plan
     questions: dict                       # question (= sweep name) -> Question
     sizes: tuple = ("size",)              # plan fields that RDTLAB_NOTEBOOK_SIZE sets
-    unavailable: Callable = lambda q, backend: None   # why question q cannot run here (beyond programs)
     tolerance: dict = field(default_factory=dict)     # metric -> absolute slack of the re-measurement rule
     models: object = None                 # module with the model answers (lab.models)
 

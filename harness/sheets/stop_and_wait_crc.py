@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from harness import backends
 from harness.experiments.round_trips import load_trace, mbps, resend_gaps, rtt_fields
 from harness.experiments.sweep import Sweep, grid
 from harness.experiments.transfers import TransferRun
@@ -146,7 +147,8 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
     runs = runs or plan.runs
     missing = missing_programs(impl)
     unavailable = f"{impl} lacks {', '.join(missing)}" if missing else None
-    tcp_unavailable = None if backend != "local" else "kernel TCP between hosts needs the netns backend (root)"
+    tcp_unavailable = (None if backends.resolve(backend) == "netns" else
+                       "kernel TCP between hosts needs the netns backend (root)")
 
     def expected_s(cell: dict) -> float:
         if "kb" not in cell:
