@@ -56,16 +56,26 @@ class Sandbox:
     scratch: str
     hidden: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
-    network: bool = True              # False: own empty network namespace (builds)
+    network: bool = True              # False: own empty network namespace (builds, notebooks)
+    visible: list[str] = field(default_factory=list)   # more read-only paths (a kernel's interpreter, the kit)
+    env: dict[str, str] = field(default_factory=dict)  # besides PATH, HOME and LANG
+    run_dir: bool = True              # False: no run folder (a kernel works in its scratch copy)
 
     def prefix(self) -> list[str]:
         argv = [sys.executable, "-m", "grader.sandbox", "--uid", str(self.uid), "--scratch", self.scratch,
                 "--memory", str(self.limits.memory_bytes), "--processes", str(self.limits.processes),
-                "--cpu", str(self.limits.cpu_seconds), "--file-size", str(self.limits.file_bytes)]
+                "--cpu", str(self.limits.cpu_seconds), "--file-size", str(self.limits.file_bytes),
+                "--open-files", str(self.limits.open_files)]
         for path in self.hidden:
             argv += ["--hide", path]
+        for path in self.visible:
+            argv += ["--ro", path]
+        for name, value in self.env.items():
+            argv += ["--env", f"{name}={value}"]
         if not self.network:
             argv.append("--no-network")
+        if not self.run_dir:
+            argv.append("--no-run-dir")
         return argv + ["--"]
 
     def template(self, argv: list[str]) -> str:
@@ -144,33 +154,88 @@ def kill_uid(uid: int) -> int:
 
 # ---- the launcher (runs as root inside the run's network namespace) ---------------------
 
-def bwrap_argv(uid: int, scratch: str, cwd: str, hidden: list[str], command: list[str], network: bool) -> list[str]:
+def bwrap_argv(uid: int, scratch: str, cwd: str | None, hidden: list[str], command: list[str], network: bool,
+               visible: dict[str, str] | None = None, env: dict[str, str] | None = None) -> list[str]:
+    """`visible`: more read-only paths, {path in the jail: where bwrap finds it}."""
     argv = ["bwrap"]
     for path in VISIBLE:            # read-only; /run, /home, /root, /srv, /work... are not there
         argv += ["--ro-bind-try", path, path]
+    for path, source in (visible or {}).items():   # what the caller shows besides (the kit, an interpreter)
+        argv += ["--ro-bind", source, path]
+    visible = tuple(os.path.normpath(v) for v in (visible or {}))
     argv += ["--dev", "/dev", "--proc", "/proc"]
     for path in ALWAYS_HIDDEN:      # private and empty (a program may use its own /tmp)
         argv += ["--tmpfs", path]
     hidden = [os.path.normpath(h) for h in hidden]
     outer = [h for h in hidden if not any(h.startswith(o + "/") for o in hidden)]   # covers what is inside
     for path in sorted(set(outer)):  # empty and read-only: nothing to read, nowhere to write
-        if not path.startswith(tuple(p + "/" for p in VISIBLE + ALWAYS_HIDDEN)):
+        if not path.startswith(tuple(p + "/" for p in VISIBLE + ALWAYS_HIDDEN + visible)):
             continue                # not in the jail at all (its root is read-only)
         if os.path.isdir(path):
             argv += ["--tmpfs", path, "--remount-ro", path]
         elif os.path.exists(path):
             argv += ["--ro-bind", "/dev/null", path]
-    argv += ["--bind", scratch, scratch, "--bind", cwd, cwd]
+    argv += ["--bind", scratch, scratch] + (["--bind", cwd, cwd] if cwd else [])
+    writable = (scratch + "/",) + ((cwd + "/",) if cwd else ())
     for word in command[1:]:     # the input file and any other file the command names
-        if os.path.isabs(word) and os.path.isfile(word) and not word.startswith((scratch + "/", cwd + "/")):
+        if os.path.isabs(word) and os.path.isfile(word) and not word.startswith(writable):
             argv += ["--ro-bind", word, word]
     argv += ["--remount-ro", "/", "--chdir", scratch, "--clearenv", "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", scratch,
-             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
-             "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+             "--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1"]
+    for name, value in (env or {}).items():
+        argv += ["--setenv", name, value]
+    argv += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
              "--die-with-parent", "--uid", str(uid), "--gid", str(uid), "--cap-drop", "ALL"]
     if not network:
         argv.append("--unshare-net")
     return argv + ["--", *command]
+
+
+def mount_run_dir(cwd: str, uid: int, file_size: int) -> None:
+    """The size-capped tmpfs, owned by the jail, on the run's folder (see the top)."""
+    cap = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    cap = file_size if cap == resource.RLIM_INFINITY else min(cap, file_size)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={cap + (32 << 20)},mode=0700,uid={uid},"
+                              f"gid={uid},nosuid,nodev", run_mount_source(uid), cwd],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        sys.exit(f"grader.sandbox: cannot mount the run's tmpfs on {cwd}: {mounted.stderr.strip()}")
+    parent = os.path.dirname(cwd)
+    os.chmod(parent, os.stat(parent).st_mode | 0o011)    # bwrap (as the uid) passes through
+
+
+STAGE = "/mnt"        # where, in the launcher's own mount namespace, staged paths are bound
+
+
+def stage_paths(paths: list[str]) -> dict[str, str]:
+    """{path: a place the jail's uid can reach it} for each path that exists.
+
+    bwrap runs as the jail's uid, which may not pass through a path's parents (pyenv's
+    interpreter is under /root, mode 0700). So, as root, in a mount namespace of this
+    launcher alone (nothing propagates back), each path is bound under a fresh tmpfs on
+    STAGE, which bwrap then binds read-only where the path was."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x00020000) != 0:                      # CLONE_NEWNS
+        sys.exit(f"grader.sandbox: cannot make a mount namespace: {os.strerror(ctypes.get_errno())}")
+    for argv in (["mount", "--make-rprivate", "/"], ["mount", "-t", "tmpfs", "-o", "mode=0755,size=1m", "rdtstage", STAGE]):
+        done = subprocess.run(argv, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"grader.sandbox: cannot stage the jail's read-only paths ({' '.join(argv)}): {done.stderr.strip()}")
+    staged = {}
+    for n, path in enumerate(paths):
+        if not os.path.exists(path):
+            continue
+        target = os.path.join(STAGE, str(n))
+        if os.path.isdir(path):
+            os.mkdir(target)
+        else:
+            open(target, "w").close()
+        done = subprocess.run(["mount", "--bind", path, target], capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"grader.sandbox: cannot stage {path}: {done.stderr.strip()}")
+        staged[os.path.normpath(path)] = target
+    return staged
 
 
 def _limit(which: int, value: int) -> None:
@@ -191,29 +256,28 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--processes", type=int, default=Limits.processes)
     p.add_argument("--cpu", type=int, default=Limits.cpu_seconds)
     p.add_argument("--file-size", type=int, default=Limits.file_bytes)
+    p.add_argument("--open-files", type=int, default=Limits.open_files)
     p.add_argument("--no-network", action="store_true")
+    p.add_argument("--ro", action="append", default=[], help="one more read-only path")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--no-run-dir", action="store_true", help="no run folder: work in the scratch copy only")
     p.add_argument("command", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command or args.uid < UID_BASE:
         sys.exit("grader.sandbox: give a uid >= %d and a command after --" % UID_BASE)
-    cwd = os.getcwd()
-    cap = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    cap = args.file_size if cap == resource.RLIM_INFINITY else min(cap, args.file_size)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={cap + (32 << 20)},mode=0700,uid={args.uid},"
-                              f"gid={args.uid},nosuid,nodev", run_mount_source(args.uid), cwd],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        sys.exit(f"grader.sandbox: cannot mount the run's tmpfs on {cwd}: {mounted.stderr.strip()}")
-    parent = os.path.dirname(cwd)
-    os.chmod(parent, os.stat(parent).st_mode | 0o011)    # bwrap (as the uid) passes through
+    cwd = None if args.no_run_dir else os.getcwd()
+    if cwd:
+        mount_run_dir(cwd, args.uid, args.file_size)
     _limit(resource.RLIMIT_AS, args.memory)
     _limit(resource.RLIMIT_NPROC, args.processes)
     _limit(resource.RLIMIT_CPU, args.cpu)
     _limit(resource.RLIMIT_FSIZE, args.file_size)
-    _limit(resource.RLIMIT_NOFILE, Limits.open_files)
+    _limit(resource.RLIMIT_NOFILE, args.open_files)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    jail = bwrap_argv(args.uid, args.scratch, cwd, args.hide, command, not args.no_network)
+    env = dict(e.split("=", 1) for e in args.env if "=" in e)
+    visible = stage_paths(args.ro) if args.ro else {}
+    jail = bwrap_argv(args.uid, args.scratch, cwd, args.hide, command, not args.no_network, visible, env)
     os.setgroups([])
     os.setresgid(args.uid, args.uid, args.uid)
     os.setresuid(args.uid, args.uid, args.uid)

@@ -376,6 +376,9 @@ def check_table(q: str, table, lab: Lab | None = None) -> list[str]:
     if problems:
         return problems
     text = lab._cell_text if lab is not None else None
+    # kernel TCP (iperf3) that this machine cannot run (a grader's jail has no netns
+    # backend): its runs are no program of the student's, so only the table's shape counts
+    not_here = not spec.programs and lab is not None and lab.unavailable(q)
     if lab is not None:
         for cell in lab.cells(q):
             key = {col: cell[p] for p, col in spec.params.items()}
@@ -384,14 +387,14 @@ def check_table(q: str, table, lab: Lab | None = None) -> list[str]:
                 problems.append(f"{name} has no row for {text(q, key)}")
             elif not spec.programs:
                 # kernel TCP (no programs of the student's): a failed run is not theirs to answer for
-                if row["runs"] < 1:
+                if row["runs"] < 1 and not not_here:
                     problems.append(f"{name}: {text(q, key)} has no completed run (run its cell again)")
             elif row["failed"] > 0 or row["runs"] < 1:
                 problems.append(f"{name}: {text(q, key)} had {int(row['failed'])} failed and "
                                 f"{int(row['runs'])} good runs: your programs must complete every run")
     for metric, col in spec.metrics.items():
         values = pd.to_numeric(table[col], errors="coerce")
-        if values.isna().any():
+        if values.isna().any() and not not_here:
             problems.append(f"{name}[{col!r}] has cells with no number")
         low, high, say = RANGES.get(metric, (-math.inf, math.inf, ""))
         if ((values < low) | (values > high)).any():
@@ -408,6 +411,10 @@ def _fail(problems: list[str], note: str = "") -> None:
 def assert_table(q: str, table, lab: Lab | None = None) -> None:
     """Visible test: the table has the columns, units and cells of question q."""
     _fail(check_table(q, table, lab))
+    spec = lab.spec.questions[q] if lab is not None else None
+    why = lab.unavailable(q) if spec is not None and not spec.programs else None
+    if why:
+        print(f"{q}_table: its runs are not checked here: {why}")
 
 
 def assert_supported(lab: Lab, q: str, table, k: int = 2) -> None:

@@ -227,6 +227,9 @@ def raise_if_terminated() -> None:
 def _child_setup(file_cap: int, netns_fd: int | None) -> Callable[[], None]:
     """What the child does between fork and exec (it must not allocate much or lock)."""
     parent = os.getpid()
+    hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]   # a jail's (or a shell's ulimit -f) cap cannot be raised
+    if hard != resource.RLIM_INFINITY:
+        file_cap = min(file_cap, hard)
 
     def setup() -> None:
         # If the harness itself is killed hard (SIGKILL, a notebook kernel dying), its

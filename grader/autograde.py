@@ -1,0 +1,149 @@
+"""nbgrader's autograde of students' notebooks, each kernel in the student's jail
+(grader/notebook_jail.py): what `rdtlab grade --gradebook COURSE` runs for the
+notebooks, and `python -m grader.autograde ASSIGNMENT --student S` for one.
+
+Per student, the driver allocates a jail uid and a size-capped tmpfs, and runs
+nbgrader's own `autograde` for that student in a child process (in the course folder,
+so the course's nbgrader_config.py applies: its restore-cells step, its timeouts),
+with nbgrader's Execute replaced by JailedExecute. nbgrader itself (the gradebook,
+the autograded/ folder) stays outside the jail; only the kernel, and so the
+student's code, is inside. After the child, whatever the notebook started is killed
+and the tmpfs unmounted, whether nbgrader finished, failed or was stopped.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from harness.procs import UsageError
+
+from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
+
+NOTEBOOK_TIME_LIMIT = 3600.0     # one student's notebooks, all cells (the course's Execute.timeout is per cell)
+
+
+@dataclass
+class Autograded:
+    student: str
+    ok: bool
+    seconds: float
+    reason: str = ""                 # one line when not ok
+
+
+def students_with_notebooks(course_dir: str, assignment: str, students: list[str] | None = None) -> list[str]:
+    """The students of `course_dir/submitted/` who handed in a notebook of `assignment`."""
+    found = sorted(os.path.basename(os.path.dirname(os.path.dirname(p)))
+                   for p in glob.glob(os.path.join(course_dir, "submitted", "*", assignment, "*.ipynb")))
+    found = sorted(set(found))
+    return [s for s in found if students is None or s in students]
+
+
+def autograde_students(course_dir: str, assignment: str, students: list[str], jobs: int = 1,
+                       time_limit: float = NOTEBOOK_TIME_LIMIT, extra_args: tuple[str, ...] = (),
+                       done=None) -> list[Autograded]:
+    """Autograde each student's notebooks with a jailed kernel, `jobs` at once."""
+    why = available()
+    if why:
+        raise UsageError(f"students' notebooks are autograded only in the sandbox: {why}")
+    course_dir = os.path.abspath(course_dir)
+    _create_gradebook(course_dir)       # before the children: two first opens would race to create it
+
+    def one(student: str) -> Autograded:
+        result = autograde_one(course_dir, assignment, student, time_limit, extra_args)
+        if done:
+            done(result)
+        return result
+
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        return list(pool.map(one, students))
+
+
+def autograde_one(course_dir: str, assignment: str, student: str, time_limit: float = NOTEBOOK_TIME_LIMIT,
+                  extra_args: tuple[str, ...] = ()) -> Autograded:
+    import time
+    from grader.grade import allocate_uid
+    from grader.notebook_jail import JAIL_ENV, NOTEBOOK_LIMITS, NotebookJail
+    started = time.monotonic()
+    uid = allocate_uid()
+    scratch = tempfile.mkdtemp(prefix="rdt-kernel-")
+    mounted = False
+    try:
+        mount_scratch(scratch, NOTEBOOK_LIMITS.scratch_bytes)
+        mounted = True
+        env = {**os.environ, JAIL_ENV: NotebookJail(uid, scratch).to_env(),
+               "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+        argv = [sys.executable, "-m", "grader.autograde", assignment, "--student", student, "--force", *extra_args]
+        try:
+            done = subprocess.run(argv, cwd=course_dir, env=env, capture_output=True, text=True,
+                                  timeout=time_limit, start_new_session=True)
+        except subprocess.TimeoutExpired:
+            return Autograded(student, False, time.monotonic() - started,
+                              f"autograde of {student}'s notebook stopped at its time limit ({time_limit:.0f} s)")
+        reason = "" if done.returncode == 0 else _last_error(done.stderr) or f"nbgrader exited with {done.returncode}"
+        return Autograded(student, done.returncode == 0, time.monotonic() - started, reason)
+    finally:
+        kill_uid(uid)
+        if mounted:
+            unmount_scratch(scratch)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _last_error(stderr: str) -> str:
+    lines = [line.strip() for line in stderr.splitlines() if "ERROR" in line or "Error" in line]
+    return lines[-1][:300] if lines else ""
+
+
+def _create_gradebook(course_dir: str) -> None:
+    from nbgrader.api import Gradebook
+    from grader.gradebook import gradebook_url
+    with Gradebook(gradebook_url(course_dir)):
+        pass
+
+
+# ---- the child: nbgrader's autograde with the jailed Execute ------------------------
+
+def run_nbgrader_autograde(argv: list[str]) -> None:
+    """`nbgrader autograde ARGV` with the course's config, Execute jailed."""
+    from nbgrader.apps.autogradeapp import AutogradeApp
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.preprocessors import Execute
+    from grader.notebook_jail import JailedExecute
+    app = AutogradeApp.instance()
+    app.initialize(argv)
+    configured = app.config.Autograde.get("autograde_preprocessors") or Autograde.autograde_preprocessors.default()
+    steps = [JailedExecute if step is Execute or step == "nbgrader.preprocessors.Execute" else step
+             for step in configured]
+    if JailedExecute not in steps:
+        sys.exit("grader.autograde: the course's Autograde.autograde_preprocessors has no Execute to jail")
+    app.config.Autograde.autograde_preprocessors = steps
+    app.start()
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if not os.environ.get("RDTLAB_KERNEL_JAIL"):
+        # run by hand: one student, with the jail made here
+        p = argparse.ArgumentParser(prog="python -m grader.autograde",
+                                    description="autograde one student's notebooks with the kernel in the jail")
+        p.add_argument("assignment")
+        p.add_argument("--student", required=True)
+        p.add_argument("--course", default=".", help="the nbgrader course folder (default: here)")
+        args, rest = p.parse_known_args(argv)
+        try:
+            result = autograde_students(args.course, args.assignment, [args.student], extra_args=tuple(rest))[0]
+        except UsageError as e:
+            sys.exit(f"grader.autograde: {e}")
+        print(f"{result.student}: {'autograded' if result.ok else result.reason} ({result.seconds:.0f} s)")
+        sys.exit(0 if result.ok else 1)
+    run_nbgrader_autograde(argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""A student's notebook kernel in the same bubblewrap jail as their programs.
+
+nbgrader's autograde runs each notebook in a fresh kernel, by default as the grader
+itself: the student's cells could read the gradebook, the course's solutions and other
+submissions, rewrite results, or reach the network (nbgrader issues #483, #1429).
+`JailedExecute` (nbgrader's Execute) starts the kernel through `grader.sandbox`
+instead, configured by the driver (grader/autograde.py) in RDTLAB_KERNEL_JAIL:
+  - under the submission's own uid, with its memory, process, CPU, file-size and
+    open-file limits, in its own empty network namespace (loopback only: the harness
+    measures on the local backend there, the notebook's backend line says so);
+  - working in a private copy of the notebook's folder on a size-capped tmpfs
+    (the programs it measures, the notebook's data); nothing else writable;
+  - seeing the system's folders, the interpreter, the venv and only the parts of the
+    kit a notebook imports (KIT_VISIBLE: the harness, the reference's wire format and
+    runtime, not its protocols or programs, not the grader or its batteries);
+  - talking to nbgrader over Unix sockets (ZeroMQ's ipc transport) in a folder of its
+    copy, since it has no network to share: the connection file is written there,
+    readable by the jail alone.
+Everything the kernel starts dies with it; the driver kills the uid's leftovers and
+unmounts the tmpfs after each notebook.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import asdict, dataclass, field
+
+from jupyter_client.manager import AsyncKernelManager
+from nbgrader.preprocessors import Execute
+
+from grader.sandbox import SAFE_PATH, Limits, Sandbox
+
+JAIL_ENV = "RDTLAB_KERNEL_JAIL"
+SOCKETS = os.path.join(".rdtlab", "kernel")   # the harness's own folder in the copy (never collected)
+
+# What of the kit a notebook imports (the harness, and the few reference modules it
+# uses: the wire format for time-sequence graphs, the RTO ceiling, kernel TCP's
+# program). Everything else of the kit is hidden: the reference protocols and
+# programs (the answers), the grader, its batteries, the course.
+KIT_VISIBLE = ("harness", "pyproject.toml", "reference/__init__.py", "reference/cli.py", "reference/runtime.py",
+               "reference/wire.py", "reference/tcpfile.py", "reference/core/__init__.py", "reference/core/api.py",
+               "reference/core/config.py", "reference/core/rto.py")
+
+# A kernel with numpy, pandas and matplotlib maps far more than the programs it runs:
+# the notebook's own limits (the programs it starts inherit them).
+NOTEBOOK_LIMITS = Limits(memory_bytes=4 << 30, processes=256, cpu_seconds=1800, file_bytes=256 << 20,
+                         open_files=1024, scratch_bytes=512 << 20)
+# One thread per numeric library: a kernel on a 64-core grading machine would otherwise
+# start 64 threads per library and meet the process limit.
+THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+@dataclass
+class NotebookJail:
+    """What the driver tells the kernel manager (through the environment: nbgrader
+    builds the manager itself)."""
+    uid: int
+    scratch: str                       # a tmpfs the driver mounted, owned by root
+    limits: Limits = field(default_factory=lambda: NOTEBOOK_LIMITS)
+
+    def to_env(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_env(cls) -> "NotebookJail":
+        text = os.environ.get(JAIL_ENV)
+        if not text:
+            raise RuntimeError(f"{JAIL_ENV} is not set: the jailed kernel is started by grader.autograde")
+        data = json.loads(text)
+        return cls(uid=data["uid"], scratch=data["scratch"], limits=Limits(**data["limits"]))
+
+
+def kit_root() -> str:
+    from harness.engine import REPO
+    return str(REPO)
+
+
+def kit_paths(root: str | None = None) -> tuple[list[str], list[str]]:
+    """(visible, hidden) of the kit for a kernel: KIT_VISIBLE read-only, and every
+    sibling on the way to them hidden (the kit may lie under a folder the jail shows
+    anyway, /opt/rdtlab in the images). The venv stays visible if it is in the kit."""
+    root = root or kit_root()
+    allowed = [os.path.join(root, p) for p in KIT_VISIBLE]
+    allowed += [p for p in (os.path.realpath(sys.prefix),) if p.startswith(root + "/")]
+    allowed = [p for p in allowed if os.path.exists(p)]
+    hidden: list[str] = []
+    parents = {os.path.dirname(p) for p in allowed}
+    parents |= {os.path.dirname(d) for d in set(parents)}
+    for folder in sorted(p for p in parents if p == root or p.startswith(root + "/")):
+        for name in os.listdir(folder):
+            path = os.path.join(folder, name)
+            if path not in allowed and path not in parents:
+                hidden.append(path)
+    return allowed, hidden
+
+
+def interpreter_paths() -> list[str]:
+    """The interpreter and the venv, wherever they are (pyenv keeps it under /root)."""
+    paths = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
+             os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}
+    return sorted(paths)
+
+
+def kernel_sandbox(jail: NotebookJail, work: str) -> Sandbox:
+    visible, hidden = kit_paths()
+    env = {name: value for name, value in os.environ.items() if name.startswith("RDTLAB_") and name != JAIL_ENV}
+    env.update(THREAD_ENV)
+    env.update({"PATH": os.path.join(sys.prefix, "bin") + ":" + SAFE_PATH,
+                "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter"})
+    return Sandbox(jail.uid, work, hidden=hidden, limits=jail.limits, network=False,
+                   visible=sorted(set(visible + interpreter_paths())), env=env, run_dir=False)
+
+
+def private_copy(folder: str, jail: NotebookJail) -> str:
+    """The notebook's folder copied into the jail's tmpfs, owned by its uid (once per
+    kernel: a restart keeps what the notebook wrote)."""
+    work = os.path.join(jail.scratch, "sub")
+    if not os.path.isdir(work):
+        os.chmod(jail.scratch, 0o711)
+        shutil.copytree(folder, work, symlinks=True, ignore=shutil.ignore_patterns(".rdtlab"))
+        sockets = os.path.join(work, SOCKETS)
+        os.makedirs(sockets, mode=0o700)
+        for root, dirs, files in os.walk(work):
+            for name in dirs + files:
+                os.lchown(os.path.join(root, name), jail.uid, jail.uid)
+        os.chown(work, jail.uid, jail.uid)
+    return work
+
+
+class JailedKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernel runs in the jail and listens on Unix sockets."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.jail = NotebookJail.from_env()
+        self.transport = "ipc"
+        self.sockets = os.path.join(self.jail.scratch, "sub", SOCKETS)
+        self.ip = os.path.join(self.sockets, "ipc")
+        self.connection_file = os.path.join(self.sockets, "connection.json")
+
+    async def _async_pre_start_kernel(self, **kw):
+        folder = kw.get("cwd") or os.getcwd()
+        work = private_copy(folder, self.jail)
+        kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
+        os.chown(self.connection_file, self.jail.uid, self.jail.uid)
+        kw["cwd"] = work
+        return kernel_sandbox(self.jail, work).prefix() + kernel_cmd, kw
+
+
+class JailedExecute(Execute):
+    """nbgrader's Execute, its kernels started by JailedKernelManager."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["kernel_manager_class"] = JailedKernelManager
+        super().__init__(*args, **kwargs)
