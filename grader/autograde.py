@@ -20,10 +20,13 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 
 from harness.procs import UsageError
 
+from grader.grade import allocate_uid
+from grader.notebook_jail import JAIL_ENV, NotebookJail
 from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
 
 NOTEBOOK_TIME_LIMIT = 3600.0     # one student's notebooks, all cells (the course's Execute.timeout is per cell)
@@ -47,37 +50,41 @@ def students_with_notebooks(course_dir: str, assignment: str, students: list[str
 
 def autograde_students(course_dir: str, assignment: str, students: list[str], jobs: int = 1,
                        time_limit: float = NOTEBOOK_TIME_LIMIT, extra_args: tuple[str, ...] = (),
-                       done=None) -> list[Autograded]:
-    """Autograde each student's notebooks with a jailed kernel, `jobs` at once."""
+                       hidden: tuple[str, ...] = (), done=None) -> list[Autograded]:
+    """Autograde each student's notebooks with a jailed kernel, `jobs` at once. The
+    course folder, and `hidden`, are out of the kernels' sight (wherever they are)."""
     why = available()
     if why:
         raise UsageError(f"students' notebooks are autograded only in the sandbox: {why}")
     course_dir = os.path.abspath(course_dir)
     _create_gradebook(course_dir)       # before the children: two first opens would race to create it
+    shared = tempfile.mkdtemp(prefix="rdt-kernel-tcp-")     # the class's kernel-TCP runs, root's alone
 
     def one(student: str) -> Autograded:
-        result = autograde_one(course_dir, assignment, student, time_limit, extra_args)
+        jail = NotebookJail(0, "", [course_dir, *(os.path.abspath(h) for h in hidden)], assignment, shared)
+        result = autograde_one(course_dir, assignment, student, time_limit, extra_args, jail)
         if done:
             done(result)
         return result
 
-    with ThreadPoolExecutor(max(1, jobs)) as pool:
-        return list(pool.map(one, students))
+    try:
+        with ThreadPoolExecutor(max(1, jobs)) as pool:
+            return list(pool.map(one, students))
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
 
 
-def autograde_one(course_dir: str, assignment: str, student: str, time_limit: float = NOTEBOOK_TIME_LIMIT,
-                  extra_args: tuple[str, ...] = ()) -> Autograded:
-    import time
-    from grader.grade import allocate_uid
-    from grader.notebook_jail import JAIL_ENV, NOTEBOOK_LIMITS, NotebookJail
+def autograde_one(course_dir: str, assignment: str, student: str, time_limit: float, extra_args: tuple[str, ...],
+                  jail: NotebookJail) -> Autograded:
+    """One student's autograde; `jail` says what to hide and share (its uid and scratch are made here)."""
     started = time.monotonic()
     uid = allocate_uid()
     scratch = tempfile.mkdtemp(prefix="rdt-kernel-")
     mounted = False
     try:
-        mount_scratch(scratch, NOTEBOOK_LIMITS.scratch_bytes)
+        mount_scratch(scratch, jail.limits.scratch_bytes)
         mounted = True
-        env = {**os.environ, JAIL_ENV: NotebookJail(uid, scratch).to_env(),
+        env = {**os.environ, JAIL_ENV: replace(jail, uid=uid, scratch=scratch).to_env(),
                "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
         argv = [sys.executable, "-m", "grader.autograde", assignment, "--student", student, "--force", *extra_args]
         try:

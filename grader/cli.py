@@ -58,7 +58,10 @@ def grade_add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="graded", metavar="DIR", help="where results go: DIR/<student>/, DIR/grades.csv")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run the jobs on a Dask cluster (tcp://host:8786)")
     p.add_argument("--gradebook", metavar="COURSE_DIR",
-                   help="also write the scores into this nbgrader course's gradebook")
+                   help="also autograde the students' notebooks of this nbgrader course (each kernel in "
+                        "the student's jail) and write the protocol scores beside them in its gradebook")
+    p.add_argument("--no-notebooks", action="store_true",
+                   help="with --gradebook: write the protocol scores only, do not autograde the notebooks")
     p.add_argument("--gradescope-package", metavar="ZIP",
                    help="write a Gradescope autograder package (setup.sh, run_autograder) and stop")
 
@@ -95,9 +98,31 @@ def grade_main(args: argparse.Namespace) -> int:
     write_class_csv(results, os.path.join(out, "grades.csv"))
     if args.gradebook:
         from grader.gradebook import import_scores
+        if not args.no_notebooks:
+            _autograde_notebooks(args, [r["student"] for r in results])
+        # after autograde: nbgrader zeroes the grades of an assignment's notebooks it finds no
+        # .ipynb for, and the protocol's scores are one
         import_scores(args.gradebook, args.assignment, results)
     print(f"wrote {os.path.join(out, 'grades.csv')} and {len(results)} feedback folder(s)")
     return 0
+
+
+def _autograde_notebooks(args: argparse.Namespace, students: list[str]) -> None:
+    from grader.autograde import autograde_students, students_with_notebooks
+    have = students_with_notebooks(args.gradebook, args.assignment, students)
+    if not have:
+        print(f"no notebooks of {args.assignment} in {os.path.join(args.gradebook, 'submitted')} to autograde",
+              file=sys.stderr)
+        return
+    print(f"autograding {len(have)} notebook submission(s) of {args.assignment}, each kernel in its jail",
+          file=sys.stderr, flush=True)
+
+    def done(a) -> None:
+        print(f"  {a.student}: notebook {'autograded' if a.ok else 'not autograded: ' + a.reason} "
+              f"({a.seconds:.0f} s)", file=sys.stderr, flush=True)
+
+    autograde_students(args.gradebook, args.assignment, have, jobs=args.jobs, done=done,
+                       hidden=(args.submissions, args.out))
 
 
 # ---- rdtlab check -------------------------------------------------------------------

@@ -21,6 +21,7 @@ unmounts the tmpfs after each notebook.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -39,7 +40,7 @@ SOCKETS = os.path.join(".rdtlab", "kernel")   # the harness's own folder in the 
 # uses: the wire format for time-sequence graphs, the RTO ceiling, kernel TCP's
 # program). Everything else of the kit is hidden: the reference protocols and
 # programs (the answers), the grader, its batteries, the course.
-KIT_VISIBLE = ("harness", "pyproject.toml", "reference/__init__.py", "reference/cli.py", "reference/runtime.py",
+KIT_VISIBLE = ("harness", "pyproject.toml", "reference/__init__.py", "reference/cli.py", "reference/ending.py", "reference/runtime.py",
                "reference/wire.py", "reference/tcpfile.py", "reference/core/__init__.py", "reference/core/api.py",
                "reference/core/config.py", "reference/core/rto.py")
 
@@ -58,6 +59,9 @@ class NotebookJail:
     builds the manager itself)."""
     uid: int
     scratch: str                       # a tmpfs the driver mounted, owned by root
+    hidden: list[str] = field(default_factory=list)   # the course, the submissions, the results
+    assignment: str = ""
+    shared: str = ""                   # the class's kernel-TCP runs (root's; see kernel_tcp_runs)
     limits: Limits = field(default_factory=lambda: NOTEBOOK_LIMITS)
 
     def to_env(self) -> str:
@@ -69,7 +73,8 @@ class NotebookJail:
         if not text:
             raise RuntimeError(f"{JAIL_ENV} is not set: the jailed kernel is started by grader.autograde")
         data = json.loads(text)
-        return cls(uid=data["uid"], scratch=data["scratch"], limits=Limits(**data["limits"]))
+        return cls(uid=data["uid"], scratch=data["scratch"], hidden=data["hidden"], assignment=data["assignment"],
+                   shared=data["shared"], limits=Limits(**data["limits"]))
 
 
 def kit_root() -> str:
@@ -109,7 +114,7 @@ def kernel_sandbox(jail: NotebookJail, work: str) -> Sandbox:
     env.update(THREAD_ENV)
     env.update({"PATH": os.path.join(sys.prefix, "bin") + ":" + SAFE_PATH,
                 "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter"})
-    return Sandbox(jail.uid, work, hidden=hidden, limits=jail.limits, network=False,
+    return Sandbox(jail.uid, work, hidden=sorted(set(hidden + jail.hidden)), limits=jail.limits, network=False,
                    visible=sorted(set(visible + interpreter_paths())), env=env, run_dir=False)
 
 
@@ -129,6 +134,32 @@ def private_copy(folder: str, jail: NotebookJail) -> str:
     return work
 
 
+def kernel_tcp_runs(assignment: str, shared: str) -> list[str]:
+    """The result files of the assignment's questions that run no program of the
+    student's (kernel TCP, iperf3), measured on the netns backend in `shared`: once for
+    the class, by the first kernel to need them (the others wait on the lock). A jailed
+    kernel has only the local backend, which cannot run them; its Lab uses these
+    (harness/notebook.py Lab.measured_on_netns), on the same link and seeds. None when
+    this machine has no netns backend either: those questions then say why."""
+    import fcntl
+    from harness import backends
+    from harness.notebook import Lab
+    if not assignment or not shared or backends.netns_unavailable_reason():
+        return []
+    with open(os.path.join(shared, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lab = Lab("quick", assignment, folder=shared, backend="netns", progress=False)
+        paths = []
+        for q, spec in lab.spec.questions.items():
+            if spec.programs:
+                continue
+            if not os.path.exists(lab.results_path(q)):
+                with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+                    lab.measure(q)
+            paths.append(lab.results_path(q))
+        return [p for p in paths if os.path.exists(p)]
+
+
 class JailedKernelManager(AsyncKernelManager):
     """A kernel manager whose kernel runs in the jail and listens on Unix sockets."""
 
@@ -143,6 +174,10 @@ class JailedKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw):
         folder = kw.get("cwd") or os.getcwd()
         work = private_copy(folder, self.jail)
+        for path in kernel_tcp_runs(self.jail.assignment, self.jail.shared):
+            dest = os.path.join(work, ".rdtlab", os.path.basename(path))
+            shutil.copyfile(path, dest)
+            os.chown(dest, self.jail.uid, self.jail.uid)
         kernel_cmd, kw = await super()._async_pre_start_kernel(**kw)
         os.chown(self.connection_file, self.jail.uid, self.jail.uid)
         kw["cwd"] = work

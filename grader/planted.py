@@ -15,20 +15,22 @@ import os
 import runpy
 import sys
 
-sys.argv[0] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", "comn", "{name}.py")
+sys.argv[0] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", "{package}", "{name}.py")
 runpy.run_path(sys.argv[0], run_name="__main__")
 '''
 
 
-def reference_submission(dest: str, names: tuple[str, ...] = (), who: str = "Reference Solution s0000000") -> str:
-    """`dest` holding a copy of reference/ and SenderN.py/ReceiverN.py shims headed
-    `# Forename Surname Matric` (copies with different headers get different seeds)."""
+def reference_submission(dest: str, names: tuple[str, ...] = (), who: str = "Reference Solution s0000000",
+                         package: str = "comn") -> str:
+    """`dest` holding a copy of reference/ and shims of reference/`package`'s programs
+    (comn's SenderN.py/ReceiverN.py by default) headed `# Forename Surname Matric`
+    (copies with different headers get different seeds)."""
     os.makedirs(dest, exist_ok=True)
     shutil.copytree(os.path.join(REPO, "reference"), os.path.join(dest, "reference"), dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in names or [f"{role}{k}" for role in ("Sender", "Receiver") for k in range(1, 5)]:
         with open(os.path.join(dest, f"{name}.py"), "w") as f:
-            f.write(SHIM.format(name=name, who=who))
+            f.write(SHIM.format(name=name, who=who, package=package))
     return dest
 
 

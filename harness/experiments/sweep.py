@@ -141,6 +141,12 @@ class _Results:
             return [r for r in self.rows if r["cell"] == key]
 
 
+def is_complete(sweep: Sweep, results_path: str) -> bool:
+    """Whether the results file holds every repetition `sweep` would run (nothing left to run)."""
+    plan = _Plan(sweep, _Results(sweep, results_path))
+    return all(not plan.more(cell, set()) for cell in sweep.cells)
+
+
 class _Plan:
     """Which repetitions each cell still needs (fixed count or until the margin)."""
 

@@ -3,6 +3,7 @@ folders made from its release, notebooks executed by a real kernel (nbclient), a
 nbgrader's own commands."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -77,18 +78,25 @@ def answer_cells(path: str, answers: dict) -> None:
     nbformat.write(nb, path)
 
 
+@contextlib.contextmanager
+def environment(**extra):
+    """This process's environment as env() makes it (kernels and children inherit it)."""
+    saved = dict(os.environ)
+    os.environ.update(env(**extra))
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def execute(path: str, timeout: int = 600) -> nbformat.NotebookNode:
     """Run a notebook top to bottom in a real kernel (errors recorded, not raised)."""
     from nbclient import NotebookClient
     nb = nbformat.read(path, as_version=4)
-    saved = dict(os.environ)
-    os.environ.update(env())
-    try:
+    with environment():
         NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
                        resources={"metadata": {"path": os.path.dirname(path)}}).execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
     nbformat.write(nb, path)
     return nb
 

@@ -152,16 +152,27 @@ def runpy_module(path: str):
 @pytest.fixture(scope="module")
 def graded(course):
     """An honest student per assignment collected as submitted/honest/<name>/ and
-    autograded by nbgrader (the notebook runs in a fresh kernel, hidden tests included)."""
+    autograded by nbgrader (the notebook runs in a fresh kernel, hidden tests included),
+    as `rdtlab grade --gradebook` drives it: each kernel in the student's bubblewrap jail
+    (local backend; kernel TCP measured once outside it). The programs are the
+    reference's, handed in with a copy of the reference beside them (the jail hides the kit's)."""
+    from grader.autograde import autograde_students
+    from grader.planted import reference_submission
+    from grader.sandbox import available
     for name, (programs, _, _) in ASSIGNMENTS.items():
         folder = os.path.join(course, "submitted", "honest", name)
         shutil.copytree(os.path.join(course, "release", name), folder)
-        for program in programs_of(name):
-            shutil.copy(os.path.join(C.REPO, "reference", programs, program), folder)
+        reference_submission(folder, names=tuple(p[:-3] for p in programs_of(name)), who="Honest Student s0000003",
+                             package=programs)
         answers = C.build_results_sheet.solutions(name)
         answers.update({c.id: "My discussion: the numbers in my tables show ..." for c in roles(source(name), "manual")})
         C.answer_cells(os.path.join(folder, C.NOTEBOOK), answers)
-        C.nbgrader(course, "autograde", name)
+        if available() is None:
+            with C.environment():
+                [result] = autograde_students(course, name, ["honest"])
+            assert result.ok, result.reason
+        else:
+            C.nbgrader(course, "autograde", name)
     return course
 
 
@@ -192,7 +203,7 @@ def test_honest_student_gets_every_autograded_point(graded, name):
     assert plots, "the measured questions show their plots"
     # the autograded copy kept the student's programs (not the starter code)
     sender = programs_of(name)[0]
-    assert "reference.cli" in open(os.path.join(graded, "autograded", "honest", name, sender)).read()
+    assert "Honest Student" in open(os.path.join(graded, "autograded", "honest", name, sender)).read()
 
 
 # A number moved by hand in each assignment's table: (question, column, row, value)

@@ -1,0 +1,180 @@
+"""`rdtlab grade --gradebook COURSE` autogrades the students' notebooks with real nbgrader,
+each kernel in the student's bubblewrap jail (grader/notebook_jail.py), then writes the
+protocol scores beside them: one honest student, and one whose answer cell attacks its
+jail, graded side by side."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import nbformat
+import pytest
+
+import course as C
+from grader.planted import reference_submission
+from grader.sandbox import UID_BASE, available
+
+pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
+
+REPO = C.REPO
+TINY_BATTERY = os.path.join(REPO, "tests", "grader", "tiny.toml")
+FULL_MARKS = 20      # the comn notebook's autograded points (test_course.AUTOGRADED)
+
+# What the hostile student's answer cell tries from inside its kernel, each recorded as
+# what happened (the name of the exception, or what it got).
+PROBE = '''
+import json, os, signal, socket, subprocess
+probes = {{}}
+def attempt(name, action):
+    try:
+        probes[name] = "done: " + str(action())[:60]
+    except BaseException as e:
+        probes[name] = type(e).__name__
+for name, path in {reads}.items():
+    attempt("read " + name, lambda path=path: open(path, "rb").read(64))
+for name, path in {writes}.items():
+    attempt("write " + name, lambda path=path: open(path, "ab").write(b"0"))
+attempt("host service", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2))
+attempt("internet", lambda: socket.create_connection(("1.1.1.1", 80), timeout=2))
+children = []
+def fork_until_refused():
+    while len(children) < 400:
+        pid = os.fork()
+        if pid == 0:
+            signal.pause()
+            os._exit(0)
+        children.append(pid)
+attempt("fork 400", fork_until_refused)
+probes["forked"] = len(children)
+for pid in children:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+attempt("memory 8 GiB", lambda: len(bytearray(8 << 30)))
+attempt("kill parent", lambda: os.kill(os.getppid(), signal.SIGKILL))
+subprocess.Popen(["sleep", "600"], start_new_session=True)     # a daemon left behind
+print("PROBES " + json.dumps(probes))
+'''
+
+
+def _sha(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _submit(course: str, student: str, who: str, extra: str = "") -> str:
+    dest = os.path.join(course, "submitted", student, "comn")
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    C.student_folder(course, dest, programs=None)
+    reference_submission(dest, who=who)      # self-contained programs: the kit's reference is hidden
+    if extra:
+        answers = {"q1_answer": extra + "\n" + C.build_results_sheet.SOLUTIONS["q1_answer"]}
+        C.answer_cells(os.path.join(dest, C.NOTEBOOK), answers)
+    return dest
+
+
+def _jail_leftovers() -> tuple[list[int], list[str]]:
+    procs = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid >= UID_BASE:
+                    procs.append(int(entry))
+            except OSError:
+                pass
+    with open("/proc/self/mountinfo") as f:
+        mounts = [line for line in f if "rdt-kernel-" in line or "rdtstage" in line]
+    return procs, mounts
+
+
+@pytest.fixture
+def course_in_opt():
+    """A course of its own (the shared course's submitted/ has other students), under
+    /opt: a folder the jail shows (read-only) unless the grader hides the course."""
+    root = tempfile.mkdtemp(prefix="rdtlab-course-", dir="/opt")
+    os.chmod(root, 0o755)
+    try:
+        yield C.make_course(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_in_opt, tmp_path):
+    course = course_in_opt
+    alice = _submit(course, "alice", "Alice Honest s0000001")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    reads = {"gradebook": os.path.join(course, "gradebook.db"),
+             "solutions": os.path.join(course, "source", "comn", C.NOTEBOOK),
+             "other student": os.path.join(alice, C.NOTEBOOK),
+             "reference": os.path.join(REPO, "reference", "comn", "Sender4.py"),
+             "reference core": os.path.join(REPO, "reference", "core", "sr.py"),
+             "battery": os.path.join(REPO, "grader", "batteries", "comn.toml"),
+             "shadow passwords": "/etc/shadow"}
+    writes = {"gradebook": os.path.join(course, "gradebook.db"),
+              "autograded": os.path.join(course, "autograded", "mallory", "comn", C.NOTEBOOK),
+              "kit": os.path.join(REPO, "harness", "notebook.py")}
+    mallory = _submit(course, "mallory", "Mallory Hostile s0000002",
+                      PROBE.format(reads=repr(reads), writes=repr(writes), port=listener.getsockname()[1]))
+    before = {p: _sha(p) for p in (os.path.join(alice, C.NOTEBOOK), os.path.join(REPO, "harness", "notebook.py"))}
+
+    out = tmp_path / "graded"
+    started = time.monotonic()
+    done = subprocess.run([os.path.join(C.BIN, "rdtlab"), "grade", os.path.join(course, "submitted"),
+                           "--assignment", "comn", "--battery", TINY_BATTERY, "--scenario", "t-clean",
+                           "--gradebook", course, "--jobs", "2", "--out", str(out)],
+                          cwd=REPO, env=C.env(), capture_output=True, text=True, timeout=600)
+    listener.close()
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "alice: notebook autograded" in done.stderr and "mallory: notebook autograded" in done.stderr, done.stderr
+    print(f"graded 2 students with notebooks in {time.monotonic() - started:.0f} s")
+
+    # the kernels ran in the jail: a private copy of the folder, the local backend
+    graded = {s: nbformat.read(os.path.join(course, "autograded", s, "comn", C.NOTEBOOK), as_version=4)
+              for s in ("alice", "mallory")}
+    setup = C.text_output(graded["alice"], "setup")
+    assert "programs in /tmp/rdt-kernel-" in setup and "Backend: local" in setup, setup
+    # iperf3 (no program of the student's) was measured once outside the jails, on netns
+    assert "the runs measured on the netns backend" in C.text_output(graded["alice"], "q7_measure")
+
+    # the hostile cell got nothing it tried for
+    line = next(l for l in C.text_output(graded["mallory"], "q1_answer").splitlines() if l.startswith("PROBES "))
+    probes = json.loads(line[len("PROBES "):])
+    print("hostile kernel:", probes)
+    for name in [f"read {n}" for n in reads] + [f"write {n}" for n in writes]:
+        assert probes[name] in ("FileNotFoundError", "PermissionError", "OSError"), (name, probes[name])
+    assert probes["host service"] == "ConnectionRefusedError", probes
+    assert probes["internet"] == "OSError", probes          # network unreachable: no route at all
+    assert 100 < probes["forked"] < 256, probes              # stopped at the jail's process limit
+    assert probes["fork 400"] == "BlockingIOError", probes
+    assert probes["memory 8 GiB"] == "MemoryError", probes
+    for path, sha in before.items():
+        assert _sha(path) == sha, f"{path} was changed from the hostile kernel"
+
+    # both notebooks graded in full (the probe does not change mallory's answers), and
+    # `nbgrader export` has the notebook and the protocol's scores together
+    scores = C.scores(course)
+    for student in ("alice", "mallory"):
+        auto = {k: v for k, v in scores[student].items() if k.startswith("test_")}
+        assert sum(auto.values()) == FULL_MARKS, (student, auto)
+    C.nbgrader(course, "export", "--to", str(tmp_path / "grades.csv"))
+    with open(tmp_path / "grades.csv") as f:
+        rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == "comn"}
+    protocol = json.loads((out / "alice" / "results.json").read_text())["score"]
+    assert protocol > 0
+    assert float(rows["alice"]["raw_score"]) == pytest.approx(FULL_MARKS + protocol)
+
+    procs, mounts = _jail_leftovers()
+    for _ in range(20):
+        if not procs:
+            break
+        time.sleep(0.1)
+        procs, mounts = _jail_leftovers()
+    assert procs == [] and mounts == [], (procs, mounts)

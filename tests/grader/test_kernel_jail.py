@@ -1,0 +1,88 @@
+"""The notebook kernel's jail (grader/notebook_jail.py): what of the kit it shows, and
+that every assignment's notebook code imports in it while the reference's protocols,
+the grader and its batteries stay out of reach (real bubblewrap, no kernel needed)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from grader.autograde import students_with_notebooks
+from grader.grade import allocate_uid
+from grader.notebook_jail import NotebookJail, kernel_sandbox, kit_paths
+from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
+
+
+def _touch(root, *paths):
+    for p in paths:
+        full = os.path.join(root, p)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        open(full, "w").close()
+
+
+def test_kit_paths_show_the_harness_and_hide_the_answers(tmp_path):
+    root = str(tmp_path)
+    _touch(root, "harness/notebook.py", "grader/batteries/comn.toml", "reference/__init__.py", "reference/wire.py",
+           "reference/comn/Sender4.py", "reference/core/__init__.py", "reference/core/rto.py",
+           "reference/core/sr.py", "assignments/source/comn/results_sheet.ipynb", "tests/x.py")
+    visible, hidden = kit_paths(root)
+    rel = lambda paths: sorted(os.path.relpath(p, root) for p in paths)   # noqa: E731
+    assert rel(visible) == ["harness", "reference/__init__.py", "reference/core/__init__.py",
+                            "reference/core/rto.py", "reference/wire.py"]
+    assert rel(hidden) == ["assignments", "grader", "reference/comn", "reference/core/sr.py", "tests"]
+
+
+def test_students_with_notebooks(tmp_path):
+    for student, name in (("ann", "comn/results_sheet.ipynb"), ("bob", "comn/Sender1.py"),
+                          ("cat", "tcp-like/results_sheet.ipynb"), ("dan", "comn/mine.ipynb")):
+        _touch(str(tmp_path), os.path.join("submitted", student, name))
+    assert students_with_notebooks(str(tmp_path), "comn") == ["ann", "dan"]
+    assert students_with_notebooks(str(tmp_path), "comn", ["dan", "bob"]) == ["dan"]
+
+
+def test_round_trip_through_the_environment():
+    jail = NotebookJail(3_000_123, "/tmp/x", ["/opt/course"])
+    os.environ["RDTLAB_KERNEL_JAIL"] = jail.to_env()
+    try:
+        assert NotebookJail.from_env() == jail
+    finally:
+        del os.environ["RDTLAB_KERNEL_JAIL"]
+
+
+IMPORTS = """
+import importlib, sys
+for name in ("harness.notebook", "harness.plots.trace", "reference.tcpfile", "harness.assignments.comn",
+             "harness.assignments.tcp_like", "harness.assignments.multihoming", "harness.assignments.gbn_vs_tcp",
+             "harness.assignments.stop_and_wait_crc", "matplotlib.pyplot", "ipykernel"):
+    importlib.import_module(name)
+for name in ("reference.core.sr", "reference.comn", "grader", "reference.tcp_like.Sender"):
+    try:
+        importlib.import_module(name)
+        print("imported", name)
+    except ImportError:
+        pass
+print("ok")
+"""
+
+
+@pytest.mark.skipif(available() is not None, reason=str(available()))
+def test_a_kernel_jail_imports_the_notebooks_code_and_not_the_answers(tmp_path):
+    uid = allocate_uid()
+    scratch = tempfile.mkdtemp(prefix="rdt-kernel-")
+    mount_scratch(scratch, 64 << 20)
+    try:
+        work = os.path.join(scratch, "sub")
+        os.mkdir(work)
+        os.chown(work, uid, uid)
+        sandbox = kernel_sandbox(NotebookJail(uid, scratch, [str(tmp_path)]), work)
+        done = subprocess.run(sandbox.prefix() + [sys.executable, "-c", IMPORTS], cwd=work,
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        kill_uid(uid)
+        unmount_scratch(scratch)
+        os.rmdir(scratch)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "ok", done.stdout
