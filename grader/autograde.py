@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -102,9 +103,20 @@ def autograde_one(course_dir: str, assignment: str, student: str, time_limit: fl
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+_EXCEPTION = re.compile(r"^\s*([\w.]*(Error|Exception|Exit))(: .*)?$")
+_BOILERPLATE = ("see the the above", "see the above", "There was an error processing")
+
+
 def _last_error(stderr: str) -> str:
-    lines = [line.strip() for line in stderr.splitlines() if "ERROR" in line or "Error" in line]
-    return lines[-1][:300] if lines else ""
+    """One line of why nbgrader failed: its traceback's exception, else its last error that
+    is not the closing boilerplate."""
+    lines = stderr.splitlines()
+    raised = [line.strip() for line in lines if _EXCEPTION.match(line)]
+    if raised:
+        return raised[-1][:300]
+    errors = [line.split("ERROR]", 1)[-1].strip() for line in lines
+              if "ERROR]" in line and not any(b in line for b in _BOILERPLATE)]
+    return errors[-1][:300] if errors else ""
 
 
 def _create_gradebook(course_dir: str) -> None:

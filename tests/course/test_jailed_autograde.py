@@ -1,7 +1,7 @@
 """`rdtlab grade --gradebook COURSE` autogrades the students' notebooks with real nbgrader,
 each kernel in the student's bubblewrap jail (grader/notebook_jail.py), then writes the
-protocol scores beside them: one honest student, and one whose answer cell attacks its
-jail, graded side by side."""
+protocol scores beside them: one honest student, one whose answer cell attacks its jail,
+and one whose cell kills its own kernel, graded side by side."""
 from __future__ import annotations
 
 import csv
@@ -123,6 +123,8 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
               "kit": os.path.join(REPO, "harness", "notebook.py")}
     mallory = _submit(course, "mallory", "Mallory Hostile s0000002",
                       PROBE.format(reads=repr(reads), writes=repr(writes), port=listener.getsockname()[1]))
+    # a cell that kills its own kernel: nbgrader cannot finish that notebook
+    _submit(course, "crasher", "Carl Crash s0000003", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
     before = {p: _sha(p) for p in (os.path.join(alice, C.NOTEBOOK), os.path.join(REPO, "harness", "notebook.py"))}
 
     out = tmp_path / "graded"
@@ -134,7 +136,9 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
     listener.close()
     assert done.returncode == 0, done.stderr[-3000:]
     assert "alice: notebook autograded" in done.stderr and "mallory: notebook autograded" in done.stderr, done.stderr
-    print(f"graded 2 students with notebooks in {time.monotonic() - started:.0f} s")
+    crashed = next(line for line in done.stderr.splitlines() if "crasher: notebook" in line)
+    assert "not autograded: " in crashed and "Kernel" in crashed, crashed   # one line: why
+    print(f"graded 3 students with notebooks in {time.monotonic() - started:.0f} s")
 
     # the kernels ran in the jail: a private copy of the folder, the local backend
     graded = {s: nbformat.read(os.path.join(course, "autograded", s, "comn", C.NOTEBOOK), as_version=4)
