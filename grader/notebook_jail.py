@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 
+from grader.cgroups import GroupLimits
 from grader.sandbox import SAFE_PATH, Limits, Sandbox
 
 JAIL_ENV = "RDTLAB_KERNEL_JAIL"
@@ -46,8 +47,11 @@ KIT_VISIBLE = ("harness", "pyproject.toml", "reference/__init__.py", "reference/
 
 # A kernel with numpy, pandas and matplotlib maps far more than the programs it runs:
 # the notebook's own limits (the programs it starts inherit them).
+# The link engine runs inside the kernel's jail too (the harness starts it), so the group
+# gets more than one core's time.
 NOTEBOOK_LIMITS = Limits(memory_bytes=4 << 30, processes=256, cpu_seconds=1800, file_bytes=256 << 20,
-                         open_files=1024, scratch_bytes=512 << 20)
+                         open_files=1024, scratch_bytes=512 << 20,
+                         group=GroupLimits(memory_bytes=3 << 30, cpus=1.5, tasks=512))
 # One thread per numeric library: a kernel on a 64-core grading machine would otherwise
 # start 64 threads per library and meet the process limit.
 THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -73,8 +77,9 @@ class NotebookJail:
         if not text:
             raise RuntimeError(f"{JAIL_ENV} is not set: the jailed kernel is started by grader.autograde")
         data = json.loads(text)
+        limits = Limits(**{**data["limits"], "group": GroupLimits(**data["limits"]["group"])})
         return cls(uid=data["uid"], scratch=data["scratch"], hidden=data["hidden"], assignment=data["assignment"],
-                   shared=data["shared"], limits=Limits(**data["limits"]))
+                   shared=data["shared"], limits=limits)
 
 
 def kit_root() -> str:

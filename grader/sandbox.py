@@ -30,6 +30,9 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
+from grader import cgroups
+from grader.cgroups import GroupLimits
+
 # Only these of the machine's folders are in the jail (read-only). Not the whole root:
 # binding / recursively would race with the namespaces other runs mount and unmount
 # under /run/netns, and what is not there needs no hiding.
@@ -47,6 +50,7 @@ class Limits:
     file_bytes: int = 256 << 20      # RLIMIT_FSIZE (the harness may set it lower)
     open_files: int = 256
     scratch_bytes: int = 64 << 20    # the tmpfs holding its scratch copy
+    group: GroupLimits = field(default_factory=GroupLimits)   # all its processes together (grader/cgroups.py)
 
 
 @dataclass
@@ -65,7 +69,8 @@ class Sandbox:
         argv = [sys.executable, "-m", "grader.sandbox", "--uid", str(self.uid), "--scratch", self.scratch,
                 "--memory", str(self.limits.memory_bytes), "--processes", str(self.limits.processes),
                 "--cpu", str(self.limits.cpu_seconds), "--file-size", str(self.limits.file_bytes),
-                "--open-files", str(self.limits.open_files)]
+                "--open-files", str(self.limits.open_files), "--group-memory", str(self.limits.group.memory_bytes),
+                "--group-cpus", str(self.limits.group.cpus), "--group-tasks", str(self.limits.group.tasks)]
         for path in self.hidden:
             argv += ["--hide", path]
         for path in self.visible:
@@ -139,7 +144,8 @@ def unmount_runs(uid: int) -> None:
 
 
 def kill_uid(uid: int) -> int:
-    """SIGKILL every process running as `uid` (a daemon that escaped); how many."""
+    """SIGKILL every process running as `uid` (a daemon that escaped), and delete its
+    control group; how many were killed by uid."""
     killed = 0
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -149,6 +155,7 @@ def kill_uid(uid: int) -> int:
                     killed += 1
             except OSError:
                 pass
+    cgroups.remove(uid)
     return killed
 
 
@@ -257,6 +264,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--cpu", type=int, default=Limits.cpu_seconds)
     p.add_argument("--file-size", type=int, default=Limits.file_bytes)
     p.add_argument("--open-files", type=int, default=Limits.open_files)
+    p.add_argument("--group-memory", type=int, default=GroupLimits.memory_bytes)
+    p.add_argument("--group-cpus", type=float, default=GroupLimits.cpus)
+    p.add_argument("--group-tasks", type=int, default=GroupLimits.tasks)
     p.add_argument("--no-network", action="store_true")
     p.add_argument("--ro", action="append", default=[], help="one more read-only path")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
@@ -275,6 +285,8 @@ def main(argv: list[str] | None = None) -> None:
     _limit(resource.RLIMIT_FSIZE, args.file_size)
     _limit(resource.RLIMIT_NOFILE, args.open_files)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if cgroups.available() is None:     # else the per-process limits above still hold
+        cgroups.join(args.uid, GroupLimits(args.group_memory, args.group_cpus, args.group_tasks))
     env = dict(e.split("=", 1) for e in args.env if "=" in e)
     visible = stage_paths(args.ro) if args.ro else {}
     jail = bwrap_argv(args.uid, args.scratch, cwd, args.hide, command, not args.no_network, visible, env)
