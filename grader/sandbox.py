@@ -9,14 +9,17 @@ root, which then, just before exec'ing bwrap:
     (atomically, by rename) but not fill the disk; `unmount_runs` removes it after
     the run. Its scratch folder is a size-capped tmpfs too (`mount_scratch`);
   - sets resource limits: address space, processes (per uid, and the uid is the
-    submission's alone), CPU seconds, file size, open files, no core dumps;
+    submission's alone), CPU seconds, file size, open files, no core dumps; and joins
+    the jail's control group, which caps all its processes together (grader/cgroups.py);
   - drops to that uid (no groups, no capabilities) and execs bwrap with: the system's
     folders (/usr, /etc, /var...) read-only and nothing else of the machine (no /home,
     /root, /work, /srv); a private /tmp and /run; every hidden path (the battery, the
-    reference, other submissions, the results) empty and read-only if it would show; the submission's scratch
-    copy and the run's directory writable; files named on the command line (the input)
-    read-only; a clean environment; its own user, pid, ipc and uts namespaces, so
-    everything it started dies with it, and it cannot signal anything outside.
+    reference, other submissions, the results) empty and read-only if it would show;
+    the submission's scratch copy and the run's directory writable; files named on the
+    command line (the input) read-only, and any path given with --ro (a notebook
+    kernel's interpreter and the kit's harness: grader/notebook_jail.py); a clean
+    environment (plus --env); its own user, pid, ipc and uts namespaces, so everything
+    it started dies with it, and it cannot signal anything outside.
 Needs root (to switch uid) and bubblewrap; `available()` says why not otherwise.
 """
 from __future__ import annotations
