@@ -79,6 +79,7 @@ docker-lab-down:
 bench: setup
 	$(PY) -m harness.bench all
 	$(PY) -m grader.bench
+	$(PY) -m grader.bench_notebooks
 
 clean:
 	rm -rf $(VENV) $(CRATE)/target out

@@ -1,0 +1,104 @@
+"""Benchmark: students' notebooks autograded per hour with jailed kernels (as root).
+
+    python -m grader.bench_notebooks [--assignment comn] [--students 4] [--jobs 2] [--mode quick]
+
+Makes a course in a temporary folder (assignments/' config and source, nbgrader's
+release), hands in copies of the reference (grader.planted) with the reference answers
+typed in, and autogrades them as `rdtlab grade --gradebook` does. Prints the wall time,
+notebooks per hour, each notebook's time, and checks each scored every autograded point.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import nbformat
+
+from harness.engine import REPO
+
+from grader.autograde import autograde_students
+from grader.planted import reference_submission
+
+NOTEBOOK = "results_sheet.ipynb"
+PROGRAMS = {"comn": ("comn", ()), "tcp-like": ("tcp_like", ("Sender", "Receiver")),
+            "multihoming": ("multihoming", ("Sender", "Receiver")),
+            "gbn-vs-tcp": ("gbn_vs_tcp", ("Sender3", "Receiver3")),
+            "stop-and-wait-crc": ("stop_and_wait_crc", ("Sender", "Receiver"))}
+
+
+def make_course(root: str, assignment: str) -> str:
+    course = os.path.join(root, "course")
+    os.makedirs(os.path.join(course, "source"))
+    shutil.copy(os.path.join(REPO, "assignments", "nbgrader_config.py"), course)
+    shutil.copytree(os.path.join(REPO, "assignments", "source", assignment), os.path.join(course, "source", assignment),
+                    ignore=shutil.ignore_patterns(".rdtlab", "__pycache__", ".ipynb_checkpoints"))
+    nbgrader = os.path.join(os.path.dirname(sys.executable), "nbgrader")
+    subprocess.run([nbgrader, "generate_assignment", assignment, "--force"], cwd=course, check=True,
+                   capture_output=True)
+    return course
+
+
+def hand_in(course: str, assignment: str, student: str) -> None:
+    sys.path.insert(0, os.path.join(REPO, "assignments"))
+    import build_results_sheet
+    dest = os.path.join(course, "submitted", student, assignment)
+    shutil.copytree(os.path.join(course, "release", assignment), dest)
+    package, names = PROGRAMS[assignment]
+    reference_submission(dest, names=names, who=f"Student {student} s{student}", package=package)
+    path = os.path.join(dest, NOTEBOOK)
+    nb = nbformat.read(path, as_version=4)
+    answers = build_results_sheet.solutions(assignment)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in answers:
+            cell.source = answers[grade_id]
+    nbformat.write(nb, path)
+
+
+def points(course: str, assignment: str, student: str) -> tuple[float, float]:
+    from nbgrader.api import Gradebook
+    with Gradebook("sqlite:///" + os.path.join(course, "gradebook.db")) as gb:
+        nb = gb.find_submission_notebook(NOTEBOOK[:-6], assignment, student)
+        graded = [g for g in nb.grades if g.auto_score is not None and g.name.startswith("test_")]
+        return sum(g.auto_score for g in graded), sum(g.max_score for g in graded)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m grader.bench_notebooks")
+    p.add_argument("--assignment", default="comn", choices=PROGRAMS)
+    p.add_argument("--students", type=int, default=4)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--mode", default="quick", choices=("quick", "full", "tiny"))
+    args = p.parse_args(argv)
+    os.environ["RDTLAB_NOTEBOOK_MODE"] = args.mode
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="rdt-nb-bench-") as tmp:
+        course = make_course(tmp, args.assignment)
+        students = [f"{k:02d}" for k in range(args.students)]
+        for s in students:
+            hand_in(course, args.assignment, s)
+        started = time.monotonic()
+        results = autograde_students(course, args.assignment, students, jobs=args.jobs)
+        wall = time.monotonic() - started
+        scores = {r.student: points(course, args.assignment, r.student) if r.ok else (0, 0) for r in results}
+    print(f"notebook bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): {args.students} {args.assignment} "
+          f"notebooks ({args.mode}), --jobs {args.jobs}, kernels jailed")
+    print(f"  wall {wall:.0f} s = {3600 * args.students / wall:.0f} notebooks/hour; each "
+          f"{', '.join(f'{r.seconds:.0f}' for r in results)} s; load average {load:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
+    bad = {s: v for s, v in scores.items() if v[1] == 0 or v[0] != v[1]}
+    print("  every notebook scored every autograded point" if not bad else f"  NOT full marks: {bad}")
+    for r in results:
+        if not r.ok:
+            print(f"  {r.student}: {r.reason}")
+    return 0 if not bad else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
