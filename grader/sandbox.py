@@ -170,12 +170,14 @@ def bwrap_argv(uid: int, scratch: str, cwd: str | None, hidden: list[str], comma
     argv = ["bwrap"]
     for path in VISIBLE:            # read-only; /run, /home, /root, /srv, /work... are not there
         argv += ["--ro-bind-try", path, path]
-    for path, source in (visible or {}).items():   # what the caller shows besides (the kit, an interpreter)
-        argv += ["--ro-bind", source, path]
-    visible = tuple(os.path.normpath(v) for v in (visible or {}))
     argv += ["--dev", "/dev", "--proc", "/proc"]
     for path in ALWAYS_HIDDEN:      # private and empty (a program may use its own /tmp)
         argv += ["--tmpfs", path]
+    # what the caller shows besides (the kit, an interpreter): after the private /tmp, which
+    # would cover a kit checked out under /tmp
+    for path, source in (visible or {}).items():
+        argv += ["--ro-bind", source, path]
+    visible = tuple(os.path.normpath(v) for v in (visible or {}))
     hidden = [os.path.normpath(h) for h in hidden]
     outer = [h for h in hidden if not any(h.startswith(o + "/") for o in hidden)]   # covers what is inside
     for path in sorted(set(outer)):  # empty and read-only: nothing to read, nowhere to write

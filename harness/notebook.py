@@ -144,8 +144,9 @@ class Lab:
         """Run (or resume) question q's sweep; its table, or an empty one and one line why."""
         title = self.spec.questions[q].title
         why = self.unavailable(q)
-        path = self.results_path(q)
-        if why:
+        if not why:
+            path = self.results_path(q)
+        else:
             path = self.measured_on_netns(q)
             if not path:
                 print(f"{title}: not measured: {why}")

@@ -58,7 +58,9 @@ for name in ("harness.notebook", "harness.plots.trace", "reference.tcpfile", "ha
              "harness.assignments.tcp_like", "harness.assignments.multihoming", "harness.assignments.gbn_vs_tcp",
              "harness.assignments.stop_and_wait_crc", "matplotlib.pyplot", "ipykernel"):
     importlib.import_module(name)
-for name in ("reference.core.sr", "reference.comn", "grader", "reference.tcp_like.Sender"):
+# a hidden folder may show as an empty one (where the kit lies under a folder the jail
+# shows: /tmp, /opt): nothing in it imports
+for name in ("reference.core.sr", "reference.comn.common", "grader.grade", "reference.tcp_like.Sender"):
     try:
         importlib.import_module(name)
         print("imported", name)
