@@ -47,3 +47,53 @@ def test_grading_image_without_net_admin_says_so_in_one_line(images, tmp_path):
     assert done.returncode == 0 and "usage: rdtlab grade" in done.stdout
     notes = [line for line in done.stderr.splitlines() if line.startswith("rdtlab-grader:")]
     assert len(notes) == 1 and "local backend" in notes[0] and "--cap-add NET_ADMIN" in notes[0]
+
+
+# What a student's answer cell tries in the grading image, where the kit (its reference
+# protocols, the grader's batteries) lies under /opt, a folder the jail shows.
+PROBE = '''
+import json
+probes = {}
+for path in ("/opt/rdtlab/reference/comn/Sender4.py", "/opt/rdtlab/reference/core/sr.py",
+             "/opt/rdtlab/grader/batteries/comn.toml", "/course/gradebook.db", "/results/grades.csv"):
+    try:
+        probes[path] = "read %d bytes" % len(open(path, "rb").read())
+    except OSError as e:
+        probes[path] = type(e).__name__
+print("PROBES " + json.dumps(probes))
+'''
+
+
+def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path):
+    """`rdtlab grade --gradebook /course` in the image: nbgrader autogrades the notebook
+    with the kernel in the student's jail, which sees none of the kit's answers."""
+    import sys
+    sys.path.insert(0, str(REPO / "tests" / "course"))
+    import course as C
+    from grader.planted import reference_submission
+    course = Path(C.make_course(str(tmp_path)))
+    dest = course / "submitted" / "alice" / "comn"
+    dest.parent.mkdir(parents=True)
+    C.student_folder(str(course), str(dest), programs=None)
+    reference_submission(str(dest), who="Alice Image s0000004")
+    C.answer_cells(str(dest / C.NOTEBOOK), {"q1_answer": PROBE + C.build_results_sheet.SOLUTIONS["q1_answer"]})
+    shutil.copy(TINY, tmp_path / "tiny.toml")
+    out = tmp_path / "results"
+    out.mkdir()
+    before = leftovers()
+    done = run("docker", "run", "--rm", "--label", "rdtlab-test", *GRADER_OPTS, "-e", "RDTLAB_NOTEBOOK_MODE=tiny",
+               "-v", f"{course}:/course", "-v", f"{tmp_path / 'tiny.toml'}:/battery.toml:ro", "-v", f"{out}:/results",
+               GRADER, "/course/submitted", "--assignment", "comn", "--battery", "/battery.toml",
+               "--scenario", "t-clean", "--gradebook", "/course", "--out", "/results", timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "alice: notebook autograded" in done.stderr, done.stderr[-2000:]
+    import nbformat
+    nb = nbformat.read(str(course / "autograded" / "alice" / "comn" / C.NOTEBOOK), as_version=4)
+    line = next(l for l in C.text_output(nb, "q1_answer").splitlines() if l.startswith("PROBES "))
+    probes = __import__("json").loads(line[len("PROBES "):])
+    assert set(probes.values()) <= {"FileNotFoundError", "PermissionError"}, probes
+    assert "programs in /tmp/rdt-kernel-" in C.text_output(nb, "setup")
+    assert "the runs measured on the netns backend" in C.text_output(nb, "q7_measure")
+    auto = {k: v for k, v in C.scores(str(course))["alice"].items() if k.startswith("test_")}
+    assert sum(auto.values()) == 20, auto
+    assert leftovers() == before
