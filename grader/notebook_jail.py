@@ -32,7 +32,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 
 from grader.cgroups import GroupLimits
-from grader.sandbox import SAFE_PATH, Limits, Sandbox
+from grader.sandbox import SAFE_PATH, Limits, Sandbox, prepare_scratch
 
 JAIL_ENV = "RDTLAB_KERNEL_JAIL"
 SOCKETS = os.path.join(".rdtlab", "kernel")   # the harness's own folder in the copy (never collected)
@@ -128,14 +128,11 @@ def private_copy(folder: str, jail: NotebookJail) -> str:
     kernel: a restart keeps what the notebook wrote)."""
     work = os.path.join(jail.scratch, "sub")
     if not os.path.isdir(work):
-        os.chmod(jail.scratch, 0o711)
-        shutil.copytree(folder, work, symlinks=True, ignore=shutil.ignore_patterns(".rdtlab"))
+        prepare_scratch(folder, jail.scratch, jail.uid, ignore=shutil.ignore_patterns(".rdtlab"))
         sockets = os.path.join(work, SOCKETS)
         os.makedirs(sockets, mode=0o700)
-        for root, dirs, files in os.walk(work):
-            for name in dirs + files:
-                os.lchown(os.path.join(root, name), jail.uid, jail.uid)
-        os.chown(work, jail.uid, jail.uid)
+        for path in (os.path.dirname(sockets), sockets):
+            os.chown(path, jail.uid, jail.uid)
     return work
 
 

@@ -113,11 +113,11 @@ def unmount_scratch(path: str) -> None:
     subprocess.run(["umount", "-l", path], capture_output=True)
 
 
-def prepare_scratch(source: str, scratch: str, uid: int) -> str:
+def prepare_scratch(source: str, scratch: str, uid: int, ignore=None) -> str:
     """A private copy of the submission at `scratch`/sub, owned by the jail's uid."""
     os.chmod(scratch, 0o711)          # the jail may pass through, not list
     dest = os.path.join(scratch, "sub")
-    shutil.copytree(source, dest, symlinks=True)
+    shutil.copytree(source, dest, symlinks=True, ignore=ignore)
     for root, dirs, files in os.walk(dest):
         for name in dirs + files:
             os.lchown(os.path.join(root, name), uid, uid)

@@ -105,6 +105,17 @@ def course_in_opt():
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _settled_leftovers() -> tuple[list[int], list[str]]:
+    """What is left once SIGKILLed processes had a moment to go."""
+    left = _jail_leftovers()
+    for _ in range(30):
+        if not left[0]:
+            break
+        time.sleep(0.1)
+        left = _jail_leftovers()
+    return left
+
+
 def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_in_opt, tmp_path):
     course = course_in_opt
     alice = _submit(course, "alice", "Alice Honest s0000001")
@@ -175,10 +186,15 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
     assert protocol > 0
     assert float(rows["alice"]["raw_score"]) == pytest.approx(FULL_MARKS + protocol)
 
-    procs, mounts = _jail_leftovers()
-    for _ in range(20):
-        if not procs:
-            break
-        time.sleep(0.1)
-        procs, mounts = _jail_leftovers()
-    assert procs == [] and mounts == [], (procs, mounts)
+    assert _settled_leftovers() == ([], [])
+
+
+def test_a_notebook_that_never_ends_stops_at_its_time_limit(tmp_path):
+    course = C.make_course(str(tmp_path))
+    _submit(course, "spinner", "Sam Spin s0000005", "while True:\n    pass")
+    from grader.autograde import autograde_students
+    with C.environment():
+        [result] = autograde_students(course, "comn", ["spinner"], time_limit=40)
+    assert not result.ok and result.reason == "autograde of spinner's notebook stopped at its time limit (40 s)"
+    assert 40 <= result.seconds < 60, result.seconds
+    assert _settled_leftovers() == ([], [])
