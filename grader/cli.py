@@ -77,6 +77,11 @@ def grade_main(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
     battery = _battery(args)
+    if args.gradebook and not args.no_notebooks:     # say it now, not after grading the programs
+        why = "--no-sandbox was given" if args.no_sandbox else available()
+        if why:
+            raise UsageError(f"--gradebook autogrades the students' notebooks in the sandbox, and {why}: "
+                             f"add --no-notebooks (and run nbgrader autograde yourself)")
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="rdt-unpack-") as unpack:
