@@ -19,16 +19,21 @@ import time
 
 import nbformat
 
+from harness.assignments import MODULES, get as get_assignment
 from harness.engine import REPO
 
 from grader.autograde import autograde_students
 from grader.planted import reference_submission
 
 NOTEBOOK = "results_sheet.ipynb"
-PROGRAMS = {"comn": ("comn", ()), "tcp-like": ("tcp_like", ("Sender", "Receiver")),
-            "multihoming": ("multihoming", ("Sender", "Receiver")),
-            "gbn-vs-tcp": ("gbn_vs_tcp", ("Sender3", "Receiver3")),
-            "stop-and-wait-crc": ("stop_and_wait_crc", ("Sender", "Receiver"))}
+
+
+def reference_programs(assignment: str) -> tuple[str, tuple[str, ...]]:
+    """The reference's package for the assignment (its harness module's name) and the
+    programs its notebook measures."""
+    spec = get_assignment(assignment)
+    names = {p[:-3] for q in spec.questions.values() for p in q.programs}
+    return MODULES[assignment], tuple(sorted(names))
 
 
 def make_course(root: str, assignment: str) -> str:
@@ -48,7 +53,7 @@ def hand_in(course: str, assignment: str, student: str) -> None:
     import build_results_sheet
     dest = os.path.join(course, "submitted", student, assignment)
     shutil.copytree(os.path.join(course, "release", assignment), dest)
-    package, names = PROGRAMS[assignment]
+    package, names = reference_programs(assignment)
     reference_submission(dest, names=names, who=f"Student {student} s{student}", package=package)
     path = os.path.join(dest, NOTEBOOK)
     nb = nbformat.read(path, as_version=4)
@@ -70,7 +75,7 @@ def points(course: str, assignment: str, student: str) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m grader.bench_notebooks")
-    p.add_argument("--assignment", default="comn", choices=PROGRAMS)
+    p.add_argument("--assignment", default="comn", choices=MODULES)
     p.add_argument("--students", type=int, default=4)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--mode", default="quick", choices=("quick", "full", "tiny"))
