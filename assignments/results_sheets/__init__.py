@@ -3,5 +3,5 @@ roles, the cells every sheet shares) and one module per assignment with its ques
 reference answers and marking notes (`comn.py`, `tcp_like.py`, `multihoming.py`, `gbn_vs_tcp.py`, `stop_and_wait_crc.py`).
 `python assignments/build_results_sheet.py` writes them all."""
 
-ASSIGNMENTS = {"comn": "comn", "tcp-like": "tcp_like", "multihoming": "multihoming",   # name -> module
-               "gbn-vs-tcp": "gbn_vs_tcp", "stop-and-wait-crc": "stop_and_wait_crc"}
+# name -> module: the same as the harness's module per assignment (harness/assignments)
+from harness.assignments import MODULES as ASSIGNMENTS  # noqa: E402,F401
