@@ -249,11 +249,18 @@ def _report_cell(case: str, window: int, loss: int, k: int):
     return ours
 
 
+def _off_on(frames, window: int) -> tuple[dict, dict] | None:
+    """Our 20%-loss cells of `window` with fast retransmit off and on, if both have runs."""
+    off, on = (_report_cell("fast retransmit", window, 20, k)(frames) for k in (0, REPORT_K))
+    return (off, on) if off and on and off["n"] and on["n"] else None
+
+
 def _speed_up(window: int):
     def ours(frames) -> dict | None:
-        off, on = (_report_cell("fast retransmit", window, 20, k)(frames) for k in (0, REPORT_K))
-        if not (off and on and off["n"] and on["n"]):
+        both = _off_on(frames, window)
+        if not both:
             return None
+        off, on = both
         return {"mean": off["mean"] / on["mean"], "margin": float("nan"), "n": min(off["n"], on["n"])}
     return ours
 
@@ -347,9 +354,10 @@ def _fast_retransmit_verdict(r: Results) -> str:
     """Ours against the report at 20% loss, off and on, and why the speed-ups differ."""
     out = []
     for window, (rep_off, rep_on) in REPORT_FR.items():
-        off, on = (_report_cell("fast retransmit", window, 20, k)(r.frames) for k in (0, REPORT_K))
-        if not (off and on and off["n"] and on["n"]):
+        both = _off_on(r.frames, window)
+        if not both:
             continue
+        off, on = both
         ours_up, rep_up = off["mean"] / on["mean"], rep_off / rep_on
         why = ("larger than the report's" if ours_up >= rep_up else
                "smaller than the report's because our 'off' is already faster (a timeout resends the whole "

@@ -66,3 +66,16 @@ def test_bad_arguments(tmp_path, capsys):
     assert "no such directory" in capsys.readouterr().err
     assert rdtlab(["sheet", "multihoming", "--impl", str(tmp_path)]) == 2
     assert "lacks Sender.py, Receiver.py" in capsys.readouterr().err
+
+
+def test_fast_retransmit_speed_up_and_verdict_from_the_report_runs():
+    # two runs each of window 10,000 at 20% loss, off and on (no real transfers: the arithmetic)
+    rows = [{"case": "fast retransmit", "window": 10_000, "loss": 20, "fast_retransmit": k, "ok": True,
+             "wire_time_s": t} for k, times in ((0, (50.0, 60.0)), (tcp_like.REPORT_K, (10.0, 12.0))) for t in times]
+    frames = {"report": pd.DataFrame(rows)}
+    up = tcp_like._speed_up(10_000)(frames)
+    assert up["mean"] == 55.0 / 11.0 and up["n"] == 2
+    assert tcp_like._speed_up(15_000)(frames) is None              # no runs of that window
+    verdict = tcp_like._fast_retransmit_verdict(tcp_like.Results(frames=frames))
+    assert verdict.startswith("Measured at 20% loss: window 10,000: ours 55.0 s off (report 78.1), 11.0 s on")
+    assert "speed-up 5.00× against 3.84×, larger than the report's" in verdict and "15,000" not in verdict
