@@ -114,6 +114,11 @@ class Lab:
         path = self.results_path(q, backend="netns")
         return path if os.path.exists(path) and is_complete(self._built(q), path) else None
 
+    def cannot_measure(self, q: str) -> str | None:
+        """Why q's runs cannot be had here: neither measured on this backend nor kept from netns."""
+        why = self.unavailable(q)
+        return why if why and not self.measured_on_netns(q) else None
+
     def results_path(self, q: str, backend: str | None = None) -> str:
         """Where question q's runs are kept, so re-running the cell resumes. The name holds
         the plan and a hash of the programs: an edited program is measured afresh."""
@@ -392,9 +397,7 @@ def check_table(q: str, table, lab: Lab | None = None) -> list[str]:
     if problems:
         return problems
     text = lab._cell_text if lab is not None else None
-    # kernel TCP (iperf3) that this machine cannot run (a grader's jail has no netns
-    # backend): its runs are no program of the student's, so only the table's shape counts
-    not_here = not spec.programs and lab is not None and lab.unavailable(q)
+    not_here = _kernel_tcp_not_here(lab, q)
     if lab is not None:
         for cell in lab.cells(q):
             key = {col: cell[p] for p, col in spec.params.items()}
@@ -427,10 +430,17 @@ def _fail(problems: list[str], note: str = "") -> None:
 def assert_table(q: str, table, lab: Lab | None = None) -> None:
     """Visible test: the table has the columns, units and cells of question q."""
     _fail(check_table(q, table, lab))
-    spec = lab.spec.questions[q] if lab is not None else None
-    why = lab.unavailable(q) if spec is not None and not spec.programs else None
+    why = _kernel_tcp_not_here(lab, q)
     if why:
         print(f"{q}_table: its runs are not checked here: {why}")
+
+
+def _kernel_tcp_not_here(lab: Lab | None, q: str) -> str | None:
+    """Why a question with no programs of the student's (kernel TCP, iperf3) has no runs
+    here (a grader's jail without the class's netns runs): only its table's shape counts."""
+    if lab is None or lab.spec.questions[q].programs:
+        return None
+    return lab.cannot_measure(q)
 
 
 def assert_supported(lab: Lab, q: str, table, k: int = 2) -> None:
