@@ -59,20 +59,22 @@ def model_link(forward: str, reverse: str, shared_queue: bool) -> models.Link:
                    loss=max(mean_loss(forward), mean_loss(reverse)))
 
 
+PIPELINED = {"go-back-n": models.gbn_timeout, "selective-repeat": models.sr_timeout}   # -> throughput in KB/s
+
+
 def expected_seconds(model: str, forward: str, reverse: str, size: int, params: dict,
                      shared_queue: bool = True) -> float:
     """The expected duration of a transfer of `size` bytes under `model`."""
     link = model_link(forward, reverse, shared_queue)
-    timeout = time_limits.program_timeout_s(params) or 2 * link.rtt or 0.01
-    window = params.get("window") if isinstance(params.get("window"), int) and params["window"] > 0 else 1
-    packets = max(1, link.packets(size))
     if model == "blast":
-        return packets * link.t_data + link.rtt
-    if model == "go-back-n":
-        return size / 1024 / models.gbn_timeout(link, window, timeout) + link.rtt if size else link.rtt
-    if model == "selective-repeat":
-        return size / 1024 / models.sr_timeout(link, window, timeout) + link.rtt if size else link.rtt
-    return models.stop_and_wait(link, max(timeout, 1e-3), max(size, 1)).time_s
+        return max(1, link.packets(size)) * link.t_data + link.rtt
+    if model in PIPELINED:
+        if not size:
+            return link.rtt
+        window = params.get("window") if isinstance(params.get("window"), int) and params["window"] > 0 else 1
+        throughput = PIPELINED[model](link, window, time_limits.retry_timeout_s(params, link))
+        return size / 1024 / throughput + link.rtt
+    return time_limits.stop_and_wait_seconds(link, size, params)
 
 
 def time_limit(expected_s: float) -> float:

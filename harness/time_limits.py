@@ -80,11 +80,19 @@ def program_timeout_s(params: dict) -> float | None:
     return value / 1000 if isinstance(value, (int, float)) and value > 0 else None
 
 
+def retry_timeout_s(params: dict, link: Link) -> float:
+    """The programs' timeout, else 2 RTTs of the link (10 ms on a link without delay)."""
+    return program_timeout_s(params) or 2 * link.rtt or 0.01
+
+
+def stop_and_wait_seconds(link: Link, size: int, params: dict) -> float:
+    """Stop-and-wait's expected duration over `link`, at retry_timeout_s."""
+    return stop_and_wait(link, max(retry_timeout_s(params, link), 1e-3), max(size, 1)).time_s
+
+
 def expected_seconds(forward: str, reverse: str, size: int, params: dict, shared_queue: bool = True) -> float:
     """Stop-and-wait over the worse direction, at the programs' timeout (else 2 RTTs)."""
-    link = worse_link(forward, reverse, shared_queue)
-    timeout = program_timeout_s(params) or 2 * link.rtt or 0.01
-    return stop_and_wait(link, max(timeout, 1e-3), max(size, 1)).time_s
+    return stop_and_wait_seconds(worse_link(forward, reverse, shared_queue), size, params)
 
 
 def no_progress_window(forward: str, reverse: str, params: dict) -> float:
