@@ -46,10 +46,9 @@ class Autograded:
 
 def students_with_notebooks(course_dir: str, assignment: str, students: list[str] | None = None) -> list[str]:
     """The students of `course_dir/submitted/` who handed in a notebook of `assignment`."""
-    found = sorted(os.path.basename(os.path.dirname(os.path.dirname(p)))
-                   for p in glob.glob(os.path.join(course_dir, "submitted", "*", assignment, "*.ipynb")))
-    found = sorted(set(found))
-    return [s for s in found if students is None or s in students]
+    found = {os.path.basename(os.path.dirname(os.path.dirname(p)))
+             for p in glob.glob(os.path.join(course_dir, "submitted", "*", assignment, "*.ipynb"))}
+    return sorted(s for s in found if students is None or s in students)
 
 
 def time_limit_of_mode() -> float:

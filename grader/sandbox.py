@@ -177,11 +177,11 @@ def bwrap_argv(uid: int, scratch: str, cwd: str | None, hidden: list[str], comma
     # would cover a kit checked out under /tmp
     for path, source in (visible or {}).items():
         argv += ["--ro-bind", source, path]
-    visible = tuple(os.path.normpath(v) for v in (visible or {}))
+    shown = VISIBLE + ALWAYS_HIDDEN + tuple(os.path.normpath(v) for v in (visible or {}))
     hidden = [os.path.normpath(h) for h in hidden]
     outer = [h for h in hidden if not any(h.startswith(o + "/") for o in hidden)]   # covers what is inside
     for path in sorted(set(outer)):  # empty and read-only: nothing to read, nowhere to write
-        if not path.startswith(tuple(p + "/" for p in VISIBLE + ALWAYS_HIDDEN + visible)):
+        if not path.startswith(tuple(p + "/" for p in shown)):
             continue                # not in the jail at all (its root is read-only)
         if os.path.isdir(path):
             argv += ["--tmpfs", path, "--remount-ro", path]

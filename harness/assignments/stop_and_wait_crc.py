@@ -51,7 +51,6 @@ def v4_over_v6(sw_table: pd.DataFrame) -> dict:
 
 ASSIGNMENT = Assignment(
     "stop-and-wait-crc", sheet.build, {"quick": sheet.QUICK, "full": sheet.FULL, "tiny": TINY}, QUESTIONS,
-   
     tolerance={"goodput_mbps": 0.3, "rtt_ms": 1.0, "delay_var_ms": 0.5, "retransmissions": 5.0,
                "resends_per_packet": 0.2},
     models=sys.modules[__name__])
