@@ -35,7 +35,8 @@ def detect(battery: Battery, student: Side, reference: Side, backend: str) -> st
                 sender = Program(tx.template(programs.sender), env=ref_env if tx is reference else None)
                 receiver = Program(rx.template(programs.receiver), env=ref_env if rx is reference else None)
                 result = run_transfer(sender, receiver, PROBE_LINK, params=programs.params, size=PROBE_BYTES,
-                                      seed=1, backend=backend, time_limit=PROBE_TIME_LIMIT)
+                                      seed=1, backend=backend, time_limit=PROBE_TIME_LIMIT,
+                                      isolate=student.isolated)
                 if result.ok:
                     return order
         break

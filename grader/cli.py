@@ -29,6 +29,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--no-sandbox", action="store_true",
                    help="run the programs without the bubblewrap jail (inside a container that is one)")
+    p.add_argument("--runner-isolates-network", action="store_true",
+                   help="this machine is a disposable runner with nothing on its network to reach: grade on the "
+                        "local backend even where a run cannot get a network namespace of its own")
 
 
 def _battery(args):
@@ -45,7 +48,8 @@ def _options(args, hidden: list[str]) -> Options:
     if why and not args.no_sandbox:
         print(f"note: programs run without the sandbox: {why}", file=sys.stderr)
     return Options(backend=args.backend, sandbox=False if args.no_sandbox else None,
-                   hidden=[os.path.abspath(h) for h in hidden])
+                   hidden=[os.path.abspath(h) for h in hidden],
+                   runner_isolates_network=getattr(args, "runner_isolates_network", False))
 
 
 # ---- rdtlab grade -------------------------------------------------------------------

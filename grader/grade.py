@@ -42,6 +42,10 @@ class Options:
     limits: Limits = field(default_factory=Limits)
     pcaps: bool = True                   # keep the link's pcap of each failing run
     build_time_limit: float = BUILD_TIME_LIMIT
+    # The machine grading is a disposable runner with no network worth reaching
+    # (Gradescope's): jailed programs may run on the local backend without a network
+    # namespace of their own where none can be made.
+    runner_isolates_network: bool = False
 
 
 _uids = itertools.count()
@@ -64,6 +68,11 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
     jail = options.sandbox if options.sandbox is not None else available() is None
     if jail and available():
         raise UsageError(available())
+    own_network = jail and not (options.runner_isolates_network and local_unisolated(options.backend))
+    if jail and own_network and local_unisolated(options.backend):
+        raise UsageError(f"refusing to grade untrusted programs on the local backend: {local_unisolated(options.backend)}, "
+                         "so they could reach this machine's loopback services; use --backend netns, or pass "
+                         "--runner-isolates-network if this runner is itself isolated")
     started = time.monotonic()
     digest = submission_digest(sub.path)
     student_dir = os.path.join(out_dir, sub.student) if out_dir else None
@@ -79,7 +88,8 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
             mount_scratch(scratch, options.limits.scratch_bytes)
             mounted = True
             folder = prepare_scratch(sub.path, scratch, uid)
-            sandbox = Sandbox(uid, folder, sorted({*options.hidden, *_always_hidden()}), options.limits)
+            sandbox = Sandbox(uid, folder, sorted({*options.hidden, *_always_hidden()}), options.limits,
+                              own_network=own_network)
         else:
             folder = shutil.copytree(sub.path, os.path.join(scratch, "sub"), symlinks=True)
             sandbox = None
@@ -116,6 +126,18 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
     if student_dir:
         write_outputs(result, student_dir)
     return result
+
+
+def local_unisolated(backend: str) -> str | None:
+    """Why runs on `backend` cannot get a network namespace of their own here, when it
+    resolves to the local backend (None: they can, or it is not the local backend)."""
+    from harness import backends
+    try:
+        if backends.resolve(backend) != "local":
+            return None
+    except UsageError:
+        return None                      # the run itself says why the backend cannot be had
+    return backends.isolation_unavailable_reason()
 
 
 def _always_hidden() -> list[str]:

@@ -8,7 +8,7 @@ root, which then, just before exec'ing bwrap:
     harness's cwd, where the receiver writes its output), so the jail can write there
     (atomically, by rename) but not fill the disk; `unmount_runs` removes it after
     the run. Its scratch folder is a size-capped tmpfs too (`mount_scratch`);
-  - sets resource limits: address space, processes (per uid, and the uid is the
+  - sets resource limits: data size, processes (per uid, and the uid is the
     submission's alone), CPU seconds, file size, open files, no core dumps; and joins
     the jail's control group, which caps all its processes together (grader/cgroups.py);
   - drops to that uid (no groups, no capabilities) and execs bwrap with: the system's
@@ -25,6 +25,7 @@ Needs root (to switch uid) and bubblewrap; `available()` says why not otherwise.
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import resource
 import shlex
@@ -36,10 +37,17 @@ from dataclasses import dataclass, field
 from grader import cgroups
 from grader.cgroups import GroupLimits
 
-# Only these of the machine's folders are in the jail (read-only). Not the whole root:
-# binding / recursively would race with the namespaces other runs mount and unmount
-# under /run/netns, and what is not there needs no hiding.
-VISIBLE = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/var")
+# Only these of the machine's folders are in the jail (read-only): the programs, the
+# interpreters and compilers, their libraries. Not the whole root (binding / would race
+# with the namespaces other runs mount under /run/netns), and not /etc, /opt, /var, /home
+# or /root, where a host keeps its configuration and secrets: what is not there needs
+# no hiding.
+VISIBLE = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Of /etc, only what the dynamic linker, name resolution of `localhost`, the time zone
+# and the toolchains read (Debian's JDK keeps its jvm.cfg and security settings under
+# /etc/java-*; /usr/bin/java and cc are links through /etc/alternatives).
+ETC_VISIBLE = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "hosts", "host.conf", "nsswitch.conf",
+               "gai.conf", "alternatives", "mime.types", "java-*-openjdk", "python3*", "ssl/openssl.cnf")
 ALWAYS_HIDDEN = ("/tmp", "/var/tmp", "/run")     # private, empty and writable in the jail
 UID_BASE = 3_000_000      # jail uids: no account on the machine has them
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -47,8 +55,16 @@ SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 @dataclass
 class Limits:
-    memory_bytes: int = 1 << 30      # address space (RLIMIT_AS)
-    processes: int = 64              # RLIMIT_NPROC for the jail's uid
+    """Per-process limits that stop attacks, not designs. Memory and tasks are capped for
+    the jail as a whole by its control group (GroupLimits: what the processes really
+    use); these are what hold where no group can be had. Not the address space: each
+    thread reserves its stack (8 MiB) and a JVM reserves gigabytes it never touches, so
+    RLIMIT_AS stopped a thread per timer and `java -version` alike. RLIMIT_DATA counts
+    the writable memory a process maps (its heap, and thread stacks: 4 GiB admits ~500
+    threads), RLIMIT_NPROC the uid's tasks, threads included (a thread per packet in
+    flight at window 256, in a sender and a receiver both)."""
+    memory_bytes: int = 4 << 30      # RLIMIT_DATA, per process
+    processes: int = 768             # RLIMIT_NPROC for the jail's uid (tasks: threads count)
     cpu_seconds: int = 120           # RLIMIT_CPU
     file_bytes: int = 256 << 20      # RLIMIT_FSIZE (the harness may set it lower)
     open_files: int = 256
@@ -67,6 +83,10 @@ class Sandbox:
     visible: list[str] = field(default_factory=list)   # more read-only paths (a kernel's interpreter, the kit)
     env: dict[str, str] = field(default_factory=dict)  # besides PATH, HOME and LANG
     run_dir: bool = True              # False: no run folder (a kernel works in its scratch copy)
+    # The programs' runs on the local backend get a network namespace of their own
+    # (harness/backends/local.py); False only where the runner itself is one disposable,
+    # network-isolated machine (`--runner-isolates-network`).
+    own_network: bool = True
 
     def prefix(self) -> list[str]:
         argv = [sys.executable, "-m", "grader.sandbox", "--uid", str(self.uid), "--scratch", self.scratch,
@@ -168,8 +188,10 @@ def bwrap_argv(uid: int, scratch: str, cwd: str | None, hidden: list[str], comma
                visible: dict[str, str] | None = None, env: dict[str, str] | None = None) -> list[str]:
     """`visible`: more read-only paths, {path in the jail: where bwrap finds it}."""
     argv = ["bwrap"]
-    for path in VISIBLE:            # read-only; /run, /home, /root, /srv, /work... are not there
+    for path in VISIBLE:            # read-only; /etc, /run, /home, /root, /srv, /work... are not there
         argv += ["--ro-bind-try", path, path]
+    for path in etc_visible():
+        argv += ["--ro-bind", path, path]
     argv += ["--dev", "/dev", "--proc", "/proc"]
     for path in ALWAYS_HIDDEN:      # private and empty (a program may use its own /tmp)
         argv += ["--tmpfs", path]
@@ -250,6 +272,25 @@ def stage_paths(paths: list[str]) -> dict[str, str]:
     return staged
 
 
+def etc_visible() -> list[str]:
+    """The files and folders of ETC_VISIBLE this machine has."""
+    return sorted({path for pattern in ETC_VISIBLE for path in glob.glob(os.path.join("/etc", pattern))})
+
+
+def argv_through_pipe(argv: list[str]) -> list[str]:
+    """bwrap's argv with its options passed on a pipe (`--args FD`), read once and gone,
+    so no process of the jail finds them in /proc/1/cmdline."""
+    end = argv.index("--")           # the command stays: it is the program's own cmdline anyway
+    data = b"".join(os.fsencode(word) + b"\0" for word in argv[1:end])
+    if len(data) >= 60_000:          # a pipe holds 64 KiB: write no more than fits unread
+        return argv
+    read, write = os.pipe()
+    os.write(write, data)
+    os.close(write)
+    os.set_inheritable(read, True)
+    return [argv[0], "--args", str(read), *argv[end:]]
+
+
 def _limit(which: int, value: int) -> None:
     soft, hard = resource.getrlimit(which)
     if hard != resource.RLIM_INFINITY:
@@ -284,7 +325,7 @@ def main(argv: list[str] | None = None) -> None:
     cwd = None if args.no_run_dir else os.getcwd()
     if cwd:
         mount_run_dir(cwd, args.uid, args.file_size)
-    _limit(resource.RLIMIT_AS, args.memory)
+    _limit(resource.RLIMIT_DATA, args.memory)
     _limit(resource.RLIMIT_NPROC, args.processes)
     _limit(resource.RLIMIT_CPU, args.cpu)
     _limit(resource.RLIMIT_FSIZE, args.file_size)
@@ -298,12 +339,18 @@ def main(argv: list[str] | None = None) -> None:
                   file=sys.stderr)
     env = dict(e.split("=", 1) for e in args.env if "=" in e)
     visible = stage_paths(args.ro) if args.ro else {}
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        sys.exit("grader.sandbox: bubblewrap (bwrap) is not installed")
     jail = bwrap_argv(args.uid, args.scratch, cwd, args.hide, command, not args.no_network, visible, env)
     os.setgroups([])
     os.setresgid(args.uid, args.uid, args.uid)
     os.setresuid(args.uid, args.uid, args.uid)
     try:
-        os.execvp("bwrap", jail)
+        # bwrap itself starts with nothing of the grader's environment and an argv of
+        # three words: its init process is PID 1 of the jail, whose /proc/1/environ and
+        # cmdline the jailed programs can read (the kit's and the hidden folders' paths).
+        os.execve(bwrap, argv_through_pipe(jail), {})
     except OSError as e:
         sys.exit(f"grader.sandbox: cannot start bwrap: {e}")
 

@@ -37,6 +37,12 @@ class Side:
         found = self.programs.get(name)
         return found if isinstance(found, str) else None
 
+    @property
+    def isolated(self) -> bool:
+        """Whether this side's programs get a network namespace of their run's own on the
+        local backend (the netns and kernel backends give every run one)."""
+        return self.sandbox is not None and self.sandbox.own_network
+
     def template(self, spec: str) -> str:
         """A battery template ('Sender2 {receiver_host} ...') with this side's program."""
         name, _, rest = spec.partition(" ")
@@ -76,7 +82,8 @@ def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: i
     sender, receiver = programs_for(scenario, programs, tx, rx)
     return run_transfer(sender, receiver, Link(scenario.link, scenario.reverse, scenario.shared_queue),
                         params=scenario.params, size=scenario.size, seed=seed, backend=backend,
-                        time_limit=scenario.time_limit, no_progress=scenario.no_progress, pcap=pcap)
+                        time_limit=scenario.time_limit, no_progress=scenario.no_progress, pcap=pcap,
+                        isolate=tx.isolated or rx.isolated)
 
 
 def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: str,

@@ -91,8 +91,9 @@ def sweep_stale_sockets() -> None:
 class Engine:
     """One running linkemu: `start()`, then `paths`, `control()`, `stop()` -> stats."""
 
-    def __init__(self, config: dict, workdir: str, procs: Processes):
+    def __init__(self, config: dict, workdir: str, procs: Processes, netns: str | None = None):
         self.workdir = workdir
+        self.netns = netns          # the network namespace it runs in (an isolated local run's)
         self.procs = procs
         self.config = dict(config)
         self.config.setdefault("stats", os.path.join(workdir, "stats.json"))
@@ -107,7 +108,7 @@ class Engine:
         with open(cfg_path, "w") as f:
             json.dump(self.config, f, indent=1)
         self.proc = self.procs.start("linkemu", [find_linkemu(), "run", cfg_path], cwd=self.workdir,
-                                     file_cap=PCAP_CAP, on_stdout_line=self._events.put)
+                                     file_cap=PCAP_CAP, on_stdout_line=self._events.put, netns=self.netns)
         ready = self._wait_ready(timeout)
         self.paths = ready.get("paths", [])
         self.pid = ready.get("pid")

@@ -265,6 +265,7 @@ class _Plan:
     stop_receiver_when_done: bool
     verify: bool
     progress: Callable[[dict], None] | None
+    isolate: bool
 
 
 def _whole(value, low: int, high: int | None, what: str) -> int:
@@ -346,6 +347,10 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
     render(sender.command, dummy, "sender command")
     render(receiver.command, dummy, "receiver command")
     backend = backends.resolve(backend)
+    if rest["isolate"] and backend == "local":
+        why = backends.isolation_unavailable_reason()
+        if why:
+            raise backends.BackendUnavailable(why)
     if backend in ("local", backends.DIRECT) and any(p.get("tun_corruption") == "netem" for p in engine_paths):
         raise UsageError(f"tun_corruption='netem' needs the netns backend (TUN mode), not {backend}: "
                          "in UDP-relay mode the application always gets the damaged datagram")
@@ -363,7 +368,8 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
                  receiver_grace: float = RECEIVER_GRACE_S, bind_timeout: float = BIND_TIMEOUT_S,
                  file_cap: int | None = None, schedule: list | None = None,
                  pcap: str | None = None, trace: str | None = None, stop_receiver_when_done: bool = True,
-                 verify: bool = True, progress: Callable[[dict], None] | None = None) -> TransferResult:
+                 verify: bool = True, progress: Callable[[dict], None] | None = None,
+                 isolate: bool = False) -> TransferResult:
     """Send `file` (or `size` seeded random bytes) from sender to receiver over the link.
 
     `schedule`: engine events, e.g. [{"at_ms": 2000, "cmd": "down", "path": "p1"}].
@@ -383,6 +389,10 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
     removed, then KeyboardInterrupt) when called from the main thread.
     `pcap` / `trace`: files for the engine's capture of what it delivered / its JSON-lines
     trace of every packet's fate (harness/plots draws the transfer from either).
+    `isolate`: on the local backend, the engine and both programs in a network namespace
+    of their own, loopback only (root; harness/backends/local.py): the programs reach
+    the engine and each other, nothing of the host's network. The grader asks for it
+    for untrusted programs; the netns and kernel backends isolate every run anyway.
     """
     plan = _plan(**locals())
     with terminate_as_interrupt():
@@ -447,7 +457,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | N
 
     try:
         session = backends.open_session(plan.backend, paths=plan.paths, config=config,
-                                        workdir=workdir, procs=procs, ipv6=plan.ipv6)
+                                        workdir=workdir, procs=procs, ipv6=plan.ipv6, isolate=plan.isolate)
     except EngineError as e:
         return failed(f"engine failed: {e}"), False
     base["endpoints"] = {"listen_port": session.listen_port,

@@ -1,6 +1,7 @@
 """Backends: where the hosts live and how packets get from one to the other.
 
-- `local`:  programs on loopback, the engine as a UDP relay between them (no privileges).
+- `local`:  programs on loopback, the engine as a UDP relay between them (no privileges);
+            with `isolate`, all three in a network namespace of their own (root).
 - `netns`:  a network namespace per host, joined by TUN devices the engine serves.
 - `kernel`: a network namespace per host, joined by veth pairs with tc netem on them
             (only where the kernel has sch_netem).
@@ -164,14 +165,27 @@ def resolve(name: str) -> str:
     return name
 
 
-def open_session(name: str, **kwargs) -> Session:
-    """Set up one run on backend `name` (already resolved); see each module's `open`."""
+def isolation_unavailable_reason() -> str | None:
+    """Why the local backend cannot give a run a network namespace of its own here
+    (None: it can). Creating one takes CAP_SYS_ADMIN, bringing its loopback up
+    CAP_NET_ADMIN: root, or a container given both."""
+    if capabilities("CapEff") & NETNS_CAPS != NETNS_CAPS:
+        return ("isolating a run on the local backend needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root; a container: "
+                "--cap-add NET_ADMIN --cap-add SYS_ADMIN) to give it a network namespace of its own")
+    return None
+
+
+def open_session(name: str, isolate: bool = False, **kwargs) -> Session:
+    """Set up one run on backend `name` (already resolved); see each module's `open`.
+    `isolate`: the local backend's run in a network namespace of its own (the netns and
+    kernel backends always are)."""
     if name == DIRECT:
         from harness.backends.local import open as local_open
         return local_open(relay=False, **kwargs)
     if name == "local":
-        from harness.backends.local import open as open_
-    elif name == "netns":
+        from harness.backends.local import open as local_open
+        return local_open(isolate=isolate, **kwargs)
+    if name == "netns":
         from harness.backends.netns import open as open_
     elif name == "kernel":
         from harness.backends.kernel import open as open_

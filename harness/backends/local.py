@@ -4,12 +4,20 @@ The receiver binds a port the kernel just handed out as free; the sender sends t
 engine's listen address for each path, and the engine relays to the receiver and
 back. Needs no privileges. A collision on the receiver's port (another program took
 it in between) shows as the receiver failing to bind; transfer.py then retries.
+
+Isolated (`isolate=True`, root): the engine and both programs run in a network
+namespace of the run's own, `rdt-<pid>-<run>-l`, whose only device is its loopback.
+Nothing changes for the programs (127.0.0.1 and ::1, `localhost`, the engine's ports),
+but the host's loopback services, its abstract Unix sockets (they belong to a network
+namespace) and every other run are out of their reach. The engine stays outside the
+programs' jail: only its UDP endpoints are in their namespace.
 """
 from __future__ import annotations
 
+import os
 import socket
 
-from harness.backends import Host, Session
+from harness.backends import Host, Session, next_run_id
 from harness.engine import Engine, EngineError
 from harness.procs import UsageError
 
@@ -31,15 +39,31 @@ def join_hostport(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+ISOLATED_PORT = 5001      # the receiver's port in an isolated run's namespace: all are free
+
+
+def isolated_namespace(session: Session) -> str:
+    """A new network namespace with its loopback up; its removal joins the cleanups."""
+    from pyroute2 import NetNS, netns
+    from harness.backends.netns import sweep_once
+    sweep_once()
+    name = f"rdt-{os.getpid()}-{next_run_id()}-l"
+    netns.create(name)
+    session._cleanups.append(lambda: netns.remove(name))
+    with NetNS(name, flags=0) as ns:
+        ns.link("set", index=ns.link_lookup(ifname="lo")[0], state="up")
+    return name
+
+
 def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False,
-         relay: bool = True) -> Session:
+         relay: bool = True, isolate: bool = False) -> Session:
     """Start the engine relaying each path to the receiver's port; return the session.
 
     relay=False (backend "direct", for the overhead benchmark only): no engine, the
     sender talks straight to the receiver, so there are no impairments and no counters.
     """
     host = "::1" if ipv6 else "127.0.0.1"
-    port = free_udp_port(host)
+    port = ISOLATED_PORT if isolate else free_udp_port(host)
     if not relay:
         if any(p["forward"] or p["reverse"] for p in paths):
             raise UsageError("the direct backend has no link engine: it takes only a perfect link ('')")
@@ -48,10 +72,12 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
     engine_paths = [dict(p, listen=join_hostport(host, 0), to=join_hostport(host, port)) for p in paths]
     session = Session("local", Host("sender", None, [host] * len(paths)),
                       Host("receiver", None, [host] * len(paths)), port, [], reachable=[host], ipv6=ipv6)
-    engine = Engine(dict(config, mode="udp", paths=engine_paths), workdir, procs)
-    session.engine = engine
-    session._cleanups.append(engine.stop)
     try:
+        if isolate:
+            session.sender.netns = session.receiver.netns = isolated_namespace(session)
+        engine = Engine(dict(config, mode="udp", paths=engine_paths), workdir, procs, netns=session.sender.netns)
+        session.engine = engine
+        session._cleanups.append(engine.stop)
         engine.start()
         try:
             listen = {p["name"]: p["listen"] for p in engine.paths}
