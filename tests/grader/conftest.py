@@ -2,7 +2,10 @@
 folders, and the check that nothing a submission started is left behind."""
 from __future__ import annotations
 
+import itertools
 import os
+import socket
+import threading
 import shutil
 import time
 from pathlib import Path
@@ -43,6 +46,69 @@ def grade(path, battery="tiny", names=None, out=None, **options) -> dict:
         b = b.select(names=names)
     sub = Submission(Path(path).name, str(path))
     return grade_submission(sub, b, str(out) if out else None, Options(backend="netns", **options))
+
+
+_names = itertools.count()
+
+
+def unique_name(prefix: str) -> str:
+    return f"{prefix}-{os.getpid()}-{next(_names)}"
+
+
+class HostServices:
+    """A TCP listener on the host's loopback and an abstract Unix socket, counting calls."""
+
+    def __init__(self):
+        self.tcp = socket.create_server(("127.0.0.1", 0))
+        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.abstract = unique_name("rdtlab-host")
+        self.unix.bind("\0" + self.abstract)
+        self.unix.listen()
+        self.calls: list[str] = []
+        for s, what in ((self.tcp, "tcp"), (self.unix, "abstract")):
+            threading.Thread(target=self._serve, args=(s, what), daemon=True).start()
+
+    def _serve(self, s: socket.socket, what: str) -> None:
+        while True:
+            try:
+                s.accept()[0].close()
+            except OSError:
+                return
+            self.calls.append(what)
+
+    def targets(self) -> list[str]:
+        paths = [p for p in ("/var/run/docker.sock", "/run/docker.sock", "/run/dbus/system_bus_socket")
+                 if os.path.exists(p)]
+        return ([f"tcp 127.0.0.1 {self.tcp.getsockname()[1]}", f"abstract {self.abstract}"]
+                + [f"unix {p}" for p in paths])
+
+    def close(self) -> None:
+        for s in (self.tcp, self.unix):
+            s.shutdown(socket.SHUT_RDWR)     # wakes the accepting thread, which lets go
+            s.close()
+
+
+@pytest.fixture
+def host():
+    """Services on the host's loopback that no jail may reach."""
+    services = HostServices()
+    yield services
+    services.close()
+
+
+def laid_over_student(fixture: Path, root: Path, targets: list[str]) -> Submission:
+    """A submission: a copy of the correct student with `fixture`'s files laid over it
+    (`remove.txt` lists files of the copy to delete) and `targets.txt` for its program."""
+    folder = root / fixture.name
+    shutil.copytree(STUDENT, folder)
+    for item in fixture.iterdir():
+        if item.name == "remove.txt":
+            for gone in item.read_text().split():
+                (folder / gone).unlink()
+        else:
+            shutil.copy2(item, folder / item.name)
+    (folder / "targets.txt").write_text("\n".join(targets) + "\n")
+    return Submission(fixture.name, str(folder))
 
 
 @pytest.fixture(scope="session")

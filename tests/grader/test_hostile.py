@@ -15,7 +15,7 @@ from grader.parallel import grade_all
 from grader.sandbox import Limits
 from harness.engine import REPO
 
-from conftest import FIXTURES, STUDENT, TINY
+from conftest import FIXTURES, STUDENT, TINY, laid_over_student
 
 pytestmark = pytest.mark.netns
 HOSTILE = FIXTURES / "hostile"
@@ -38,16 +38,7 @@ EXPECT = {       # what each one's reason must say
 
 
 def hostile_submission(name: str, root: Path, targets: list[str]) -> Submission:
-    folder = root / name
-    shutil.copytree(STUDENT, folder)
-    for item in (HOSTILE / name).iterdir():
-        if item.name == "remove.txt":
-            for gone in item.read_text().split():
-                (folder / gone).unlink()
-        else:
-            shutil.copy2(item, folder / item.name)
-    (folder / "targets.txt").write_text("\n".join(targets) + "\n")
-    return Submission(name, str(folder))
+    return laid_over_student(HOSTILE / name, root, targets)
 
 
 def mounts() -> str:

@@ -88,3 +88,53 @@ def test_a_kernel_jail_imports_the_notebooks_code_and_not_the_answers(tmp_path):
         os.rmdir(scratch)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok", done.stdout
+
+
+HUNT = """
+import json, os, socket, sys
+found = []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    for part in ("environ", "cmdline"):
+        try:
+            with open(f"/proc/{pid}/{part}", "rb") as f:
+                if b"planted-" + b"kernel-secret" in f.read():   # not this code's own words
+                    found.append(f"{pid}/{part}")
+        except OSError:
+            pass
+port, abstract = sys.argv[1], sys.argv[2]
+for kind in ("tcp", "abstract"):
+    try:
+        if kind == "tcp":
+            socket.create_connection(("127.0.0.1", int(port)), timeout=2).close()
+        else:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect("\\0" + abstract)
+        found.append(kind)
+    except OSError:
+        pass
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.skipif(available() is not None, reason=str(available()))
+def test_a_notebook_kernel_reads_no_secret_and_reaches_no_host_service(tmp_path, monkeypatch, host):
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "planted-kernel-secret")
+    monkeypatch.setenv("RDTLAB_NOTEBOOK_MODE", "quick")      # the kit's own variables do pass
+    uid = allocate_uid()
+    scratch = tempfile.mkdtemp(prefix="rdt-kernel-")
+    mount_scratch(scratch, 64 << 20)
+    try:
+        work = os.path.join(scratch, "sub")
+        os.mkdir(work)
+        os.chown(work, uid, uid)
+        sandbox = kernel_sandbox(NotebookJail(uid, scratch, [str(tmp_path)]), work)
+        assert "JUPYTERHUB_API_TOKEN" not in sandbox.env and sandbox.env["RDTLAB_NOTEBOOK_MODE"] == "quick"
+        done = subprocess.run(sandbox.prefix() + [sys.executable, "-c", HUNT, str(host.tcp.getsockname()[1]),
+                                                  host.abstract], cwd=work, capture_output=True, text=True, timeout=120)
+    finally:
+        kill_uid(uid)
+        unmount_scratch(scratch)
+        os.rmdir(scratch)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+    assert host.calls == []

@@ -1,0 +1,78 @@
+"""The jail's launcher (grader/sandbox.py): what bwrap is told, and what a jailed
+process can read of its own PID 1 (bwrap's init) in /proc."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from fnmatch import fnmatch
+
+import pytest
+
+from grader.grade import allocate_uid
+from grader.sandbox import (ETC_VISIBLE, SAFE_PATH, Sandbox, argv_through_pipe, available, bwrap_argv, etc_visible,
+                            kill_uid, mount_scratch, unmount_scratch)
+
+
+def test_the_jail_starts_with_an_allowed_environment_only():
+    argv = bwrap_argv(3_000_001, "/s", None, [], ["python3", "x.py"], True, env={"OMP_NUM_THREADS": "1"})
+    assert "--clearenv" in argv
+    pairs = [(argv[i + 1], argv[i + 2]) for i, w in enumerate(argv) if w == "--setenv"]
+    assert pairs == [("PATH", SAFE_PATH), ("HOME", "/s"), ("LANG", "C.UTF-8"), ("PYTHONDONTWRITEBYTECODE", "1"),
+                     ("OMP_NUM_THREADS", "1")]
+    assert argv[argv.index("--clearenv"):].index("--setenv") > 0     # cleared first, then set
+
+
+def test_the_jail_binds_the_program_folders_and_only_a_little_of_etc():
+    argv = bwrap_argv(3_000_001, "/s", None, [], ["python3", "x.py"], True)
+    binds = [argv[i + 2] for i, w in enumerate(argv) if w in ("--ro-bind", "--ro-bind-try", "--bind")]
+    assert "/usr" in binds and "/etc" not in binds and "/opt" not in binds and "/var" not in binds
+    etc = [b for b in binds if b.startswith("/etc/")]
+    assert etc == etc_visible() and "/etc/hosts" in etc     # students bind `localhost`
+    assert not [b for b in etc if os.path.basename(b) in ("shadow", "passwd", "environment", "machine-id")]
+    assert all(any(fnmatch(b, "/etc/" + p) for p in ETC_VISIBLE) for b in etc)
+
+
+def test_bwraps_options_go_through_a_pipe_not_its_command_line():
+    argv = ["bwrap", "--ro-bind", "/usr", "/usr", "--tmpfs", "/secret/course", "--", "python3", "x.py"]
+    short = argv_through_pipe(argv)
+    assert short[:2] == ["bwrap", "--args"] and short[3:] == ["--", "python3", "x.py"]
+    fd = int(short[2])
+    try:
+        assert os.read(fd, 1 << 16) == b"--ro-bind\0/usr\0/usr\0--tmpfs\0/secret/course\0"
+    finally:
+        os.close(fd)
+
+
+PROC_1 = """
+import json
+with open("/proc/1/environ", "rb") as f:
+    environ = f.read()
+with open("/proc/1/cmdline", "rb") as f:
+    cmdline = f.read().split(b"\\0")
+print(json.dumps({"environ": environ.decode(), "cmdline": [w.decode() for w in cmdline if w]}))
+"""
+
+
+@pytest.mark.skipif(available() is not None, reason=str(available()))
+def test_pid_1_of_a_jail_shows_no_environment_and_no_paths(monkeypatch, tmp_path):
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "planted-secret")
+    uid = allocate_uid()
+    scratch = tempfile.mkdtemp(prefix="rdt-sbx-")
+    mount_scratch(scratch, 16 << 20)
+    try:
+        os.chown(scratch, uid, uid)
+        sandbox = Sandbox(uid, scratch, hidden=[str(tmp_path / "course")], network=False, run_dir=False)
+        done = subprocess.run(sandbox.prefix() + ["/usr/bin/python3", "-c", PROC_1], cwd=scratch,
+                              capture_output=True, text=True, timeout=60)
+    finally:
+        kill_uid(uid)
+        unmount_scratch(scratch)
+        os.rmdir(scratch)
+    assert done.returncode == 0, done.stderr[-1500:]
+    seen = json.loads(done.stdout)
+    assert seen["environ"] == ""
+    assert seen["cmdline"][:2] == ["bwrap", "--args"] and seen["cmdline"][3] == "--"
+    assert str(tmp_path) not in done.stdout and sys.prefix not in done.stdout
