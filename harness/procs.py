@@ -167,14 +167,20 @@ class Proc:
         return self._err.text(limit)
 
     def last_stderr_line(self) -> str:
+        """Its last non-empty stderr line, at most LAST_LINE_CHARS long: what a reason
+        quotes of a program's own words (a student's feedback, one line)."""
         lines = [ln.strip() for ln in self.stderr(8192).splitlines() if ln.strip()]
-        return lines[-1] if lines else ""
+        line = lines[-1] if lines else ""
+        return line if len(line) <= LAST_LINE_CHARS else line[:LAST_LINE_CHARS - 1] + "…"
 
     def signal_group(self, sig: int) -> None:
         try:
             os.killpg(self.pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+LAST_LINE_CHARS = 240
 
 
 class Terminated(KeyboardInterrupt):

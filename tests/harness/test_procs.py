@@ -101,3 +101,15 @@ def test_file_cap_kills_a_native_program_with_sigxfsz(tmp_path):
     assert p.exit_code == -signal.SIGXFSZ
     assert os.path.getsize(tmp_path / "out") == 1 << 20
     assert describe_exit(p.exit_code, 1 << 20) == "killed by SIGXFSZ, it wrote past the file-size cap of 1048576 bytes"
+
+
+def test_the_last_stderr_line_quoted_in_a_reason_is_bounded(tmp_path):
+    # a program's own words reach a student's feedback as one line of bounded length
+    from harness.procs import LAST_LINE_CHARS
+    code = "import sys; print('first'); print('x' * 5000, file=sys.stderr); sys.exit(3)"
+    with Processes() as procs:
+        p = procs.start("chatty", [sys.executable, "-c", code], cwd=str(tmp_path))
+        p.wait(10)
+        line = p.last_stderr_line()
+    assert len(line) == LAST_LINE_CHARS and line.startswith("xxx") and line.endswith("…")
+    assert describe_exit(3, None, line).startswith("exit 3: xxx")
