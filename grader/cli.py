@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from harness.backends import BACKENDS
 from harness.procs import UsageError
 
+from grader import cgroups
 from grader.battery import load_battery
 from grader.collect import find_submissions
 from grader.export_csv import write_class_csv
@@ -47,6 +48,9 @@ def _options(args, hidden: list[str]) -> Options:
     why = available()
     if why and not args.no_sandbox:
         print(f"note: programs run without the sandbox: {why}", file=sys.stderr)
+    elif not args.no_sandbox and cgroups.available():
+        print(f"note: the jails get no control group ({cgroups.available()}): each process's own limits hold, "
+              "not a cap on all of a submission's processes together", file=sys.stderr)
     return Options(backend=args.backend, sandbox=False if args.no_sandbox else None,
                    hidden=[os.path.abspath(h) for h in hidden],
                    runner_isolates_network=getattr(args, "runner_isolates_network", False))
