@@ -60,6 +60,13 @@ for path in ("/opt/rdtlab/reference/comn/Sender4.py", "/opt/rdtlab/reference/cor
         probes[path] = "read %d bytes" % len(open(path, "rb").read())
     except OSError as e:
         probes[path] = type(e).__name__
+import os
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if b"planted-" + b"image-secret" in open("/proc/%s/environ" % pid, "rb").read():
+            probes["/proc/%s/environ" % pid] = "holds the secret"
+    except OSError:
+        pass
 print("PROBES " + json.dumps(probes))
 '''
 
@@ -82,6 +89,7 @@ def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path
     out.mkdir()
     before = leftovers()
     done = run("docker", "run", "--rm", "--label", "rdtlab-test", *GRADER_OPTS, "-e", "RDTLAB_NOTEBOOK_MODE=tiny",
+               "-e", "JUPYTERHUB_API_TOKEN=planted-image-secret",
                "-v", f"{course}:/course", "-v", f"{tmp_path / 'tiny.toml'}:/battery.toml:ro", "-v", f"{out}:/results",
                GRADER, "/course/submitted", "--assignment", "comn", "--battery", "/battery.toml",
                "--scenario", "t-clean", "--gradebook", "/course", "--out", "/results", timeout=600, check=False)
@@ -96,4 +104,48 @@ def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path
     assert "the runs measured on the netns backend" in C.text_output(nb, "q7_measure")
     auto = {k: v for k, v in C.scores(str(course))["alice"].items() if k.startswith("test_")}
     assert sum(auto.values()) == 20, auto
+    assert leftovers() == before
+
+
+# Services of the grading container that no jailed program may reach: a TCP listener on
+# its loopback and an abstract Unix socket, held by a helper that writes down each call.
+LISTEN = '''
+import socket, threading
+calls = open("/results/calls.txt", "w")
+def serve(s, what):
+    while True:
+        s.accept()[0].close()
+        calls.write(what + "\\n"); calls.flush()
+tcp = socket.create_server(("127.0.0.1", 47999))
+unix = socket.socket(socket.AF_UNIX); unix.bind("\\0rdtlab-image-service"); unix.listen()
+threading.Thread(target=serve, args=(unix, "abstract"), daemon=True).start()
+serve(tcp, "tcp")
+'''
+
+
+@pytest.mark.parametrize("backend", ["local", "netns"])
+def test_grading_image_keeps_secrets_and_its_services_out_of_a_jails_reach(images, tmp_path, backend):
+    class_ = tmp_path / "submitted"
+    for name, targets in (("secrets", ["JUPYTERHUB_API_TOKEN"]),
+                          ("host-services", ["tcp 127.0.0.1 47999", "abstract rdtlab-image-service"])):
+        shutil.copytree(FIXTURES / "student", class_ / name)
+        shutil.copy(FIXTURES / "reach" / name / "Sender2.py", class_ / name / "Sender2.py")
+        (class_ / name / "targets.txt").write_text("\n".join(targets) + "\n")
+    shutil.copy(TINY, tmp_path / "tiny.toml")
+    (tmp_path / "listen.py").write_text(LISTEN)
+    out = tmp_path / "results"
+    out.mkdir()
+    before = leftovers()
+    done = run("docker", "run", "--rm", "--label", "rdtlab-test", *GRADER_OPTS,
+               "-e", "JUPYTERHUB_API_TOKEN=planted-image-secret", "--entrypoint", "sh",
+               "-v", f"{class_}:/submissions:ro", "-v", f"{tmp_path}:/t:ro", "-v", f"{out}:/results", GRADER,
+               "-c", "python3 /t/listen.py & sleep 1; exec tini -- rdtlab-grade-start /submissions "
+                     f"--battery /t/tiny.toml --scenario t-clean --jobs 2 --out /results --backend {backend}",
+               timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    feedback = {n: (out / n / "feedback.md").read_text() for n in ("secrets", "host-services")}
+    assert "found nothing to steal in" in feedback["secrets"], feedback["secrets"][-1500:]
+    assert "reached nothing: tcp 127.0.0.1 47999" in feedback["host-services"], feedback["host-services"][-1500:]
+    assert (out / "calls.txt").read_text() == ""         # the listener ran, and nobody called
+    assert not [p for p in out.rglob("*") if p.is_file() and b"planted-image-secret" in p.read_bytes()]
     assert leftovers() == before
