@@ -230,7 +230,7 @@ def raise_if_terminated() -> None:
         raise Terminated()
 
 
-def _child_setup(file_cap: int, netns_fd: int | None) -> Callable[[], None]:
+def _child_setup(file_cap: int, netns_fd: int | None, priority: int = 0) -> Callable[[], None]:
     """What the child does between fork and exec (it must not allocate much or lock)."""
     parent = os.getpid()
     hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]   # a jail's (or a shell's ulimit -f) cap cannot be raised
@@ -251,6 +251,11 @@ def _child_setup(file_cap: int, netns_fd: int | None) -> Callable[[], None]:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if netns_fd is not None and _libc.setns(netns_fd, _CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "setns into the host's network namespace failed")
+        if priority:
+            try:
+                os.setpriority(os.PRIO_PROCESS, 0, priority)   # before exec: its threads inherit it
+            except OSError:
+                pass                                           # not root: the default priority
     return setup
 
 
@@ -268,8 +273,9 @@ class Processes:
 
     def start(self, name: str, argv: list[str], *, cwd: str, env: Mapping[str, str] | None = None,
               file_cap: int = DEFAULT_FILE_CAP, netns: str | None = None,
-              on_stdout_line: Callable[[bytes], None] | None = None) -> Proc:
+              on_stdout_line: Callable[[bytes], None] | None = None, priority: int = 0) -> Proc:
         """Start argv in its own process group (in network namespace `netns` if given).
+        `priority`: its nice value, where this process may set it (below 0 takes root).
 
         Raises ProgramNotFound when the executable does not exist.
         """
@@ -284,7 +290,7 @@ class Processes:
             popen = subprocess.Popen(
                 [exe, *argv[1:]], cwd=cwd, env=dict(env) if env is not None else None,
                 stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w,
-                start_new_session=True, preexec_fn=_child_setup(file_cap, ns_fd),
+                start_new_session=True, preexec_fn=_child_setup(file_cap, ns_fd, priority),
             )
         except FileNotFoundError:
             os.close(out_r), os.close(err_r)

@@ -1,4 +1,5 @@
 """harness.engine: finding linkemu, checking specs, the ready line, the control channel."""
+import os
 import socket
 
 import pytest
@@ -55,3 +56,17 @@ def test_engine_that_dies_at_start_says_why(monkeypatch, tmp_path):
     monkeypatch.setenv("RDTLAB_LINKEMU", str(FIXTURES / "broken_linkemu.py"))
     with Processes() as procs, pytest.raises(EngineError, match="before it was ready: linkemu: cannot open"):
         Engine({"mode": "udp", "paths": []}, str(tmp_path), procs).start()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a negative nice value takes root")
+def test_the_engine_runs_at_a_higher_priority_than_the_programs_it_carries(tmp_path):
+    from harness.engine import ENGINE_NICE
+    with Processes() as procs:
+        engine = Engine({"mode": "udp", "seed": 1, "paths": [
+            {"name": "p0", "forward": "", "reverse": "", "shared_queue": False,
+             "listen": "127.0.0.1:0", "to": "127.0.0.1:9"}]}, str(tmp_path), procs).start()
+        tasks = os.listdir(f"/proc/{engine.proc.pid}/task")
+        nices = {int(open(f"/proc/{engine.proc.pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()[16])
+                 for t in tasks}
+        engine.stop()
+    assert nices == {ENGINE_NICE}        # every thread of it, not only the first
