@@ -116,6 +116,10 @@ def grade_main(args: argparse.Namespace) -> int:
         # after autograde: nbgrader zeroes the grades of an assignment's notebooks it finds no
         # .ipynb for, and the protocol's scores are one
         import_scores(args.gradebook, args.assignment, results)
+    for r in results:
+        if r.get("ungraded"):
+            print(f"warning: {r['student']}: not graded, the machine disturbed every try: {', '.join(r['ungraded'])} "
+                  "(grade it again on a quieter machine)", file=sys.stderr)
     print(f"wrote {os.path.join(out, 'grades.csv')} and {len(results)} feedback folder(s)")
     return 0
 

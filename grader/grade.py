@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from harness.procs import UsageError
 
-from grader import byteorder, checks as checks_mod
+from grader import byteorder, checks as checks_mod, disturbance
 from grader.battery import Battery, Scenario
 from grader.build import BUILD_TIME_LIMIT, build, find_program
 from grader.collect import Submission, submission_digest
@@ -121,11 +121,30 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
     result = {"student": sub.student, "name": sub.name, "matric": sub.matric, "battery": battery.name,
               "digest": digest, "sandbox": "bubblewrap" if jail else "none", "backend": options.backend,
               "score": round(sum(r["score"] for r in records), 3), "max_score": battery.max_score,
+              "ungraded": [r["name"] for r in records if r.get("ungraded")],
               "build_error": build_error, "byte_order": byte_order, "scenarios": records,
               "execution_time": round(time.monotonic() - started, 1)}
     if student_dir:
         write_outputs(result, student_dir)
     return result
+
+
+def regrade_ungraded(sub: Submission, battery: Battery, out_dir: str | None, options: Options,
+                     result: dict) -> dict:
+    """Grade again the scenarios of `result` that the machine disturbed (grader/disturbance.py),
+    and merge them in; run when nothing else is being graded."""
+    if not result.get("ungraded"):
+        return result
+    again = grade_submission(sub, battery.select(names=result["ungraded"]), None, options)
+    fresh = {r["name"]: r for r in again["scenarios"]}
+    scenarios = [fresh.get(r["name"], r) for r in result["scenarios"]]
+    merged = {**result, "scenarios": scenarios, "score": round(sum(r["score"] for r in scenarios), 3),
+              "ungraded": [r["name"] for r in scenarios if r.get("ungraded")],
+              "execution_time": round(result["execution_time"] + again["execution_time"], 1)}
+    if out_dir:
+        from grader.feedback import write_outputs
+        write_outputs(merged, os.path.join(out_dir, sub.student))
+    return merged
 
 
 def local_unisolated(backend: str) -> str | None:
@@ -171,15 +190,27 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     runs, refs = [], []
     for seed in seeds:
         pcap = os.path.join(student_dir, f"{scenario.name}-{seed}.pcap") if student_dir and options.pcaps else None
-        baseline = _reference_beside(scenario, battery, reference, seed, options.backend) \
-            if scenario.needs_reference_run else None
-        run = run_pair(scenario, programs, tx, rx, seed, options.backend, pcap=pcap)
-        if baseline is not None:
-            pending.append(baseline)     # a failed run does not wait for it (grade_submission does)
-        ref = None
-        if run.ok and scenario.needs_reference_run:
-            ref = baseline.result() if baseline is not None else \
-                _reference_run(scenario, battery, reference, seed, options.backend)
+        for _ in range(disturbance.TRIES):       # the same seed again while the machine disturbs it
+            baseline = _reference_beside(scenario, battery, reference, seed, options.backend) \
+                if scenario.needs_reference_run else None
+            run = run_pair(scenario, programs, tx, rx, seed, options.backend, pcap=pcap)
+            if baseline is not None:
+                pending.append(baseline)     # a failed run does not wait for it (grade_submission does)
+            ref = None
+            if run.ok and scenario.needs_reference_run:
+                ref = baseline.result() if baseline is not None else \
+                    _reference_run(scenario, battery, reference, seed, options.backend)
+            disturbed = disturbance.why(run) or disturbance.why(ref)
+            if not disturbed:
+                break
+            record["retried"] = record.get("retried", 0) + 1
+        if disturbed:
+            if pcap and os.path.exists(pcap):
+                os.unlink(pcap)
+            why = disturbance.ungraded_reason(disturbed)
+            return {**record, "score": 0.0, "passed": False, "ungraded": disturbed, "reason": why,
+                    "runs": [_run_record(r, f) for r, f in zip(runs + [run], refs + [ref])],
+                    "checks": [{"name": "undisturbed", "passed": False, "detail": why}]}
         runs.append(run)
         refs.append(ref)
         if pcap and os.path.exists(pcap):
@@ -262,8 +293,17 @@ def _reference_run(scenario: Scenario, battery: Battery, reference: Side, seed: 
 
 def _settle(future: Future, key: tuple, scenario: Scenario, battery: Battery, reference: Side, seed: int,
             backend: str) -> None:
+    """Run the reference pair, again while the machine disturbs it; one still disturbed
+    is handed to this caller (whose scenario then tries again) but not kept for others."""
     try:
-        future.set_result(run_pair(scenario, battery.programs[scenario.part], reference, reference, seed, backend))
+        for _ in range(disturbance.TRIES):
+            run = run_pair(scenario, battery.programs[scenario.part], reference, reference, seed, backend)
+            if not disturbance.why(run):
+                break
+        else:
+            with _reference_lock:
+                _reference_runs.pop(key, None)
+        future.set_result(run)
     except BaseException as e:       # bad usage: raised again where the result is read
         with _reference_lock:
             _reference_runs.pop(key, None)

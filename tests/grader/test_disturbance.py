@@ -1,0 +1,80 @@
+"""No grade from a disturbed run (grader/disturbance.py): real runs of a correct
+submission, with the engine's word that the machine disturbed them (its lag warning)
+replaced by a script, since a real disturbance cannot be ordered on cue. A run
+disturbed once is run again with the same seed and graded; one disturbed on every try
+is not scored but graded again after the pool, one submission at a time; what is still
+disturbed then is marked ungraded everywhere the grade shows."""
+from __future__ import annotations
+
+import csv
+import shutil
+
+import pytest
+
+from grader import disturbance, grade as grade_module
+from grader.battery import load_battery
+from grader.collect import Submission
+from grader.export_csv import write_class_csv
+from grader.grade import Options
+from grader.parallel import grade_all
+
+from conftest import STUDENT, TINY
+
+pytestmark = pytest.mark.netns
+LAG = "the engine sent packets up to 3.2 ms late (p99 lag > 1 ms): the machine was busy, timings are disturbed"
+
+
+def battery():
+    return load_battery(TINY).select(names=["t-clean"])
+
+
+def class_of(tmp_path, n=2) -> list[Submission]:
+    return [Submission(f"s{k}", str(shutil.copytree(STUDENT, tmp_path / f"s{k}"))) for k in range(n)]
+
+
+def script(monkeypatch, disturbed) -> list:
+    """disturbance.why answers `disturbed(call, run)` for each run it is asked about."""
+    calls = []
+    real = disturbance.why
+
+    def why(run):
+        if run is None:
+            return None
+        calls.append((run.seed, grade_module.BUDGET.size))
+        return LAG if disturbed(len(calls), run) else real(run)
+    monkeypatch.setattr(disturbance, "why", why)
+    return calls
+
+
+def test_a_run_disturbed_once_is_run_again_with_the_same_seed_and_graded(tmp_path, monkeypatch):
+    calls = script(monkeypatch, lambda n, run: n == 1)
+    [result] = grade_all(class_of(tmp_path, 1), battery(), None, Options(backend="netns"), jobs=1)
+    s = result["scenarios"][0]
+    assert result["score"] == battery().max_score and result["ungraded"] == []
+    assert s["retried"] == 1 and s["passed"]
+    assert len({seed for seed, _ in calls}) == 1          # the same seed: the replay still reproduces it
+
+
+def test_disturbed_in_the_pool_is_graded_again_alone_at_the_end(tmp_path, monkeypatch):
+    calls = script(monkeypatch, lambda n, run: grade_module.BUDGET.size > 1)   # busy only while the pool runs
+    results = grade_all(class_of(tmp_path), battery(), str(tmp_path / "out"), Options(backend="netns"), jobs=2)
+    assert [r["score"] for r in results] == [battery().max_score] * 2
+    assert all(r["ungraded"] == [] for r in results)
+    assert {budget for _, budget in calls} == {2, 1}
+    # in the pool: each submission's run tried TRIES times; then alone, graded at once
+    assert sum(budget == 2 for _, budget in calls) == 2 * disturbance.TRIES
+    assert "UNGRADED" not in (tmp_path / "out" / "s0" / "feedback.md").read_text()
+
+
+def test_a_scenario_disturbed_on_every_try_is_never_scored_and_says_so(tmp_path, monkeypatch):
+    script(monkeypatch, lambda n, run: True)
+    out = tmp_path / "out"
+    [result] = grade_all(class_of(tmp_path, 1), battery(), str(out), Options(backend="netns"), jobs=1)
+    s = result["scenarios"][0]
+    assert result["ungraded"] == ["t-clean"] and s["ungraded"] == LAG
+    assert s["score"] == 0 and s["reason"].startswith("not graded: every try of this scenario was disturbed")
+    assert s["retried"] == disturbance.TRIES
+    feedback = (out / "s0" / "feedback.md").read_text()
+    assert "Not graded yet: t-clean" in feedback and "| UNGRADED |" in feedback
+    write_class_csv([result], str(out / "grades.csv"))
+    assert next(csv.DictReader(open(out / "grades.csv")))["t-clean"] == "ungraded"
