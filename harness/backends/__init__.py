@@ -164,8 +164,13 @@ def resolve(name: str) -> str:
     return name
 
 
-def open_session(name: str, **kwargs) -> Session:
-    """Set up one run on backend `name` (already resolved); see each module's `open`."""
+def open_session(name: str, *, tcp_cc: str | None = None, **kwargs) -> Session:
+    """Set up one run on backend `name` (already resolved); see each module's `open`.
+    `tcp_cc`: kernel TCP's congestion control in the namespaces the backend makes
+    (backends/tcp.py; None: its default, cubic); the local backend runs no TCP."""
+    if name in ("netns", "kernel"):
+        from harness.backends import tcp
+        kwargs["tcp_cc"] = tcp.DEFAULT if tcp_cc is None else tcp_cc
     if name == DIRECT:
         from harness.backends.local import open as local_open
         return local_open(relay=False, **kwargs)

@@ -9,6 +9,11 @@ goodput = end.sum_received.bytes / seconds (KiB/s) and the sender's `retransmits
 `-w` sets the socket buffers; Linux doubles the value it is given and keeps part of
 the buffer for overhead, so the window TCP advertises is about the -w value, never
 exactly it. `-M 1024` sets the MSS (TCP_MAXSEG), i.e. 1 KiB of payload per segment.
+
+Kernel TCP's congestion control is pinned per route in both namespaces (`tcp_cc`,
+default cubic: harness/backends/tcp.py), whatever the host's default; each row records
+the algorithm that ran, as iperf3 read it back from its connection
+(end.sender_tcp_congestion, iperf3 >= 3.2), and the kernel release.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from harness import backends
+from harness.backends import tcp
 from harness.engine import EngineError, check_spec
 from harness.procs import Processes, ProgramNotFound, UsageError, port_bound
 
@@ -60,13 +66,16 @@ def parse_iperf_json(text: str) -> dict:
     if not seconds or nbytes is None:
         return {"ok": False, "error": "iperf3's report has no receiver summary (end.sum_received)"}
     return {"ok": True, "error": None, "goodput_kBps": nbytes / 1024 / seconds, "bytes": nbytes,
-            "wire_time_s": seconds, "retransmissions": sent.get("retransmits")}
+            "wire_time_s": seconds, "retransmissions": sent.get("retransmits"),
+            "tcp_cc": end.get("sender_tcp_congestion")}
 
 
 def run_iperf(spec: str, *, window_bytes: int, size: int | None = 1 << 20,
               duration_s: float | None = None, mss: int = 1024, shared_queue: bool = True,
-              seed: int = 1, time_limit: float = 300.0) -> dict:
-    """One iperf3 TCP transfer over the link `spec` (same both ways); a sweep row."""
+              seed: int = 1, time_limit: float = 300.0, tcp_cc: str | None = None) -> dict:
+    """One iperf3 TCP transfer over the link `spec` (same both ways); a sweep row.
+    `tcp_cc`: the congestion control pinned in the namespaces (None: cubic)."""
+    tcp_cc = tcp.check(tcp.DEFAULT if tcp_cc is None else tcp_cc)
     why = unavailable_reason()
     if why:
         return {"ok": False, "error": why}
@@ -77,7 +86,8 @@ def run_iperf(spec: str, *, window_bytes: int, size: int | None = 1 << 20,
     try:
         with Processes() as procs:
             try:
-                session = backends.open_session("netns", **session_args, workdir=workdir, procs=procs)
+                session = backends.open_session("netns", **session_args, workdir=workdir, procs=procs,
+                                                tcp_cc=tcp_cc)
             except EngineError as e:
                 return {"ok": False, "error": f"engine failed: {e}"}
             try:
@@ -114,6 +124,7 @@ def _client_server(session, procs: Processes, workdir: str, window_bytes: int, s
     lags = [(stats or {}).get(d, {}).get("lag_us") or {} for d in ("forward", "reverse")]
     row["lag_p99_us"] = max((lag.get("p99") or 0 for lag in lags), default=None) if stats else None
     row["backend"] = "netns"
+    row["kernel"] = tcp.kernel()
     return row
 
 
@@ -128,6 +139,7 @@ class IperfRun:
     shared_queue: bool = True
     time_limit: float | Callable[[dict], float] = 300.0
     fixed: dict = field(default_factory=dict)
+    tcp_cc: str | None = None                  # congestion control pinned (None: cubic)
 
     def __call__(self, params: dict, seed: int) -> dict:
         values = {**self.fixed, **params}
@@ -136,4 +148,4 @@ class IperfRun:
         limit = self.time_limit(values) if callable(self.time_limit) else self.time_limit
         return run_iperf(self.link.format_map(values), window_bytes=int(values["window_kB"] * 1024),
                          size=self.size, duration_s=self.duration_s, mss=self.mss,
-                         shared_queue=self.shared_queue, seed=seed, time_limit=limit)
+                         shared_queue=self.shared_queue, seed=seed, time_limit=limit, tcp_cc=self.tcp_cc)

@@ -139,7 +139,8 @@ class Measured:
 
 
 def sweeps(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs: int | None = None,
-           until_margin: float | None = None, cap: int = 30, seed: int = 1) -> dict[str, Measured]:
+           until_margin: float | None = None, cap: int = 30, seed: int = 1,
+           tcp_cc: str | None = None) -> dict[str, Measured]:
     """The sheet's four sweeps ({"q1", "q3", "q5", "q7"}) over the programs in `impl`:
     what both this sheet and the course notebook (harness/notebook.py) measure."""
     runs = runs or plan.runs
@@ -169,17 +170,17 @@ def sweeps(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs
             _program(impl, "Sender4.py", "{receiver_host} {receiver_port} {file} {timeout} {window}", "comn"),
             _program(impl, "Receiver4.py", "{listen_port} {output} {window}"), LINK, size=size, backend=backend),
             q5_cells, q5_model),
-        "q7": sweep("q7", IperfRun(LINK, size=size), q7_cells, q7_pftk),
+        "q7": sweep("q7", IperfRun(LINK, size=size, tcp_cc=tcp_cc), q7_cells, q7_pftk),
     }
 
 
 def build(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs: int | None = None,
           until_margin: float | None = None, cap: int = 30, seed: int = 1,
-          questions: tuple = ("q1", "q3", "q5", "q7")) -> Sheet:
+          questions: tuple = ("q1", "q3", "q5", "q7"), tcp_cc: str | None = None) -> Sheet:
     runs = runs or plan.runs
     size = plan.size
     missing = missing_programs(impl)
-    measured = sweeps(impl, plan, backend, runs, until_margin, cap, seed)
+    measured = sweeps(impl, plan, backend, runs, until_margin, cap, seed, tcp_cc)
     q1, q3, q5, q7 = (measured[q].sweep for q in ("q1", "q3", "q5", "q7"))
     q1_cells, q3_cells, q5_cells, q7_cells = (measured[q].cells for q in ("q1", "q3", "q5", "q7"))
 

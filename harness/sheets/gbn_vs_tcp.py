@@ -124,7 +124,7 @@ def expected_s(rule: str, total: int, timeout_ms: float) -> float:
 # ---- the sheet ---------------------------------------------------------------------
 
 def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", runs: int | None = None,
-          until_margin: float | None = None, cap: int = 30, seed: int = 1) -> Sheet:
+          until_margin: float | None = None, cap: int = 30, seed: int = 1, tcp_cc: str | None = None) -> Sheet:
     runs = runs or plan.runs
     objects = sizes(plan)
     total = sum(objects)
@@ -137,7 +137,7 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
 
     def transfer(programs_, fixed: dict, corruption: str = "repair") -> TransferRun:
         return TransferRun(*programs_, "{netem}", shared_queue=False, backend=concrete, time_limit=object_limit,
-                           fixed=fixed, no_progress=NO_PROGRESS_S, tun_corruption=corruption)
+                           fixed=fixed, no_progress=NO_PROGRESS_S, tun_corruption=corruption, tcp_cc=tcp_cc)
 
     def downloads(name: str, run_one, timeout_ms: float, cells_: list[dict]) -> Sweep:
         return Sweep(name, ObjectsRun(run_one, objects), cells_, runs=runs, until_margin=until_margin, cap=cap,

@@ -143,7 +143,7 @@ def _wire(size: int):
 
 
 def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", runs: int | None = None,
-          until_margin: float | None = None, cap: int = 30, seed: int = 1) -> Sheet:
+          until_margin: float | None = None, cap: int = 30, seed: int = 1, tcp_cc: str | None = None) -> Sheet:
     runs = runs or plan.runs
     missing = missing_programs(impl)
     unavailable = f"{impl} lacks {', '.join(missing)}" if missing else None
@@ -159,7 +159,7 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
     def run(sender, receiver, link) -> TransferRun:
         return TransferRun(sender, receiver, link, shared_queue=False, size=plan.size, backend=backend,
                            time_limit=lambda c: 60 + 20 * expected_s(c), ipv6=_ipv6, trace=True,
-                           extra=_wire(plan.size))
+                           extra=_wire(plan.size), tcp_cc=tcp_cc)
 
     def sweep(name, run_one, cell_list, n) -> Sweep:
         # one at a time: RTT and its variation are what the sheet measures, and parallel
