@@ -327,7 +327,7 @@ def q2_answer(r: Results, size: int) -> str:
             "a link nobody else uses, resending early only spends capacity that would have gone unused.")
     if best is not None:
         parts.append(
-            best_sentence("The optimal timeout from these measurements (the highest throughput among timeouts "
+            best_sentence("Optimal timeout from these measurements (the highest throughput among timeouts "
                           "whose retransmissions stay within 25% of the loss floor)",
                           {(t,): tp[(t,)] for t in sane}, ms, "KB/s")
             + f", with {fmt(mean_of(rx, (best,)), 0)} retransmissions. Rule of thumb: a little above one RTT, well "

@@ -57,7 +57,7 @@ def test_overlapping_intervals_rank_nothing():
         assert not RATIO.search(text.split("Models:")[0]), (q, text)
         assert "cannot tell" in text, (q, text)
         assert "runs per cell" in text and "--margin" in text, (q, text)
-    assert "The optimal timeout from these measurements (the highest throughput among timeouts whose " \
+    assert "Optimal timeout from these measurements (the highest throughput among timeouts whose " \
         "retransmissions stay within 25% of the loss floor): the runs cannot tell which of" in texts["q2"]
 
 
@@ -104,3 +104,27 @@ def test_equal_means_need_no_more_runs(means):
     b = summarize([means[1] - 1, means[1], means[1] + 1]).to_dict()
     assert runs_to_separate(a, b) is None and margin_to_separate(a, b) is None
     assert "no number of runs" in compare("A", a, "B", b)
+
+
+def _times(cells: list[dict], means: list[float], spread: float) -> pd.DataFrame:
+    rows = []
+    for cell, mean in zip(cells, means):
+        for k in (-1, 0, 1):
+            rows.append({**cell, "ok": True, "error": None, "wire_time_s": mean + spread * k})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("spread, ranked", [(5.0, False), (0.01, True)])
+def test_the_other_sheets_rank_only_apart_intervals(spread, ranked):
+    from harness.sheets import multihoming, tcp_like
+    plan = multihoming.QUICK
+    one = _times([{"loss": p} for p in plan.losses], [10.0 + i for i, _ in enumerate(plan.losses)], spread)
+    two = _times([{"loss": p} for p in plan.losses], [6.0 + i for i, _ in enumerate(plan.losses)], spread)
+    text = multihoming.comparison_answer(Results(frames={"one_path": one, "two_paths": two}), plan)
+    assert ("Two paths are faster at every loss rate" in text) == ranked, text
+    assert ("cannot tell" in text) == (not ranked) and "NOT" not in text
+    loss = _times([{"loss": p, "fast_retransmit": fr} for p in (10, 20) for fr in (0, tcp_like.K)],
+                  [8.0, 5.0, 12.0, 7.0], spread)
+    text = tcp_like.loss_answer(Results(frames={"loss": loss}))
+    assert ("beyond the 95% intervals" in text) == ranked, text
+    assert ("cannot tell" in text) == (not ranked), text
