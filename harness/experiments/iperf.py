@@ -42,13 +42,15 @@ def unavailable_reason() -> str | None:
     return backends.netns_unavailable_reason()
 
 
-def client_argv(host: str, window_bytes: int, size: int | None, duration_s: float | None,
-                mss: int) -> list[str]:
+def client_argv(host: str, window_bytes: int | None, size: int | None, duration_s: float | None,
+                mss: int | None) -> list[str]:
+    """iperf3's client command; a window or MSS of None leaves the kernel's own (autotuned
+    buffers; the MSS from the MTU, 1448 bytes with timestamps on a 1500-byte MTU)."""
     if (size is None) == (duration_s is None):
         raise UsageError("iperf3: give exactly one of a size (-n) or a duration (-t)")
     amount = ["-n", str(size)] if size is not None else ["-t", f"{duration_s:g}"]
-    return ["iperf3", "-c", host, "-p", str(IPERF_PORT), "-J", "-M", str(mss),
-            "-w", str(window_bytes), *amount]
+    return (["iperf3", "-c", host, "-p", str(IPERF_PORT), "-J"] + (["-M", str(mss)] if mss is not None else [])
+            + (["-w", str(window_bytes)] if window_bytes is not None else []) + amount)
 
 
 def parse_iperf_json(text: str) -> dict:
@@ -70,17 +72,20 @@ def parse_iperf_json(text: str) -> dict:
             "tcp_cc": end.get("sender_tcp_congestion")}
 
 
-def run_iperf(spec: str, *, window_bytes: int, size: int | None = 1 << 20,
-              duration_s: float | None = None, mss: int = 1024, shared_queue: bool = True,
-              seed: int = 1, time_limit: float = 300.0, tcp_cc: str | None = None) -> dict:
-    """One iperf3 TCP transfer over the link `spec` (same both ways); a sweep row.
-    `tcp_cc`: the congestion control pinned in the namespaces (None: cubic)."""
+def run_iperf(spec: str, *, window_bytes: int | None, size: int | None = 1 << 20,
+              duration_s: float | None = None, mss: int | None = 1024, shared_queue: bool = True,
+              seed: int = 1, time_limit: float = 300.0, tcp_cc: str | None = None,
+              reverse: str | None = None) -> dict:
+    """One iperf3 TCP transfer over the link `spec` (the ACKs' direction: `reverse`, by
+    default the same); a sweep row. `tcp_cc`: the congestion control pinned in the
+    namespaces (None: cubic)."""
     tcp_cc = tcp.check(tcp.DEFAULT if tcp_cc is None else tcp_cc)
     why = unavailable_reason()
     if why:
         return {"ok": False, "error": why}
     check_spec(spec, "link spec")
-    session_args = {"paths": [{"name": "p0", "forward": spec, "reverse": spec, "shared_queue": shared_queue}],
+    reverse = spec if reverse is None else check_spec(reverse, "reverse link spec") or reverse
+    session_args = {"paths": [{"name": "p0", "forward": spec, "reverse": reverse, "shared_queue": shared_queue}],
                     "config": {"seed": seed}}
     workdir = tempfile.mkdtemp(prefix="rdt-iperf-")
     try:
@@ -98,8 +103,8 @@ def run_iperf(spec: str, *, window_bytes: int, size: int | None = 1 << 20,
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _client_server(session, procs: Processes, workdir: str, window_bytes: int, size, duration_s,
-                   mss: int, time_limit: float) -> dict:
+def _client_server(session, procs: Processes, workdir: str, window_bytes: int | None, size, duration_s,
+                   mss: int | None, time_limit: float) -> dict:
     host = session.receiver.addresses[0]
     try:
         server = procs.start("iperf3-server", ["iperf3", "-s", "-1", "-B", host, "-p", str(IPERF_PORT)],
