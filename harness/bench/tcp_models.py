@@ -1,6 +1,10 @@
 """Kernel Reno through the engine against the models that describe it (issue 20).
 
     python -m harness.bench tcp_models [--seeds N] [--cap S] [--losses 0.5,1,2,3,5] [--rtts 20,50,100,200]
+    python -m harness.bench tcp_models --q7 [--runs 5]
+
+--q7: the COMN sheet's Q7 cell at -w 32 KB (1 MiB, 25 ms each way, 5% loss each way,
+10 Mbit/s, one shared queue) with each algorithm pinned, whatever the host's default.
 
 Where the models' assumptions hold the kit should reproduce them: one long-lived Reno
 flow (pinned per route, read back from the connection), loss on the data direction only
@@ -64,11 +68,15 @@ def run(argv: list[str]) -> int:
     ap.add_argument("--losses", default="0.5,1,2,3,5", help="percent, data direction")
     ap.add_argument("--rtts", default="20,50,100,200", help="round trips, ms")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--q7", action="store_true", help="COMN Q7 at -w 32 KB per algorithm instead")
+    ap.add_argument("--runs", type=int, default=5, help="--q7: runs per algorithm")
     args = ap.parse_args(argv)
     why = unavailable_reason()
     if why:
         print(f"tcp_models: skipped: {why}")
         return 0
+    if args.q7:
+        return q7_per_algorithm(args.runs, args.jobs)
     losses = [float(x) / 100 for x in args.losses.split(",")]
     rtts = [float(x) / 1000 for x in args.rtts.split(",")]
     jobs = [(p, r, seed, duration_for(p, r, args.cap)) for r in rtts for p in losses for seed in range(1, args.seeds + 1)]
@@ -103,3 +111,28 @@ def run(argv: list[str]) -> int:
                     print(f"  OUTSIDE: Reno/Mathis {mean / m:.2f} at {p:.1%}, 50 ms (bound ±{bound:.0%})")
     print(f"({time.monotonic() - started:.0f} s; {len(bad)} failed runs; {failures} cells at 50 ms outside the bound)")
     return 1 if bad or failures else 0
+
+
+def q7_per_algorithm(runs: int, jobs: int) -> int:
+    """COMN Q7 at -w 32 KB with each available algorithm pinned: the host's default decides
+    nothing (its own is printed beside)."""
+    from harness.sheets.comn import LINK
+    from harness.statistics import summarize
+    with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:
+        host = f.read().strip()
+    algorithms = [a for a in tcp.OFFERED if a in (tcp.available() or [])]
+    spec = LINK.format(delay=25, loss=5)
+    work = [(a, seed) for a in algorithms for seed in range(1, runs + 1)]
+    with ThreadPoolExecutor(jobs) as pool:
+        rows = list(pool.map(lambda j: dict(run_iperf(spec, window_bytes=32 << 10, size=1 << 20, seed=j[1],
+                                                      tcp_cc=j[0], time_limit=300), asked=j[0]), work))
+    print(f"COMN Q7 cell, -w 32 KB, 1 MiB, {runs} runs; host default {host}, Linux {tcp.kernel()}")
+    print("| pinned | read back | KiB/s ±95% | runs ok |")
+    print("|---|---|---|---|")
+    for a in algorithms:
+        cell = [r for r in rows if r["asked"] == a]
+        ok = [r for r in cell if r.get("ok")]
+        s = summarize([r["goodput_kBps"] for r in ok])
+        print(f"| {a} | {'/'.join(sorted({str(r.get('tcp_cc')) for r in ok}))} | {s.mean:.1f} ± {s.margin:.1f} | "
+              f"{len(ok)}/{len(cell)} |")
+    return 0 if all(r.get("ok") and r.get("tcp_cc") == r["asked"] for r in rows) else 1
