@@ -335,7 +335,8 @@ def tcp_blocks() -> list:
         ])
 
     return [Table("Kernel TCP sending the same file", table,
-                  "The same link and file, kernel TCP (Linux defaults: CUBIC, timestamps, so an MSS of 1,448 bytes "
+                  "The same link and file, kernel TCP (the congestion control the sheet pins, default CUBIC, named "
+                  "in the sheet's header as read back from the connections; timestamps on, so an MSS of 1,448 bytes "
                   "over IPv4 and 1,428 over IPv6 in a 1,500-byte packet); throughput from the engine's wire time "
                   "(SYN in to the last packet out), so the handshake and slow start are in it.")]
 

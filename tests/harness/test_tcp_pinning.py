@@ -103,3 +103,24 @@ def test_the_rows_of_a_tcpfile_run_name_the_algorithm():
     assert row["tcp_cc"] == "reno" and row["kernel"] == "6.1.0"
     assert "tcp_cc" not in row_from_result(TransferResult(ok=True, verified=True, error=None, backend="local",
                                                           seed=1, size_bytes=1))
+
+
+def test_a_sheet_with_tcp_rows_states_the_algorithm_and_kernel_in_its_header():
+    import pandas as pd
+
+    from harness.sheets.render import tcp_header
+    from harness.sheets.sheet import Results
+    rows = pd.DataFrame([{"ok": True, "tcp_cc": "cubic", "kernel": "6.1.0"}] * 3
+                        + [{"ok": False, "tcp_cc": None, "kernel": None}])
+    line = tcp_header(Results(frames={"q7": rows, "q1": pd.DataFrame([{"ok": True}])}))
+    assert "q7: cubic (3 connections)" in line and "Linux 6.1.0" in line and "q1" not in line
+    assert tcp_header(Results(frames={"q1": pd.DataFrame([{"ok": True}])})) is None
+
+
+def test_the_notebook_lab_takes_the_option(tmp_path):
+    from harness.notebook import Lab
+    lab = Lab("quick", "comn", folder=str(tmp_path), backend="local", tcp_cc="reno", progress=False)
+    assert lab.sweeps["q7"].run_one.tcp_cc == "reno" and "q7reno" not in lab.sweeps
+    assert Lab("quick", "comn", folder=str(tmp_path), backend="local", progress=False).sweeps["q7"].run_one.tcp_cc is None
+    with pytest.raises(UsageError, match="'nosuchcc' is not available"):
+        Lab("quick", "comn", folder=str(tmp_path), backend="local", tcp_cc="nosuchcc")
