@@ -623,8 +623,8 @@ def q8_answer(r: Results) -> str:
                               ratio=True)
             pftk_v = compare(f"Reno at -w {top} KB", reno_s[(top,)], "PFTK", q7_pftk({**cell, "window_kB": top}),
                              "KB/s", ratio=True)
-            models += (f" Measured with Reno itself: {verdict}; {pftk_v}. At 5% loss each way Reno spends much of "
-                       "its time in timeouts, which PFTK counts and Mathis does not.")
+            models += (f" Measured with Reno itself: {verdict}; {pftk_v}. PFTK counts the timeouts Mathis leaves out "
+                       "(Linux's RTO is at least 200 ms), frequent at 5% loss in each direction.")
     out.append(models)
     best_text = best_sentence(f"TCP {name}'s best window here", tcp_s, lambda k: f"-w {k[0]} KB", "KB/s")
     today = [best_text + "."]
