@@ -369,8 +369,10 @@ def _fast_retransmit_verdict(r: Results) -> str:
                "smaller than the report's because our 'off' is already faster (a timeout resends the whole "
                "window at once, not one round trip later)" if off["mean"] < rep_off else
                "smaller than the report's, and our 'off' is not faster: a bug to look into")
-        verdict = " and ".join(f"{'faster' if ours <= theirs else 'SLOWER'} {name}"
-                               for name, ours, theirs in (("off", off["mean"], rep_off), ("on", on["mean"], rep_on)))
+        # faster or slower than the report only where the report's figure is outside our interval
+        words = {-1: "faster", 1: "SLOWER", 0: "indistinguishable from the report's (inside our 95% interval)"}
+        verdict = " and ".join(f"{name} {words[order(ours, theirs)]}"
+                               for name, ours, theirs in (("off", off, rep_off), ("on", on, rep_on)))
         out.append(f"window {window:,}: ours {off['mean']:.1f} s off (report {rep_off:.1f}), {on['mean']:.1f} s on "
                    f"(report {rep_on:.1f}), {verdict}; speed-up {ours_up:.2f}× against {rep_up:.2f}×, {why}")
     return ("Measured at 20% loss: " + "; ".join(out) + ".") if out else ""
