@@ -121,6 +121,9 @@ def run_add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-verify", action="store_true",
                    help="the programs bring their own data (iperf3): no file is sent or compared")
     p.add_argument("--ipv6", action="store_true", help="run over IPv6")
+    p.add_argument("--tcp-cc", default=None, metavar="reno|cubic|bbr",
+                   help="kernel TCP's congestion control in the run's namespaces (netns, kernel backends), "
+                        "pinned per route whatever the host's default (default cubic)")
     p.add_argument("--pcap", metavar="FILE", help="write the packets crossing the link to FILE (pcap)")
     tsg.add_run_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
@@ -135,7 +138,7 @@ def run_main(args: argparse.Namespace) -> int:
                               verify=not args.no_verify,
                               backend=args.backend, time_limit=args.timeout, no_progress=args.stall_after,
                               ipv6=args.ipv6, pcap=args.pcap, trace=trace,
-                              progress=progress_printer(args.json))
+                              progress=progress_printer(args.json), tcp_cc=args.tcp_cc)
         status = report(result, args.json)
         tsg.after_run(result, args)
     return status

@@ -31,6 +31,7 @@ import pandas as pd
 
 from harness import backends
 from harness.assignments import get as get_assignment
+from harness.backends.tcp import check as check_tcp_cc, runs_kernel_tcp
 from harness.experiments.sweep import (HEAVY, SweepInterrupted, derive_seed, is_complete, one_line, run_sweeps,
                                       summarize_cells)
 from harness.sheets.sheet import Plot, Results
@@ -75,7 +76,7 @@ class Lab:
     """The student's folder, measured over the assignment's link."""
 
     def __init__(self, mode: str = "quick", assignment: str = "comn", folder: str = ".", backend: str = "auto",
-                 seed: int = 1, progress: bool = True):
+                 seed: int = 1, progress: bool = True, tcp_cc: str | None = None):
         self.spec = get_assignment(assignment)
         self.models = self.spec.models          # the model answers' functions
         self.mode = resolve_mode(mode)
@@ -85,7 +86,11 @@ class Lab:
         # which backend and why, said by the set-up cell; each backend's runs are kept apart
         self.backend_used, self.backend_line = backends.describe(self.backend)
         self.progress = progress
-        self.sheet = self.spec.sheet(self.folder, self.plan, self.backend, seed=seed)
+        # kernel TCP's congestion control, pinned in the namespaces (harness/backends/tcp.py);
+        # None: the kit's default (cubic), whatever the machine's
+        self.tcp_cc = tcp_cc and check_tcp_cc(tcp_cc)
+        self.sheet = self.spec.sheet(self.folder, self.plan, self.backend, seed=seed,
+                                     **({"tcp_cc": tcp_cc} if tcp_cc and runs_kernel_tcp(self.spec.sheet) else {}))
         self.sweeps = {s.name: s for sec in self.sheet.sections for s in sec.sweeps}
         self.frames: dict[str, pd.DataFrame] = {}
 
@@ -122,7 +127,7 @@ class Lab:
     def results_path(self, q: str, backend: str | None = None) -> str:
         """Where question q's runs are kept, so re-running the cell resumes. The name holds
         the plan and a hash of the programs: an edited program is measured afresh."""
-        digest = hashlib.sha256(repr(self.plan).encode())
+        digest = hashlib.sha256(repr(self.plan).encode() + (f" tcp_cc={self.tcp_cc}".encode() if self.tcp_cc else b""))
         for name in self.spec.questions[q].programs:
             with open(os.path.join(self.folder, name), "rb") as f:
                 digest.update(f.read())

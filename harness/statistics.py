@@ -76,3 +76,150 @@ def repeat_until(measure: Callable[[int], float], target_rel_margin: float = 0.1
     while needs_more_runs(values, target_rel_margin, cap, min_runs):
         values.append(measure(len(values)))
     return values
+
+
+# ---- conclusions only where the intervals allow -----------------------------------------
+# Every comparison a sheet writes ("A beats B", "peaks at", "X× faster", "the optimal
+# timeout is") goes through these: it ranks two cells only when their 95% intervals are
+# disjoint, and otherwise says the runs cannot tell them apart and what would.
+
+RUNS_CAP = 1000
+
+
+POINT = 1 << 30      # "runs" of an exact value (a model's): an interval of width 0
+
+
+def _nums(cell) -> tuple[int, float, float, float]:
+    """(n, mean, std, margin) of a cell summary (a dict or Summary), or of a plain number
+    (a model's value: exact, an interval of width 0); nan where unknown."""
+    if isinstance(cell, (int, float)):
+        return POINT, float(cell), 0.0, 0.0
+    get = cell.get if isinstance(cell, dict) else lambda k, d=None: getattr(cell, k, d)
+    nan = float("nan")
+    n = int(get("n", 0) or 0)
+    return n, float(get("mean", nan)), float(get("std", nan)), float(get("margin", nan))
+
+
+def interval(cell) -> tuple[float, float] | None:
+    """The 95% interval of a cell's mean; None with fewer than 2 runs (no interval)."""
+    n, mean, _, margin = _nums(cell)
+    if n < 2 or not (math.isfinite(mean) and math.isfinite(margin)):
+        return None
+    return mean - margin, mean + margin
+
+
+def order(a, b) -> int:
+    """+1 if a's mean is above b's with disjoint 95% intervals, -1 if below, 0 if the runs
+    cannot tell them apart (the intervals overlap, or a cell has no interval)."""
+    ia, ib = interval(a), interval(b)
+    if ia is None or ib is None:
+        return 0
+    if ia[0] > ib[1]:
+        return 1
+    if ib[0] > ia[1]:
+        return -1
+    return 0
+
+
+def runs_to_separate(a, b, cap: int = RUNS_CAP) -> int | None:
+    """About how many runs per cell would make the two intervals disjoint if the means
+    and spreads stay as measured (t·(s_a + s_b)/√n < |mean_a − mean_b|); None when the
+    means are equal or the spread unknown, or more than `cap` would be needed."""
+    _, ma, sa, _ = _nums(a)
+    _, mb, sb, _ = _nums(b)
+    gap = abs(ma - mb)
+    if sa == sb == 0:
+        return None
+    if not all(math.isfinite(v) for v in (gap, sa, sb)) or gap == 0:
+        return None
+    for n in range(2, cap + 1):
+        if t_critical(n) * (sa + sb) / math.sqrt(n) < gap:
+            return n
+    return None
+
+
+def margin_to_separate(a, b) -> float | None:
+    """The relative --margin F that would make the intervals disjoint, were the means as
+    measured (F·(|mean_a| + |mean_b|) < |mean_a − mean_b|), rounded down; None if the means
+    are equal."""
+    na, ma, _, _ = _nums(a)
+    nb, mb, _, _ = _nums(b)
+    total, gap = abs(ma) * (na != POINT) + abs(mb) * (nb != POINT), abs(ma - mb)
+    if not (math.isfinite(total) and math.isfinite(gap)) or gap == 0 or total == 0:
+        return None
+    f = gap / total
+    step = 10 ** math.floor(math.log10(f))    # one significant figure, rounded down
+    return math.floor(f / step) * step
+
+
+def what_would_tell(a, b) -> str:
+    """', about N runs per cell (or --margin F) would tell them apart' or why none would."""
+    runs, margin = runs_to_separate(a, b), margin_to_separate(a, b)
+    if runs is None and margin is None:
+        return "; their means are the same, so no number of runs would rank them"
+    more = []
+    if runs is not None:
+        more.append(f"about {runs} runs per cell")
+    elif math.isfinite(_nums(a)[2]) and math.isfinite(_nums(b)[2]):
+        more.append(f"more than {RUNS_CAP} runs per cell")
+    if margin is not None:
+        more.append(f"--margin {margin:g}")
+    return f"; {' (or '.join(more)}{')' if len(more) == 2 else ''} would tell them apart if the means held"
+
+
+def _value(cell, unit: str, digits: int) -> str:
+    n, mean, _, margin = _nums(cell)
+    if not math.isfinite(mean):
+        return "not measured"
+    text = f"{mean:,.{digits}f}"
+    if 2 <= n < POINT and math.isfinite(margin):
+        text += f" ± {margin:,.{digits}f}"
+    return text + (f" {unit}" if unit else "") + ("" if n >= 2 else ", one run")
+
+
+def compare(name_a: str, a, name_b: str, b, unit: str = "", digits: int = 1,
+            higher: str = "is above", lower: str = "is below", ratio: bool = False) -> str:
+    """One sentence comparing two cells: ranked only when the 95% intervals are disjoint
+    ("A (x ± m) is above B (y ± m)", with "k.k×" if `ratio`), else "the runs cannot tell
+    A (...) from B (...)" and how many runs or which --margin would."""
+    va, vb = _value(a, unit, digits), _value(b, unit, digits)
+    _, ma, _, _ = _nums(a)
+    _, mb, _, _ = _nums(b)
+    if not (math.isfinite(ma) and math.isfinite(mb)):
+        return f"{name_a} ({va}) and {name_b} ({vb}) cannot be compared: one was not measured"
+    o = order(a, b)
+    if o == 0:
+        points = [n for n, c in ((name_a, a), (name_b, b)) if _nums(c)[0] == POINT]
+        why = (f"{points[0]} lies inside the other's 95% interval" if len(points) == 1
+               else "their 95% intervals overlap")
+        return f"the runs cannot tell {name_a} ({va}) from {name_b} ({vb}): {why}" + what_would_tell(a, b)
+    times = f", {ma / mb:.2f}×" if ratio and mb else ""
+    return f"{name_a} ({va}) {higher if o > 0 else lower} {name_b} ({vb}{times})"
+
+
+def best(cells: dict, larger: bool = True) -> tuple[object, list]:
+    """The key of the cell with the largest (or smallest) mean, and the keys whose 95%
+    intervals overlap it: the runs cannot tell those from the best. Cells without a finite
+    mean are left out; ({} -> (None, []))."""
+    finite = {k: c for k, c in cells.items() if math.isfinite(_nums(c)[1])}
+    if not finite:
+        return None, []
+    sign = 1 if larger else -1
+    top = max(finite, key=lambda k: sign * _nums(finite[k])[1])
+    ties = [k for k in finite if k != top and order(finite[top], finite[k]) == 0]
+    return top, ties
+
+
+def best_sentence(what: str, cells: dict, label, unit: str = "", digits: int = 1, larger: bool = True) -> str:
+    """"<what> is <label(best)> (x ± m unit)" when the best cell's 95% interval is clear of
+    every other's; otherwise that the runs cannot tell which of the overlapping cells it
+    is, and how many runs or which --margin would."""
+    top, ties = best(cells, larger)
+    if top is None:
+        return f"{what}: not measured"
+    if not ties:
+        return f"{what} is {label(top)} ({_value(cells[top], unit, digits)})"
+    closest = max(ties, key=lambda k: (runs_to_separate(cells[top], cells[k]) or RUNS_CAP + 1))
+    return (f"{what}: the runs cannot tell which of {', '.join(label(k) for k in [top, *ties])} it is (their 95% "
+            f"intervals overlap; the {'highest' if larger else 'lowest'} mean is {_value(cells[top], unit, digits)} "
+            f"at {label(top)})" + what_would_tell(cells[top], cells[closest]))

@@ -69,7 +69,8 @@ class Path:
 OUTPUT_FORMATS = {
     "comn-sw": ("retransmissions", "throughput_kBps"),   # Sender2: <retx> <KB/s>
     "comn": ("throughput_kBps",),                        # Senders 1, 3, 4: <KB/s>
-    "iperf3-json": ("throughput_kBps", "retransmissions"),  # iperf3 -c ... --json
+    "iperf3-json": ("throughput_kBps", "retransmissions", "congestion_control"),  # iperf3 -c ... --json
+    "json": (),                  # a JSON object on the last line, kept whole (reference.tcpfile --json)
 }
 
 
@@ -95,6 +96,12 @@ def parse_printed(output_format: str | None, stdout: str) -> dict | None:
     lines = [ln for ln in stdout.splitlines() if ln.strip()]
     if not lines:
         return None
+    if output_format == "json":
+        try:
+            report = json.loads(lines[-1])
+        except ValueError:
+            return None
+        return report if isinstance(report, dict) else None
     names = OUTPUT_FORMATS[output_format]
     words = lines[-1].split()
     if len(words) != len(names):
@@ -110,7 +117,8 @@ def _parse_iperf3(stdout: str) -> dict | None:
     try:
         end = json.loads(stdout)["end"]
         return {"throughput_kBps": end["sum_received"]["bits_per_second"] / 8 / 1024,
-                "retransmissions": end["sum_sent"].get("retransmits")}
+                "retransmissions": end["sum_sent"].get("retransmits"),
+                "congestion_control": end.get("sender_tcp_congestion")}
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -153,6 +161,9 @@ class TransferResult:
                                          # that gap, netns only), time_limit_s, no_progress_s
     pcap: str | None = None              # the capture files asked for (absolute paths):
     trace: str | None = None             # harness.plots draws the transfer from them
+    tcp_cc: str | None = None            # kernel TCP's congestion control pinned in the namespaces
+                                         # (netns, kernel; harness/backends/tcp.py); what ran is
+                                         # what the program reports (printed["congestion_control"])
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -163,7 +174,8 @@ class TransferResult:
             head = "OK: the file arrived intact" if self.verified else "OK: both programs finished in time (nothing to verify)"
         else:
             head = f"FAILED: {self.error}"
-        out = [head, f"  backend {self.backend}, seed {self.seed}, {self.size_bytes} bytes"]
+        out = [head, f"  backend {self.backend}, seed {self.seed}, {self.size_bytes} bytes"
+               + (f", kernel TCP {self.tcp_cc} (pinned per route)" if self.tcp_cc else "")]
         if self.goodput_kBps is not None:
             out.append(f"  goodput        {self.goodput_kBps:10.2f} KB/s")
         if self.wire_time_s is not None:
@@ -266,6 +278,7 @@ class _Plan:
     verify: bool
     progress: Callable[[dict], None] | None
     isolate: bool
+    tcp_cc: str | None         # netns/kernel: kernel TCP's congestion control; None elsewhere
 
 
 def _whole(value, low: int, high: int | None, what: str) -> int:
@@ -351,6 +364,9 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
         why = backends.isolation_unavailable_reason()
         if why:
             raise backends.BackendUnavailable(why)
+    from harness.backends import tcp
+    rest["tcp_cc"] = tcp.check(tcp.DEFAULT if rest.get("tcp_cc") is None else rest["tcp_cc"]) \
+        if backend in ("netns", "kernel") else None
     if backend in ("local", backends.DIRECT) and any(p.get("tun_corruption") == "netem" for p in engine_paths):
         raise UsageError(f"tun_corruption='netem' needs the netns backend (TUN mode), not {backend}: "
                          "in UDP-relay mode the application always gets the damaged datagram")
@@ -369,7 +385,8 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
                  file_cap: int | None = None, schedule: list | None = None,
                  pcap: str | None = None, trace: str | None = None, stop_receiver_when_done: bool = True,
                  verify: bool = True, progress: Callable[[dict], None] | None = None,
-                 isolate: bool = False) -> TransferResult:
+                 isolate: bool = False,
+                 tcp_cc: str | None = None) -> TransferResult:
     """Send `file` (or `size` seeded random bytes) from sender to receiver over the link.
 
     `schedule`: engine events, e.g. [{"at_ms": 2000, "cmd": "down", "path": "p1"}].
@@ -393,6 +410,9 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
     of their own, loopback only (root; harness/backends/local.py): the programs reach
     the engine and each other, nothing of the host's network. The grader asks for it
     for untrusted programs; the netns and kernel backends isolate every run anyway.
+    `tcp_cc`: kernel TCP's congestion control in the namespaces of the netns and kernel
+    backends, pinned per route (harness/backends/tcp.py); None: cubic. An algorithm this
+    kernel lacks is a UsageError naming the ones it has.
     """
     plan = _plan(**locals())
     with terminate_as_interrupt():
@@ -450,14 +470,15 @@ def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
 def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | None, output: str,
          config: dict) -> tuple[TransferResult, bool]:
     base = dict(backend=plan.backend, seed=plan.seed, size_bytes=plan.size, params=plan.params,
-                pcap=config.get("pcap"), trace=config.get("trace"))
+                pcap=config.get("pcap"), trace=config.get("trace"), tcp_cc=plan.tcp_cc)
 
     def failed(error: str, **more) -> TransferResult:
         return TransferResult(ok=False, verified=False, error=error, **base, **more)
 
     try:
         session = backends.open_session(plan.backend, paths=plan.paths, config=config,
-                                        workdir=workdir, procs=procs, ipv6=plan.ipv6, isolate=plan.isolate)
+                                        workdir=workdir, procs=procs, ipv6=plan.ipv6, isolate=plan.isolate,
+                                        tcp_cc=plan.tcp_cc)
     except EngineError as e:
         return failed(f"engine failed: {e}"), False
     base["endpoints"] = {"listen_port": session.listen_port,

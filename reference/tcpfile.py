@@ -10,11 +10,15 @@ means every byte is in the receiver's file, and the harness's clock (the engine'
 the SYN to the last packet) covers the whole download, as the UDP senders' does.
 Reliability is the kernel's (checksums, retransmissions, congestion control); this
 program adds nothing, so what the sheets measure is TCP itself. Standard library only.
+Both sides report the congestion control their connection ran, read back from the
+socket (TCP_CONGESTION), and the kernel release: the harness pins the algorithm per
+route (harness/backends/tcp.py) and the rows record what actually ran.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import platform
 import socket
 import sys
 import time
@@ -71,19 +75,30 @@ def listen(port: int, bind: str | None) -> socket.socket:
     raise UsageError(f"cannot listen on TCP port {port}: {getattr(error, 'strerror', error)}")
 
 
+def congestion_of(sock: socket.socket) -> str | None:
+    """The congestion control a live TCP connection runs (TCP_CONGESTION), None if unknown."""
+    try:
+        raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
+    except (OSError, AttributeError):     # not Linux
+        return None
+    return raw.split(b"\0", 1)[0].decode(errors="replace") or None
+
+
 def receive(port: int, filename: str, bind: str | None) -> dict:
     out = check_output(filename)
     server = listen(port, bind)
     conn, peer = server.accept()
     server.close()
     started, size = time.monotonic(), 0
+    algorithm = congestion_of(conn)
     with conn, open(out, "wb") as f:
         while chunk := conn.recv(CHUNK):
             f.write(chunk)
             size += len(chunk)
         f.flush()
     # the file is closed before the connection: the sender's EOF means the bytes are written
-    return {"bytes": size, "elapsed_s": time.monotonic() - started, "peer": peer[0]}
+    return {"bytes": size, "elapsed_s": time.monotonic() - started, "peer": peer[0],
+            "congestion_control": algorithm, "kernel": platform.release()}
 
 
 def send(host: str, port: int, filename: str) -> dict:
@@ -94,6 +109,7 @@ def send(host: str, port: int, filename: str) -> dict:
     except OSError as e:
         raise TransferFailed(f"cannot connect to {host}:{port}: {e.strerror or e}") from None
     with sock:
+        algorithm = congestion_of(sock)
         try:
             sock.sendall(data)
             sock.shutdown(socket.SHUT_WR)
@@ -106,7 +122,8 @@ def send(host: str, port: int, filename: str) -> dict:
     # struct tcp_info: tcpi_total_retrans is the u32 at byte 100 (linux/tcp.h)
     retrans = int.from_bytes(info[100:104], sys.byteorder) if len(info) >= 104 else None
     return {"bytes": len(data), "elapsed_s": elapsed, "retransmissions": retrans,
-            "throughput_kBps": len(data) / 1024 / elapsed if elapsed > 0 else None}
+            "throughput_kBps": len(data) / 1024 / elapsed if elapsed > 0 else None,
+            "congestion_control": algorithm, "kernel": platform.release()}
 
 
 def run(argv: list[str]) -> int:
@@ -117,7 +134,8 @@ def run(argv: list[str]) -> int:
             print(json.dumps(result))
         else:
             print(f"sent {result['bytes']} bytes in {result['elapsed_s']:.3f} s: "
-                  f"{result['throughput_kBps'] or 0:.2f} KB/s, {result['retransmissions']} retransmissions")
+                  f"{result['throughput_kBps'] or 0:.2f} KB/s, {result['retransmissions']} retransmissions, "
+                  f"{result['congestion_control'] or 'unknown'} congestion control")
     else:
         result = receive(args.port, args.file, args.bind)
         if args.json:

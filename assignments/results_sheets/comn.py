@@ -58,7 +58,9 @@ MARKING = {
 - A lost SR ACK costs a retransmission that GBN's cumulative ACKs avoid; numbers from their tables. (1)""",
     "q8_discussion": """\
 - Mathis 1.22·MSS/(RTT·√p) ≈ 109 KB/s for MSS 1 KB, RTT 50 ms, p 5%: a Reno estimate that is
-  independent of the window. Linux (CUBIC, SACK, RACK) may beat it. (1)
+  independent of the window; compared with a Reno measurement (the sheet's Q7 measures Reno
+  beside today's default, CUBIC). Credit an explanation that names the algorithm that ran (the
+  table's header says it) and follows from its figures, not one that assumes CUBIC or BBR. (1)
 - A window of w KB caps TCP at w/RTT, so small windows grow almost linearly. (1)
 - GBN/SR have no congestion control and keep the whole window in flight whatever the loss:
   on this private link that buys throughput; on a shared network it would be unfair and could
@@ -214,7 +216,9 @@ you got from the Go Back N experiment and explain the reasons behind any differe
     nb.discussion("q6_discussion", 4)
     nb.md("""
 **Question 7** – TCP: `iperf3 -M 1024 -w <window>` over the same link (25 ms, 5% loss) for each window
-size in KB. The plot puts Go-Back-N, Selective Repeat and TCP together, with Mathis' estimate.
+size in KB. The plot puts Go-Back-N, Selective Repeat and TCP together, with Mathis' estimate. The kit
+pins kernel TCP's congestion control (CUBIC, Linux's default, unless `Lab(..., tcp_cc="reno")`), whatever
+your machine's own default; the plot's legend names the algorithm read back from the connections.
 """)
     nb.code("""
 q7_measured = lab.measure("q7")

@@ -175,10 +175,15 @@ def isolation_unavailable_reason() -> str | None:
     return None
 
 
-def open_session(name: str, isolate: bool = False, **kwargs) -> Session:
+def open_session(name: str, *, isolate: bool = False, tcp_cc: str | None = None, **kwargs) -> Session:
     """Set up one run on backend `name` (already resolved); see each module's `open`.
     `isolate`: the local backend's run in a network namespace of its own (the netns and
-    kernel backends always are)."""
+    kernel backends always are). `tcp_cc`: kernel TCP's congestion control in the
+    namespaces the backend makes (backends/tcp.py; None: its default, cubic); the local
+    backend runs no TCP."""
+    if name in ("netns", "kernel"):
+        from harness.backends import tcp
+        kwargs["tcp_cc"] = tcp.DEFAULT if tcp_cc is None else tcp_cc
     if name == DIRECT:
         from harness.backends.local import open as local_open
         return local_open(relay=False, **kwargs)

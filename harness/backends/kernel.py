@@ -5,6 +5,7 @@ end's egress (forward spec on the sender's end, reverse on the receiver's). A sh
 queue (COMN's `tc qdisc add dev lo root netem ...`) is done as COMN does it: both
 programs in one namespace, talking over its `lo`, which carries the netem qdisc.
 There is no engine, so there are no link counters and no wire time on this backend.
+Kernel TCP is pinned in its namespaces as on the netns backend (backends/tcp.py).
 """
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ import threading
 
 from pyroute2 import NetNS, netns
 
-from harness.backends import BackendUnavailable, Host, Session, next_run_id
-from harness.backends.netns import PORT, configure, create_namespaces, host_address
+from harness.backends import BackendUnavailable, Host, Session, next_run_id, tcp
+from harness.backends.netns import PORT, configure, create_namespaces, host_address, set_up_kernel
 from harness.procs import UsageError
 
 MISSING = ("kernel backend needs the sch_netem qdisc, which this kernel lacks "
@@ -61,7 +62,9 @@ def add_netem(ns: str, dev: str, spec: str) -> None:
         raise UsageError(f"tc netem refused {spec!r}: {done.stderr.strip().splitlines()[-1]}")
 
 
-def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False) -> Session:
+def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False,
+         tcp_cc: str = tcp.DEFAULT) -> Session:
+    tcp.check(tcp_cc)
     if unavailable_reason():
         raise BackendUnavailable(unavailable_reason())
     if any(p.get("schedule") for p in paths) or config.get("schedule"):
@@ -87,6 +90,8 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
             session.sender.netns = session.receiver.netns = prefix + "-s"
             with NetNS(prefix + "-s", flags=0) as ns:
                 ns.link("set", index=ns.link_lookup(ifname="lo")[0], state="up")
+                tcp.pin_routes(ns, tcp_cc)
+            set_up_kernel(prefix + "-s", None)
             add_netem(prefix + "-s", "lo", paths[0]["forward"])
             return session
         s_name, r_name = create_namespaces(session, prefix)
@@ -95,8 +100,10 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
         with NetNS(s_name, flags=0) as ns:
             for ifname in ifnames:
                 ns.link("add", ifname=ifname, kind="veth", peer={"ifname": ifname, "net_ns_fd": f"/run/netns/{r_name}"})
-        configure(s_name, ifnames, 1)
-        configure(r_name, ifnames, 2)
+        configure(s_name, ifnames, 1, tcp_cc)
+        configure(r_name, ifnames, 2, tcp_cc)
+        set_up_kernel(s_name, None)
+        set_up_kernel(r_name, None)
         for ifname, p in zip(ifnames, paths):
             add_netem(s_name, ifname, p["forward"])
             add_netem(r_name, ifname, p["reverse"])

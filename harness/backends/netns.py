@@ -5,7 +5,8 @@ The engine (TUN mode) creates device `rdt<k-1>` for path k in each namespace; we
 give them addresses (path k: 198.18.k.1/24 and fd00:7264:746c:k::1/64 on the sender,
 .2 and ::2 on the receiver), MTU 1500, and bring them and `lo` up. Everything else in
 the namespaces is down, so the only packets the engine sees are the programs'.
-Needs root (or CAP_NET_ADMIN) and /dev/net/tun.
+Needs root (or CAP_NET_ADMIN) and /dev/net/tun. Kernel TCP in both namespaces is
+pinned (congestion control and initial window per route, TCP sysctls): backends/tcp.py.
 
 Loopback (the COMN contract: the course runs both programs on one machine over `lo`,
 so students bind their receiver to `127.0.0.1` or `"localhost"` and some senders send
@@ -38,7 +39,7 @@ import threading
 
 from pyroute2 import NetlinkError, NetNS, netns
 
-from harness.backends import Host, Session, next_run_id
+from harness.backends import Host, Session, next_run_id, tcp
 from harness.engine import Engine, EngineError
 from harness.procs import UsageError
 
@@ -79,8 +80,9 @@ def sweep_once() -> None:
             _swept = True
 
 
-def configure(name: str, ifnames: list[str], side: int) -> None:
-    """Addresses, MTU and state for one host's devices (created by the engine)."""
+def configure(name: str, ifnames: list[str], side: int, tcp_cc: str = tcp.DEFAULT) -> None:
+    """Addresses, MTU and state for one host's devices (created by the engine), and
+    kernel TCP's congestion control and initial window on every route (backends/tcp.py)."""
     with NetNS(name, flags=0) as ns:
         ns.link("set", index=ns.link_lookup(ifname="lo")[0], state="up")
         for k, ifname in enumerate(ifnames, start=1):
@@ -91,6 +93,7 @@ def configure(name: str, ifnames: list[str], side: int) -> None:
             ns.addr("add", index=index, address=host_address(k, side, True), prefixlen=64,
                     flags=IFA_F_NODAD)
             ns.link("set", index=index, state="up")
+        tcp.pin_routes(ns, tcp_cc)
 
 
 def _in_namespace(name: str, argv: list[str], stdin: str = "") -> None:
@@ -104,18 +107,25 @@ def _in_namespace(name: str, argv: list[str], stdin: str = "") -> None:
     except FileNotFoundError:
         raise UsageError("the netns backend needs the `nsenter` command (Debian package util-linux)") from None
     except subprocess.TimeoutExpired:
-        raise EngineError(f"setting up NAT in {name} did not finish within 10 s") from None
+        raise EngineError(f"setting up {name} did not finish within 10 s") from None
     if done.returncode != 0:
         why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
         if "No such file" in why and "nft" in why:
             raise UsageError("the netns backend needs the `nft` command for loopback-bound programs "
                              "(Debian package nftables; `make debs` installs it)")
-        raise EngineError(f"setting up NAT in {name} failed: {why}")
+        raise EngineError(f"setting up {name} failed: {why}")
 
 
 # The kernel drops a packet for 127/8 that arrives on, or would leave by, a device
 # unless route_localnet is on ('all' is OR-ed with each device's own setting).
-ROUTE_LOCALNET = ["sh", "-ec", "echo 1 > /proc/sys/net/ipv4/conf/all/route_localnet; nft -f -"]
+ROUTE_LOCALNET = "echo 1 > /proc/sys/net/ipv4/conf/all/route_localnet; nft -f -"
+
+
+def set_up_kernel(name: str, nat: str | None) -> None:
+    """One nsenter per namespace: kernel TCP's sysctls (backends/tcp.py) and, with `nat`,
+    route_localnet and the nft rules for loopback-bound programs."""
+    script = tcp.sysctl_script() + (ROUTE_LOCALNET if nat is not None else "true")
+    _in_namespace(name, ["sh", "-ec", script], nat or "")
 
 
 def sender_loopback_nat(receiver: str) -> str:
@@ -158,7 +168,9 @@ def create_namespaces(session: Session, prefix: str) -> tuple[str, str]:
     return names
 
 
-def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False) -> Session:
+def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False,
+         tcp_cc: str = tcp.DEFAULT) -> Session:
+    tcp.check(tcp_cc)
     sweep_once()
     n = len(paths)
     session = Session("netns", Host("sender", None, [host_address(k, 1, ipv6) for k in range(1, n + 1)]),
@@ -177,13 +189,13 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
         session._cleanups.append(engine.stop)
         engine.start()
         try:
-            configure(s_name, ifnames, 1)
-            configure(r_name, ifnames, 2)
+            configure(s_name, ifnames, 1, tcp_cc)
+            configure(r_name, ifnames, 2, tcp_cc)
         except (OSError, IndexError, NetlinkError) as e:
             raise EngineError(f"setting up the engine's devices in the namespaces failed: {e}") from None
+        set_up_kernel(s_name, None if ipv6 else sender_loopback_nat(host_address(1, 2, False)))
+        set_up_kernel(r_name, None if ipv6 else "")
         if not ipv6:
-            _in_namespace(s_name, ROUTE_LOCALNET, sender_loopback_nat(host_address(1, 2, False)))
-            _in_namespace(r_name, ROUTE_LOCALNET, "")
             session.reachable.append("127.0.0.1")
             session.on_loopback_bind = lambda address: deliver_to_loopback(r_name, PORT, address)
     except BaseException:

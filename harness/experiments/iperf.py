@@ -9,6 +9,11 @@ goodput = end.sum_received.bytes / seconds (KiB/s) and the sender's `retransmits
 `-w` sets the socket buffers; Linux doubles the value it is given and keeps part of
 the buffer for overhead, so the window TCP advertises is about the -w value, never
 exactly it. `-M 1024` sets the MSS (TCP_MAXSEG), i.e. 1 KiB of payload per segment.
+
+Kernel TCP's congestion control is pinned per route in both namespaces (`tcp_cc`,
+default cubic: harness/backends/tcp.py), whatever the host's default; each row records
+the algorithm that ran, as iperf3 read it back from its connection
+(end.sender_tcp_congestion, iperf3 >= 3.2), and the kernel release.
 """
 from __future__ import annotations
 
@@ -21,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from harness import backends
+from harness.backends import tcp
 from harness.engine import EngineError, check_spec
 from harness.procs import Processes, ProgramNotFound, UsageError, port_bound
 
@@ -36,13 +42,15 @@ def unavailable_reason() -> str | None:
     return backends.netns_unavailable_reason()
 
 
-def client_argv(host: str, window_bytes: int, size: int | None, duration_s: float | None,
-                mss: int) -> list[str]:
+def client_argv(host: str, window_bytes: int | None, size: int | None, duration_s: float | None,
+                mss: int | None) -> list[str]:
+    """iperf3's client command; a window or MSS of None leaves the kernel's own (autotuned
+    buffers; the MSS from the MTU, 1448 bytes with timestamps on a 1500-byte MTU)."""
     if (size is None) == (duration_s is None):
         raise UsageError("iperf3: give exactly one of a size (-n) or a duration (-t)")
     amount = ["-n", str(size)] if size is not None else ["-t", f"{duration_s:g}"]
-    return ["iperf3", "-c", host, "-p", str(IPERF_PORT), "-J", "-M", str(mss),
-            "-w", str(window_bytes), *amount]
+    return (["iperf3", "-c", host, "-p", str(IPERF_PORT), "-J"] + (["-M", str(mss)] if mss is not None else [])
+            + (["-w", str(window_bytes)] if window_bytes is not None else []) + amount)
 
 
 def parse_iperf_json(text: str) -> dict:
@@ -60,24 +68,31 @@ def parse_iperf_json(text: str) -> dict:
     if not seconds or nbytes is None:
         return {"ok": False, "error": "iperf3's report has no receiver summary (end.sum_received)"}
     return {"ok": True, "error": None, "goodput_kBps": nbytes / 1024 / seconds, "bytes": nbytes,
-            "wire_time_s": seconds, "retransmissions": sent.get("retransmits")}
+            "wire_time_s": seconds, "retransmissions": sent.get("retransmits"),
+            "tcp_cc": end.get("sender_tcp_congestion")}
 
 
-def run_iperf(spec: str, *, window_bytes: int, size: int | None = 1 << 20,
-              duration_s: float | None = None, mss: int = 1024, shared_queue: bool = True,
-              seed: int = 1, time_limit: float = 300.0) -> dict:
-    """One iperf3 TCP transfer over the link `spec` (same both ways); a sweep row."""
+def run_iperf(spec: str, *, window_bytes: int | None, size: int | None = 1 << 20,
+              duration_s: float | None = None, mss: int | None = 1024, shared_queue: bool = True,
+              seed: int = 1, time_limit: float = 300.0, tcp_cc: str | None = None,
+              reverse: str | None = None) -> dict:
+    """One iperf3 TCP transfer over the link `spec` (the ACKs' direction: `reverse`, by
+    default the same); a sweep row. `tcp_cc`: the congestion control pinned in the
+    namespaces (None: cubic)."""
+    tcp_cc = tcp.check(tcp.DEFAULT if tcp_cc is None else tcp_cc)
     why = unavailable_reason()
     if why:
         return {"ok": False, "error": why}
     check_spec(spec, "link spec")
-    session_args = {"paths": [{"name": "p0", "forward": spec, "reverse": spec, "shared_queue": shared_queue}],
+    reverse = spec if reverse is None else check_spec(reverse, "reverse link spec") or reverse
+    session_args = {"paths": [{"name": "p0", "forward": spec, "reverse": reverse, "shared_queue": shared_queue}],
                     "config": {"seed": seed}}
     workdir = tempfile.mkdtemp(prefix="rdt-iperf-")
     try:
         with Processes() as procs:
             try:
-                session = backends.open_session("netns", **session_args, workdir=workdir, procs=procs)
+                session = backends.open_session("netns", **session_args, workdir=workdir, procs=procs,
+                                                tcp_cc=tcp_cc)
             except EngineError as e:
                 return {"ok": False, "error": f"engine failed: {e}"}
             try:
@@ -88,8 +103,8 @@ def run_iperf(spec: str, *, window_bytes: int, size: int | None = 1 << 20,
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _client_server(session, procs: Processes, workdir: str, window_bytes: int, size, duration_s,
-                   mss: int, time_limit: float) -> dict:
+def _client_server(session, procs: Processes, workdir: str, window_bytes: int | None, size, duration_s,
+                   mss: int | None, time_limit: float) -> dict:
     host = session.receiver.addresses[0]
     try:
         server = procs.start("iperf3-server", ["iperf3", "-s", "-1", "-B", host, "-p", str(IPERF_PORT)],
@@ -114,6 +129,7 @@ def _client_server(session, procs: Processes, workdir: str, window_bytes: int, s
     lags = [(stats or {}).get(d, {}).get("lag_us") or {} for d in ("forward", "reverse")]
     row["lag_p99_us"] = max((lag.get("p99") or 0 for lag in lags), default=None) if stats else None
     row["backend"] = "netns"
+    row["kernel"] = tcp.kernel()
     return row
 
 
@@ -128,6 +144,7 @@ class IperfRun:
     shared_queue: bool = True
     time_limit: float | Callable[[dict], float] = 300.0
     fixed: dict = field(default_factory=dict)
+    tcp_cc: str | None = None                  # congestion control pinned (None: cubic)
 
     def __call__(self, params: dict, seed: int) -> dict:
         values = {**self.fixed, **params}
@@ -136,4 +153,4 @@ class IperfRun:
         limit = self.time_limit(values) if callable(self.time_limit) else self.time_limit
         return run_iperf(self.link.format_map(values), window_bytes=int(values["window_kB"] * 1024),
                          size=self.size, duration_s=self.duration_s, mss=self.mss,
-                         shared_queue=self.shared_queue, seed=seed, time_limit=limit)
+                         shared_queue=self.shared_queue, seed=seed, time_limit=limit, tcp_cc=self.tcp_cc)

@@ -21,6 +21,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Callable
 
+from harness.backends import tcp
 from harness.procs import UsageError
 from harness.transfer import Link, Path, Program, TransferResult, run_transfer
 
@@ -32,7 +33,13 @@ def row_from_result(res: TransferResult) -> dict:
            "process_time_s": res.process_time_s, "retransmissions": res.retransmissions,
            "lag_p99_us": (res.lag_us or {}).get("p99")}
     for name, value in (res.printed or {}).items():
-        row[f"printed_{name}"] = value
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            row[f"printed_{name}"] = value
+    # kernel TCP: the algorithm the program read back from its connection, and the kernel
+    # (reference.tcpfile --json, iperf3 -J report them), so a row says what ran
+    if (res.printed or {}).get("congestion_control"):
+        row["tcp_cc"] = res.printed["congestion_control"]
+        row["kernel"] = res.printed.get("kernel") or tcp.kernel()
     return row
 
 
@@ -54,6 +61,7 @@ class TransferRun:
     ipv6: bool | Callable[[dict], bool] = False   # the run's address family, or f(cell) giving it
     no_progress: float | None = None # s without progress before a run is stopped (None: the harness's rule)
     tun_corruption: str = "repair"   # netns: "netem" leaves a corrupted packet's checksum wrong (harness.transfer.Link)
+    tcp_cc: str | None = None        # kernel TCP's congestion control pinned in the namespaces (None: cubic)
 
     def __call__(self, params: dict, seed: int) -> dict:
         values = {**self.fixed, **params}
@@ -69,6 +77,7 @@ class TransferRun:
             trace = os.path.join(scratch, "link.trace") if self.trace else None
             res = run_transfer(self.sender, self.receiver, **where, params=values,
                                size=int(values.get("size", self.size)), seed=seed, backend=self.backend,
+                               tcp_cc=self.tcp_cc,
                                time_limit=limit, schedule=schedule, pcap=pcap, trace=trace, ipv6=bool(ipv6),
                                **({} if self.no_progress is None else {"no_progress": self.no_progress}))
             row = row_from_result(res)

@@ -30,6 +30,7 @@ from harness.sheets import programs
 from harness.sheets.plots import errorbar, legend
 from harness.sheets.sheet import Plot, Prompt, Results, Section, Sheet, Table
 from harness.sheets.tables import Metric, Reported, cells, comparison_table, fmt, mean_of, reported_table
+from harness.statistics import compare, order
 
 PATH = "delay 10ms rate 10mbit loss {path_loss}%"
 ONE_WAY_S = 0.010
@@ -277,10 +278,12 @@ def comparison_answer(r: Results, plan: Plan) -> str:
     for p in plan.losses:
         a, b = mean_of(one, (p,)), mean_of(two, (p,))
         if math.isfinite(a) and math.isfinite(b):
-            lines.append(f"{p}%: {a:.2f} s on one path, {b:.2f} s on two ({a / b:.2f}×)")
-            faster.append(b < a)
-    verdict = ("Two paths are faster at every loss rate" if faster and all(faster)
-               else "Two paths are NOT faster at every loss rate (a bug to look into)")
+            lines.append(f"{p}%: " + compare("one path", one[(p,)], "two", two[(p,)], "s", 2,
+                                             higher="takes longer than", lower="is quicker than", ratio=True))
+            faster.append(order(one[(p,)], two[(p,)]))
+    verdict = ("Two paths are faster at every loss rate" if faster and all(f > 0 for f in faster) else
+               "Two paths are NOT faster at every loss rate (a bug to look into)" if any(f < 0 for f in faster) else
+               "Two paths are faster where the runs can tell, and no loss rate shows them slower")
     return "\n\n".join([
         verdict + ": " + "; ".join(lines) + ".",
         "Two paths give the sender twice the capacity and twice the window's worth of round trips, so with a "

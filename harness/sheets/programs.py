@@ -27,8 +27,10 @@ def reference(role: str, protocol: str, args: str) -> Program:
 
 def kernel_tcp() -> tuple[Program, Program]:
     """Sender and receiver of a file over kernel TCP (reference/tcpfile.py): the TCP
-    baseline of the sheets (netns backend)."""
-    return (Program(f"{PYTHON} -m reference.tcpfile send --host {{receiver_host}} --port {{receiver_port}} --file {{file}}"),
+    baseline of the sheets (netns backend). The sender's JSON line names the congestion
+    control its connection ran and the kernel: the rows' `tcp_cc` and `kernel`."""
+    return (Program(f"{PYTHON} -m reference.tcpfile send --host {{receiver_host}} --port {{receiver_port}} "
+                    "--file {file} --json", output_format="json"),
             Program(f"{PYTHON} -m reference.tcpfile recv --port {{listen_port}} --file {{output}}"))
 
 

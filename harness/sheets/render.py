@@ -31,7 +31,9 @@ class _Out:
 def write_sheet(sheet: Sheet, results: Results, out_dir: str, header: list[str] | None = None) -> dict[str, str]:
     """Render everything; returns {"md": path, "html": path, "csv": [paths], "png": [paths]}."""
     os.makedirs(out_dir, exist_ok=True)
-    blocks = [_Out("heading", sheet.title, 1)] + [_Out("para", p) for p in (header or []) + sheet.intro]
+    tcp = tcp_header(results)
+    blocks = [_Out("heading", sheet.title, 1)] + [_Out("para", p) for p in (header or []) + ([tcp] if tcp else [])
+                                                  + sheet.intro]
     if results.interrupted:
         blocks.append(_Out("para", "**Interrupted**: this sheet shows what was measured before the "
                                    "interruption; re-run the same command to measure the rest."))
@@ -54,6 +56,31 @@ def write_sheet(sheet: Sheet, results: Results, out_dir: str, header: list[str] 
     _write_atomic(md_path, to_markdown(blocks))
     _write_atomic(html_path, to_html(blocks, sheet.title))
     return {"md": md_path, "html": html_path, "csv": csvs, "png": pngs}
+
+
+def tcp_header(results: Results) -> str | None:
+    """One line for a sheet with kernel-TCP rows: the congestion control each sweep's
+    connections ran (read back from them: the rows' `tcp_cc`) and the kernel; None
+    without such rows."""
+    from harness.backends import tcp
+    ran, kernels = [], set()
+    for name, frame in results.frames.items():
+        if "tcp_cc" not in frame.columns:
+            continue
+        seen = frame["tcp_cc"].dropna()
+        if seen.empty:
+            continue
+        counts = seen.value_counts()
+        ran.append(f"{name}: " + ", ".join(f"{cc} ({n} connection{'s' if n != 1 else ''})" for cc, n in counts.items()))
+        if "kernel" in frame.columns:
+            kernels.update(frame["kernel"].dropna().astype(str))
+    if not ran:
+        return None
+    pinned = ", ".join(f"{k}={v}" for k, v in tcp.SYSCTLS.items() if k not in ("tcp_rmem", "tcp_wmem"))
+    return (f"**Kernel TCP**: congestion control read back from every connection: {'; '.join(ran)}. Linux "
+            f"{', '.join(sorted(kernels)) or tcp.kernel()}. Pinned per route in the run's namespaces whatever the "
+            f"host's default (`--tcp-cc`, default {tcp.DEFAULT}), with initcwnd {tcp.INITCWND} and {pinned} "
+            "(harness/backends/tcp.py).")
 
 
 def _render_block(block, results: Results, out_dir: str) -> list[_Out]:

@@ -143,7 +143,7 @@ def _wire(size: int):
 
 
 def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", runs: int | None = None,
-          until_margin: float | None = None, cap: int = 30, seed: int = 1) -> Sheet:
+          until_margin: float | None = None, cap: int = 30, seed: int = 1, tcp_cc: str | None = None) -> Sheet:
     runs = runs or plan.runs
     missing = missing_programs(impl)
     unavailable = f"{impl} lacks {', '.join(missing)}" if missing else None
@@ -159,7 +159,7 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
     def run(sender, receiver, link) -> TransferRun:
         return TransferRun(sender, receiver, link, shared_queue=False, size=plan.size, backend=backend,
                            time_limit=lambda c: 60 + 20 * expected_s(c), ipv6=_ipv6, trace=True,
-                           extra=_wire(plan.size))
+                           extra=_wire(plan.size), tcp_cc=tcp_cc)
 
     def sweep(name, run_one, cell_list, n) -> Sweep:
         # one at a time: RTT and its variation are what the sheet measures, and parallel
@@ -335,7 +335,8 @@ def tcp_blocks() -> list:
         ])
 
     return [Table("Kernel TCP sending the same file", table,
-                  "The same link and file, kernel TCP (Linux defaults: CUBIC, timestamps, so an MSS of 1,448 bytes "
+                  "The same link and file, kernel TCP (the congestion control the sheet pins, default CUBIC, named "
+                  "in the sheet's header as read back from the connections; timestamps on, so an MSS of 1,448 bytes "
                   "over IPv4 and 1,428 over IPv6 in a 1,500-byte packet); throughput from the engine's wire time "
                   "(SYN in to the last packet out), so the handshake and slow start are in it.")]
 

@@ -22,7 +22,7 @@ def test_report_parsing_uses_the_receiver_side():
                       "sum_received": {"bytes": 1024000, "seconds": 10.0}}}
     row = parse_iperf_json(json.dumps(report))
     assert row == {"ok": True, "error": None, "goodput_kBps": 100.0, "bytes": 1024000,
-                   "wire_time_s": 10.0, "retransmissions": 42}
+                   "wire_time_s": 10.0, "retransmissions": 42, "tcp_cc": None}
     assert parse_iperf_json(json.dumps({"error": "unable to connect to server"}))["error"] == \
         "iperf3: unable to connect to server"
     assert "no JSON report" in parse_iperf_json("iperf3: error - bad\n")["error"]

@@ -55,11 +55,16 @@ def test_every_hostile_submission_scores_zero_and_spares_its_neighbour(tmp_path)
     good = Submission("good", str(shutil.copytree(STUDENT, root / "good")))
     (out / "good").mkdir()
     (out / "good" / "results.json").write_text('{"score": 0}')
-    secrets = [str(REPO / "grader" / "batteries" / "comn.toml"), str(REPO / "reference" / "comn" / "Sender2.py"),
+    course = tmp_path / "course"             # what `rdtlab grade --gradebook course` hides
+    (course / "source").mkdir(parents=True)
+    (course / "gradebook.db").write_bytes(b"SQLite format 3\0")
+    (course / "source" / "answers.ipynb").write_text("{}")
+    secrets = [str(course / "gradebook.db"), str(course / "source" / "answers.ipynb"),
+               str(REPO / "grader" / "batteries" / "comn.toml"), str(REPO / "reference" / "comn" / "Sender2.py"),
                str(root / "good" / "rdt.py"), str(out / "good" / "results.json"), "/etc/shadow"]
     writes = [str(out / "good" / "results.json"), str(out / "gradebook.db"), str(REPO / "grader" / "owned.txt")]
     subs = [hostile_submission(name, root, writes if name == "write-results" else secrets) for name in sorted(EXPECT)]
-    options = Options(backend="netns", hidden=[str(root), str(out)], build_time_limit=3,
+    options = Options(backend="netns", hidden=[str(root), str(out), str(course)], build_time_limit=3,
                       limits=Limits(memory_bytes=384 << 20))
     alone = grade_all([good], battery, None, options, jobs=1)[0]
     results = grade_all(subs + [good], battery, None, options, jobs=4)

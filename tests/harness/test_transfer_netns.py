@@ -83,7 +83,7 @@ def test_kernel_backend_set_up_over_veth(monkeypatch):
 def test_a_namespace_set_up_failure_is_a_failed_result(monkeypatch):
     from pyroute2 import NetlinkError
 
-    def refuse(name, ifnames, side):
+    def refuse(name, ifnames, side, tcp_cc):
         raise NetlinkError(19, "No such device")
     monkeypatch.setattr("harness.backends.netns.configure", refuse)
     res = run_transfer(sw_sender(), sw_receiver(), Link(""), size=100, seed=1, backend="netns")

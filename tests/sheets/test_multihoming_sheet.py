@@ -33,7 +33,9 @@ def test_two_paths_beat_one_and_the_sheet_renders(tmp_path):
         assert os.path.getsize(tmp_path / "out" / name) > 0
     md = open(paths["md"]).read()
     assert "| Loss Percentage | Mean (s) | Margin of Error | runs |" in md
-    assert "Two paths are faster at every loss rate" in md
+    # ranked only where the 95% intervals allow (2-3 runs may not), never the other way
+    assert "Two paths are faster at every loss rate" in md or "Two paths are faster where the runs can tell" in md
+    assert "NOT faster" not in md
     assert "1-path / 2-path time ratio, 15% loss" in md and "| 1.11 |" in md   # the report's ratio, printed
 
 

@@ -1,0 +1,126 @@
+"""Kernel TCP pinned in the namespaces a backend makes (harness/backends/tcp.py): each
+algorithm read back from a live connection, whatever the host's default; the pinned
+sysctls; the option's one-line error."""
+import json
+import sys
+
+import pytest
+
+from harness import Link, Program, run_transfer
+from harness.backends import tcp
+from harness.cli import main
+from harness.experiments.iperf import run_iperf
+from harness.procs import UsageError
+
+PY = sys.executable
+TCPFILE_SEND = f"{PY} -m reference.tcpfile send --host {{receiver_host}} --port {{receiver_port}} --file {{file}} --json"
+TCPFILE_RECV = f"{PY} -m reference.tcpfile recv --port {{listen_port}} --file {{output}}"
+HERE = tcp.available() or []
+
+
+def host_default() -> str:
+    with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:
+        return f.read().strip()
+
+
+def test_an_unavailable_algorithm_is_one_line_naming_it_and_what_is_available():
+    with pytest.raises(UsageError) as e:
+        tcp.check("nosuchcc")
+    text = str(e.value)
+    assert "\n" not in text and "'nosuchcc'" in text
+    assert all(name in text for name in HERE), text
+    assert tcp.check(HERE[0]) == HERE[0]
+    with pytest.raises(UsageError):
+        run_transfer(Program("true"), Program("true"), Link(""), size=1, backend="netns", tcp_cc="nosuchcc")
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--sender", "true", "--receiver", "true", "--backend", "netns", "--tcp-cc", "nosuchcc"],
+    ["sheet", "comn", "--quick", "--tcp-cc", "nosuchcc", "--out", "/nonexistent-rdtlab"],
+    ["sheet", "gbn-vs-tcp", "--quick", "--tcp-cc", "nosuchcc", "--out", "/nonexistent-rdtlab"],
+], ids=["run", "sheet-comn", "sheet-other"])
+def test_the_option_says_so_in_one_line(capsys, argv):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'nosuchcc' is not available" in err and "available:" in err, err
+
+
+def test_the_sysctl_script_writes_the_stated_values():
+    script = tcp.sysctl_script()
+    assert "echo '1' > /proc/sys/net/ipv4/tcp_no_metrics_save" in script
+    assert "echo '1' > /proc/sys/net/ipv4/tcp_sack" in script
+    assert "tcp_congestion_control" not in script      # per route, never the namespace's default
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("cc", ["reno", "cubic", "bbr"])
+def test_each_algorithm_is_pinned_and_read_back_from_the_connection(cc):
+    if cc not in HERE:
+        pytest.skip(f"this kernel lacks {cc}")
+    res = run_transfer(Program(TCPFILE_SEND, output_format="json"), Program(TCPFILE_RECV), Link("delay 2ms"),
+                       size=100_000, seed=1, backend="netns", tcp_cc=cc, time_limit=30)
+    assert res.ok, res.error
+    assert res.tcp_cc == cc
+    assert res.printed["congestion_control"] == cc      # what the live connection ran
+    assert res.printed["kernel"]
+
+
+@pytest.mark.netns
+def test_pinned_over_ipv6_to_loopback_and_with_the_stated_sysctls():
+    """Not the host's default: an algorithm other than it, over IPv6, and over IPv4 to a
+    receiver bound to loopback (the loopback NAT's path); the namespace's sysctls are the
+    stated ones."""
+    cc = next(c for c in ("reno", "cubic", "bbr") if c in HERE and c != host_default())
+    res = run_transfer(Program(TCPFILE_SEND, output_format="json"), Program(TCPFILE_RECV), Link("delay 1ms"),
+                       size=50_000, seed=2, backend="netns", tcp_cc=cc, ipv6=True, time_limit=30)
+    assert res.ok and res.printed["congestion_control"] == cc, (res.error, res.printed)
+    knobs = ("tcp_no_metrics_save", "tcp_sack", "tcp_timestamps", "tcp_ecn")
+    show = "; ".join(f"cat /proc/sys/net/ipv4/{k} >&2" for k in knobs)
+    sender = Program(f"sh -c '{show}; exec {TCPFILE_SEND.replace('{receiver_host}', 'localhost')}'",
+                     output_format="json")
+    res = run_transfer(sender, Program(TCPFILE_RECV + " --bind 127.0.0.1"), Link("delay 1ms"),
+                       size=50_000, seed=3, backend="netns", tcp_cc=cc, time_limit=30)
+    assert res.ok and res.printed["congestion_control"] == cc, (res.error, res.printed)
+    assert res.sender.stderr_tail.split() == [tcp.SYSCTLS[k] for k in knobs]
+
+
+@pytest.mark.netns
+def test_iperf3_rows_record_the_algorithm_iperf3_read_back():
+    cc = next(c for c in ("reno", "cubic", "bbr") if c in HERE and c != host_default())
+    row = run_iperf("delay 2ms", window_bytes=65536, size=200_000, tcp_cc=cc, time_limit=30)
+    assert row["ok"], row["error"]
+    assert row["tcp_cc"] == cc and row["kernel"] == tcp.kernel()
+
+
+def test_the_rows_of_a_tcpfile_run_name_the_algorithm():
+    """row_from_result keeps what the program read back, and the kernel (no run needed)."""
+    from harness.experiments.transfers import row_from_result
+    from harness.transfer import TransferResult, parse_printed
+    printed = parse_printed("json", "noise\n" + json.dumps({"bytes": 1, "congestion_control": "reno",
+                                                             "kernel": "6.1.0"}))
+    row = row_from_result(TransferResult(ok=True, verified=True, error=None, backend="netns", seed=1,
+                                         size_bytes=1, printed=printed))
+    assert row["tcp_cc"] == "reno" and row["kernel"] == "6.1.0"
+    assert "tcp_cc" not in row_from_result(TransferResult(ok=True, verified=True, error=None, backend="local",
+                                                          seed=1, size_bytes=1))
+
+
+def test_a_sheet_with_tcp_rows_states_the_algorithm_and_kernel_in_its_header():
+    import pandas as pd
+
+    from harness.sheets.render import tcp_header
+    from harness.sheets.sheet import Results
+    rows = pd.DataFrame([{"ok": True, "tcp_cc": "cubic", "kernel": "6.1.0"}] * 3
+                        + [{"ok": False, "tcp_cc": None, "kernel": None}])
+    line = tcp_header(Results(frames={"q7": rows, "q1": pd.DataFrame([{"ok": True}])}))
+    assert "q7: cubic (3 connections)" in line and "Linux 6.1.0" in line and "q1" not in line
+    assert tcp_header(Results(frames={"q1": pd.DataFrame([{"ok": True}])})) is None
+
+
+def test_the_notebook_lab_takes_the_option(tmp_path):
+    from harness.notebook import Lab
+    lab = Lab("quick", "comn", folder=str(tmp_path), backend="local", tcp_cc="reno", progress=False)
+    assert lab.sweeps["q7"].run_one.tcp_cc == "reno" and "q7reno" not in lab.sweeps
+    assert Lab("quick", "comn", folder=str(tmp_path), backend="local", progress=False).sweeps["q7"].run_one.tcp_cc is None
+    with pytest.raises(UsageError, match="'nosuchcc' is not available"):
+        Lab("quick", "comn", folder=str(tmp_path), backend="local", tcp_cc="nosuchcc")
