@@ -62,9 +62,18 @@ def detect(battery: Battery, student: Side, reference: Side, backend: str) -> di
     parts = sorted({s.part for s in battery.scenarios if s.meet != "student"})
     fixed = fixed_conventions(battery)
     found: dict[int, Detected] = {}
-    for part in parts:
+    # Parts without ACKs last: their reference receiver keeps whatever arrives, so they
+    # take another part's findings rather than a probe run of their own.
+    for part in sorted(parts, key=lambda p: (battery.programs[p].model == "blast", p)):
+        told = next((k for k, d in found.items() if d.how == "wire"), None)
+        if battery.programs[part].model == "blast" and told is not None:
+            c = found[told].conventions
+            found[part] = _against_fixed(Detected(
+                Conventions(c.byte_order, "count", c.first_seq, c.eof_value, "last"), "wire",
+                f"as in part {told} (part {part}'s receiver checks no numbers)"), fixed)
+            continue
         found[part] = _detect_part(battery, part, student, reference, backend, fixed)
-    return found
+    return dict(sorted(found.items()))
 
 
 def _detect_part(battery: Battery, part: int, student: Side, reference: Side, backend: str,

@@ -89,6 +89,9 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
         student = Side("student", found, sandbox)
         detected = conventions.detect(battery, student, reference_side(battery), options.backend)
         reference = reference_side(battery, {p: d.conventions.env() for p, d in detected.items()})
+        if jail:                        # nothing the probe's runs started outlives them
+            kill_uid(uid)
+            unmount_runs(uid)
         records, timeouts = [], {}
         for scenario in battery.scenarios:
             began = time.monotonic()
