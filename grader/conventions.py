@@ -33,7 +33,8 @@ from grader.scenario import Side
 PROBE_BYTES = 3000     # three messages, the last one short: 0, 1, 0 (alternating) or 0, 1, 2 (counting)
 PROBE_LINK = Link("delay 1ms", shared_queue=False)
 PROBE_TIME_LIMIT = 5.0
-MAX_TRIES = 6          # active tries per part when the wire could not tell
+MAX_TRIES = 4          # active tries per part when the wire could not tell ...
+MAX_TRIES_IN_ALL = 8   # ... and per submission: a broken submission costs seconds, not minutes
 NAMES = {"byte_order": "byte order", "numbering": "numbering", "first_seq": "first sequence number",
          "eof_value": "end-of-file byte", "ack": "ACK meaning"}
 
@@ -62,6 +63,7 @@ def detect(battery: Battery, student: Side, reference: Side, backend: str) -> di
     parts = sorted({s.part for s in battery.scenarios if s.meet != "student"})
     fixed = fixed_conventions(battery)
     found: dict[int, Detected] = {}
+    budget = [MAX_TRIES_IN_ALL]
     # Parts without ACKs last: their reference receiver keeps whatever arrives, so they
     # take another part's findings rather than a probe run of their own.
     for part in sorted(parts, key=lambda p: (battery.programs[p].model == "blast", p)):
@@ -72,12 +74,12 @@ def detect(battery: Battery, student: Side, reference: Side, backend: str) -> di
                 Conventions(c.byte_order, "count", c.first_seq, c.eof_value, "last"), "wire",
                 f"as in part {told} (part {part}'s receiver checks no numbers)"), fixed)
             continue
-        found[part] = _detect_part(battery, part, student, reference, backend, fixed)
+        found[part] = _detect_part(battery, part, student, reference, backend, fixed, budget)
     return dict(sorted(found.items()))
 
 
 def _detect_part(battery: Battery, part: int, student: Side, reference: Side, backend: str,
-                 fixed: dict) -> Detected:
+                 fixed: dict, budget: list[int]) -> Detected:
     programs = battery.programs[part]
     sender, receiver = programs.name("sender"), programs.name("receiver")
     has_tx, has_rx = not student.missing(sender), not student.missing(receiver)
@@ -103,8 +105,9 @@ def _detect_part(battery: Battery, part: int, student: Side, reference: Side, ba
     for conv in tries[:MAX_TRIES]:
         for tx, rx in ((student, reference), (reference, student)):
             name = sender if tx is student else receiver
-            if student.missing(name):
+            if student.missing(name) or budget[0] <= 0:
                 continue
+            budget[0] -= 1
             if _works(programs, tx, rx, conv, reference, backend):
                 whose = f"your {sender} with the reference {receiver}" if tx is student else \
                     f"the reference {sender} with your {receiver}"

@@ -113,3 +113,15 @@ def test_a_departure_from_a_fixed_convention_fails_the_interop_with_a_reason_nam
         assert s["score"] == 0 and s["reason"].startswith("conventions: the battery fixes the numbering as count")
     md = (tmp_path / "out" / "rdt30" / "feedback.md").read_text()
     assert "## Conventions" in md and "the battery fixes the numbering as count, your programs use alt" in md
+
+
+@pytest.mark.netns
+def test_a_sender_without_its_receiver_is_probed_by_trying_what_the_wire_left_open(tmp_path):
+    """Only a Sender3 whose ACKs name the next message: the wire shows its numbers and
+    EOF byte; the ACK meaning is found by trying it against the reference receiver."""
+    folder = variant(tmp_path, "gbn-next", {})
+    (folder / "Receiver3.py").unlink()
+    result = grade(folder, battery="comn", names=["p3-reference-receiver"])
+    found = result["conventions"]["3"]
+    assert (found["how"], found["ack"]) == ("tried", "next"), found["why"]
+    assert "worked with" in found["why"] and result["score"] == result["max_score"]
