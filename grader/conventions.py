@@ -46,10 +46,11 @@ class Detected:
     how: str                                   # "wire", "tried", "default"
     why: str
     departures: list[str] = field(default_factory=list)   # one line each
+    acks: bool = True                          # the part has ACKs (not part 1)
 
     def to_dict(self) -> dict:
         c = self.conventions
-        return {"byte_order": c.byte_order, "numbering": c.numbering, "first_seq": c.first_seq,
+        return {"summary": c.describe(self.acks), "byte_order": c.byte_order, "numbering": c.numbering, "first_seq": c.first_seq,
                 "eof_value": c.eof_value, "ack": c.ack, "how": self.how, "why": self.why,
                 "departures": self.departures}
 
@@ -72,9 +73,10 @@ def detect(battery: Battery, student: Side, reference: Side, backend: str) -> di
             c = found[told].conventions
             found[part] = _against_fixed(Detected(
                 Conventions(c.byte_order, "count", c.first_seq, c.eof_value, "last"), "wire",
-                f"as in part {told} (part {part}'s receiver checks no numbers)"), fixed)
+                f"as in part {told}: part {part}'s receiver checks no numbers", acks=False), fixed)
             continue
         found[part] = _detect_part(battery, part, student, reference, backend, fixed, budget)
+        found[part].acks = battery.programs[part].model != "blast"
     return dict(sorted(found.items()))
 
 
@@ -170,8 +172,6 @@ def _read_wire(copies, candidates: list[Conventions], student_acks: bool):
     if len(heads) < 3:
         why += f" (only {len(heads)} distinct message{'s' if len(heads) > 1 else ''}: not enough to tell)"
         return kept, None, why
-    if len(kept) == 1:
-        why += f": {kept[0].describe()}"
     return kept, eof, why
 
 

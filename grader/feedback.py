@@ -62,12 +62,8 @@ def markdown(result: dict) -> str:
 
 def _conventions_lines(result: dict) -> list[tuple[str, str, list[str]]]:
     """(part, what the reference spoke with it, why; departures) for each probed part."""
-    from reference.comn.conventions import Conventions
-    rows = []
-    for part, c in sorted((result.get("conventions") or {}).items()):
-        conv = Conventions(c["byte_order"], c["numbering"], c["first_seq"], c["eof_value"], c["ack"])
-        rows.append((part, f"{conv.describe()} ({c['why']})", c.get("departures") or []))
-    return rows
+    return [(part, f"{c['summary']} ({c['why']})", c.get("departures") or [])
+            for part, c in sorted((result.get("conventions") or {}).items())]
 
 
 def _conventions_md(result: dict) -> list[str]:

@@ -73,11 +73,12 @@ class Conventions:
         return {ENV[f.name]: str(getattr(self, f.name)) for f in fields(self)
                 if getattr(self, f.name) != getattr(default, f.name)}
 
-    def describe(self) -> str:
+    def describe(self, acks: bool = True) -> str:
         return (f"{self.byte_order}-endian, "
                 + ("alternating bit" if self.numbering == "alt" else "counting")
-                + f" from {self.first_seq}, EOF byte {self.eof_value}, ACK names the "
-                + ("message received" if self.ack == "last" else "next message expected"))
+                + f" from {self.first_seq}, EOF byte {self.eof_value}"
+                + (", ACK names the " + ("message received" if self.ack == "last" else "next message expected")
+                   if acks else ""))
 
 
 class ConventionFormat(ComnFormat):
