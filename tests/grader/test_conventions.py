@@ -65,11 +65,15 @@ def test_a_battery_fixes_a_convention_and_rejects_a_bad_one():
 def variant(tmp_path, name: str, edits: dict) -> Path:
     """A fixture with constants changed as the student's own choice would."""
     dest = shutil.copytree(CONV / name, tmp_path / f"{name}-{len(list(tmp_path.iterdir()))}")
+    applied = set()
     for path in dest.glob("*.py"):
         text = path.read_text()
         for old, new in edits.items():
-            text = text.replace(old, new)
+            if old in text:
+                applied.add(old)
+                text = text.replace(old, new)
         path.write_text(text)
+    assert applied == set(edits), f"{name}: edits not found: {set(edits) - applied}"
     return dest
 
 
@@ -80,6 +84,8 @@ CASES = [   # fixture, edits, scenarios, what must be detected
     ("rdt30", {'ORDER = "!"': 'ORDER = "<"'}, P2, {"numbering": "alt", "byte_order": "little"}),
     ("rdt30", {"FIRST_BIT = 0": "FIRST_BIT = 1"}, P2, {"numbering": "alt", "first_seq": 1}),
     ("eof255", {"(k + 1) % 65536": "k % 65536", "want = 1": "want = 0"}, P2, {"eof_value": 255}),
+    ("eof255", {'b"\\xff" if last': 'b"\\x01" if last', "msg[2] == 255": "msg[2] == 1"}, P2,
+     {"eof_value": 1, "first_seq": 1}),
     ("eof255", {}, P2, {"eof_value": 255, "first_seq": 1}),
     ("eof255", {"LITTLE = False": "LITTLE = True"}, P2, {"eof_value": 255, "first_seq": 1, "byte_order": "little"}),
     ("gbn-next", {}, P3, {"ack": "next"}),
