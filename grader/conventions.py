@@ -68,14 +68,18 @@ def detect(battery: Battery, student: Side, reference: Side, backend: str) -> di
     # Parts without ACKs last: their reference receiver keeps whatever arrives, so they
     # take another part's findings rather than a probe run of their own.
     for part in sorted(parts, key=lambda p: (battery.programs[p].model == "blast", p)):
+        model = battery.programs[part].model
+        # a fixed numbering is stop-and-wait's (alternating bit or counting); ACKs are not part 1's
+        applies = {k: v for k, v in fixed.items() if (k != "numbering" or model == "stop-and-wait")
+                   and (k != "ack" or model != "blast")}
         told = next((k for k, d in found.items() if d.how == "wire"), None)
-        if battery.programs[part].model == "blast" and told is not None:
+        if model == "blast" and told is not None:
             c = found[told].conventions
             found[part] = _against_fixed(Detected(
                 Conventions(c.byte_order, "count", c.first_seq, c.eof_value, "last"), "wire",
-                f"as in part {told}: part {part}'s receiver checks no numbers", acks=False), fixed)
+                f"as in part {told}: part {part}'s receiver checks no numbers", acks=False), applies)
             continue
-        found[part] = _detect_part(battery, part, student, reference, backend, fixed, budget)
+        found[part] = _detect_part(battery, part, student, reference, backend, applies, budget)
         found[part].acks = battery.programs[part].model != "blast"
     return dict(sorted(found.items()))
 

@@ -131,3 +131,12 @@ def test_a_sender_without_its_receiver_is_probed_by_trying_what_the_wire_left_op
     found = result["conventions"]["3"]
     assert (found["how"], found["ack"]) == ("tried", "next"), found["why"]
     assert "worked with" in found["why"] and result["score"] == result["max_score"]
+
+
+def test_a_fixed_convention_wins_and_a_departure_is_one_line_naming_it():
+    """Only a departure that was seen counts: nothing seen (the default) is no departure."""
+    from grader.conventions import Detected, _against_fixed
+    found = _against_fixed(Detected(Conventions(byte_order="little"), "wire", "seen"), {"byte_order": "big"})
+    assert found.conventions.byte_order == "big"
+    assert found.departures == ["the battery fixes the byte order as big, your programs use little"]
+    assert _against_fixed(Detected(Conventions(), "default", "nothing"), {"byte_order": "little"}).departures == []
