@@ -9,6 +9,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reference.comn.conventions import ConventionError, Conventions
+
 from harness.procs import UsageError
 
 from grader import limits
@@ -17,7 +19,9 @@ from grader.limits import MODELS
 BATTERIES = Path(__file__).resolve().parent / "batteries"
 MEETINGS = ("student", "sender", "receiver")
 SCENARIO_KEYS = {"name", "part", "what", "link", "reverse", "shared_queue", "size", "meet", "time_limit",
-                 "no_progress", "points", "public", "printed", "goodput_vs_ref", "retx_vs_ref", "repeat", "params"}
+                 "no_progress", "points", "public", "printed", "goodput_vs_ref", "retx_vs_ref", "repeat", "params",
+                 "retx_vs_losses", "reference_env"}
+CONVENTION_KEYS = ("byte_order", "numbering", "first_seq", "eof_value", "ack")
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,8 @@ class Scenario:
     retx_vs_ref: tuple[float, float] | None
     repeat: int
     params: dict
+    retx_vs_losses: tuple[float, float] | None = None   # retransmissions <= factor x losses + slack
+    reference_env: dict = field(default_factory=dict)   # the reference programs' extra environment
 
     @property
     def needs_reference_run(self) -> bool:
@@ -67,6 +73,7 @@ class Battery:
     scenarios: list[Scenario] = field(default_factory=list)
     source: str = ""
     reference: str = "reference/comn"    # the reference programs, relative to the kit's root
+    conventions: dict = field(default_factory=dict)   # conventions the course fixes ([conventions])
 
     @property
     def max_score(self) -> float:
@@ -78,7 +85,7 @@ class Battery:
         keep = [s for s in self.scenarios
                 if (part is None or s.part == part) and (not public_only or s.public)
                 and (names is None or s.name in names)]
-        return Battery(self.name, self.title, self.programs, keep, self.source, self.reference)
+        return Battery(self.name, self.title, self.programs, keep, self.source, self.reference, self.conventions)
 
 
 def load_battery(name_or_path: str) -> Battery:
@@ -110,7 +117,8 @@ def parse_battery(data: dict, source: str = "<battery>") -> Battery:
                                        model)
     defaults = data.get("defaults", {})
     battery = Battery(head.get("name", Path(source).stem), head.get("title", ""), programs, source=source,
-                      reference=head.get("reference", "reference/comn"))
+                      reference=head.get("reference", "reference/comn"),
+                      conventions=_conventions(data.get("conventions", {}), source))
     names = set()
     for raw in data.get("scenario", []):
         s = _scenario({**defaults, **raw}, programs, source)
@@ -121,6 +129,21 @@ def parse_battery(data: dict, source: str = "<battery>") -> Battery:
     if not battery.scenarios:
         raise UsageError(f"battery {source}: no [[scenario]] tables")
     return battery
+
+
+def _conventions(table, source: str) -> dict:
+    """[conventions]: the ones the course's spec fixes (the rest are detected per submission)."""
+    where = f"battery {source}, [conventions]"
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: expected a table")
+    unknown = set(table) - set(CONVENTION_KEYS)
+    if unknown:
+        raise UsageError(f"{where}: unknown convention(s) {sorted(unknown)}; known: {list(CONVENTION_KEYS)}")
+    try:
+        Conventions(**table)
+    except (ConventionError, TypeError) as e:
+        raise UsageError(f"{where}: {e}") from None
+    return dict(table)
 
 
 def _scenario(d: dict, programs: dict[int, Programs], source: str) -> Scenario:
@@ -142,6 +165,12 @@ def _scenario(d: dict, programs: dict[int, Programs], source: str) -> Scenario:
     retx = d.get("retx_vs_ref")
     if retx is not None and (not isinstance(retx, list) or len(retx) != 2):
         raise UsageError(f"{where}: retx_vs_ref must be [factor, slack], not {retx!r}")
+    losses = d.get("retx_vs_losses")
+    if losses is not None and (not isinstance(losses, list) or len(losses) != 2):
+        raise UsageError(f"{where}: retx_vs_losses must be [factor, slack], not {losses!r}")
+    ref_env = d.get("reference_env", {})
+    if not isinstance(ref_env, dict) or not all(isinstance(v, str) for v in ref_env.values()):
+        raise UsageError(f"{where}: reference_env must be a table of strings, not {ref_env!r}")
     try:
         link, shared = str(d.get("link", "")), bool(d.get("shared_queue", True))
         reverse = d.get("reverse")
@@ -163,7 +192,8 @@ def _scenario(d: dict, programs: dict[int, Programs], source: str) -> Scenario:
             points=_positive(d.get("points", 1), where, "points", zero=True), public=bool(d.get("public", False)),
             printed=bool(d.get("printed", False)), goodput_vs_ref=d.get("goodput_vs_ref"),
             retx_vs_ref=tuple(float(x) for x in retx) if retx else None,
-            repeat=int(_positive(d.get("repeat", 1), where, "repeat")), params=params)
+            repeat=int(_positive(d.get("repeat", 1), where, "repeat")), params=params,
+            retx_vs_losses=tuple(float(x) for x in losses) if losses else None, reference_env=dict(ref_env))
     except (TypeError, ValueError) as e:
         raise UsageError(f"{where}: {e}") from None
 

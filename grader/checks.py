@@ -21,22 +21,80 @@ class Check:
 def evaluate(scenario: Scenario, programs: Programs, runs: list[TransferResult],
              references: list[TransferResult | None]) -> list[Check]:
     """Every check of the scenario over its runs (a run failing one fails it)."""
-    checks = [delivered(runs)]
+    checks = [delivered(runs, wraps=scenario.size > WRAP_BYTES)]
     if scenario.printed and scenario.meet != "receiver" and programs.output_format:
         checks.append(printed(runs, programs))
     if scenario.goodput_vs_ref is not None:
         checks.append(goodput(runs, references, scenario.goodput_vs_ref))
     if scenario.retx_vs_ref is not None:
         checks.append(retransmissions(runs, references, *scenario.retx_vs_ref))
+    if scenario.retx_vs_losses is not None:
+        checks.append(retx_vs_losses(runs, *scenario.retx_vs_losses))
     return checks
 
 
-def delivered(runs: list[TransferResult]) -> Check:
+WRAP_BYTES = 65536 * 1024      # a file larger than this needs more messages than 16-bit numbers name
+
+
+def receiver_gone(r: TransferResult) -> bool:
+    """The receiver exited on its own (not stopped by the harness once the sender had
+    ended): it was gone while the sender still ran, which the spec allows."""
+    rx = r.receiver
+    # (exit status 0: one the harness stopped after the sender ended shows a signal's)
+    return rx is not None and rx.exit_code == 0 and not rx.timed_out and not rx.stopped_when_done
+
+
+def sender_gave_up(r: TransferResult) -> bool:
+    """The file arrived whole, the receiver had gone, and the sender then ended on its
+    own, whatever its exit status: what the spec asks of a sender whose receiver
+    finished first ("take appropriate measures for terminating your sender ...")."""
+    tx = r.sender
+    return (r.verified and receiver_gone(r) and tx is not None and tx.exit_code is not None
+            and not tx.timed_out and r.error is not None
+            and r.error.startswith("sender failed"))
+
+
+def delivered(runs: list[TransferResult], wraps: bool = False) -> Check:
+    gave_up = 0
     for k, r in enumerate(runs):
-        if not r.ok:
-            which = f"run {k + 1} (seed {r.seed}): " if k else ""
-            return Check("delivered", False, which + (r.error or "failed"))
-    return Check("delivered", True, "the file arrived byte for byte" + (f" in all {len(runs)} runs" if len(runs) > 1 else ""))
+        if r.ok:
+            continue
+        if sender_gave_up(r):
+            gave_up += 1
+            continue
+        which = f"run {k + 1} (seed {r.seed}): " if k else ""
+        why = r.error or "failed"
+        if r.verified and receiver_gone(r) and r.sender is not None and r.sender.timed_out:
+            why = ("the file arrived whole and the receiver had gone, but your sender never ended on its own "
+                   f"(it must stop waiting once the receiver is gone): {why}")
+        elif wraps:
+            why = ("across the wrap (more than 65536 messages: sequence numbers pass 65535 and start again "
+                   f"at 0, modulo 65536): {why}")
+        return Check("delivered", False, which + why)
+    note = (f"; the receiver had gone and the sender gave up in {gave_up} run{'s' if gave_up > 1 else ''}, "
+            "as the spec allows") if gave_up else ""
+    return Check("delivered", True, "the file arrived byte for byte"
+                 + (f" in all {len(runs)} runs" if len(runs) > 1 else "") + note)
+
+
+def retx_vs_losses(runs: list[TransferResult], factor: float, slack: float) -> Check:
+    """Retransmissions seen on the wire against the losses the link made in both
+    directions (a lost ACK may cost a resend too): a receiver that buffers lets its
+    sender resend only what was lost; one that discards out-of-order data makes it
+    resend whole windows."""
+    total_retx = total_lost = 0
+    for r in runs:
+        if not r.ok or r.retransmissions is None or not r.link:
+            continue
+        lost = sum(((r.link.get(d) or {}).get(k) or 0) for d in ("forward", "reverse")
+                   for k in ("lost", "queue_drops"))
+        allowed = factor * lost + slack
+        if r.retransmissions > allowed:
+            return Check("retransmissions", False,
+                         f"{r.retransmissions} retransmissions on the wire for {lost} messages and ACKs the link "
+                         f"lost (at most {allowed:g} allowed)")
+        total_retx, total_lost = total_retx + r.retransmissions, total_lost + lost
+    return Check("retransmissions", True, f"{total_retx} retransmissions on the wire for {total_lost} losses")
 
 
 def printed(runs: list[TransferResult], programs: Programs) -> Check:

@@ -50,6 +50,7 @@ def markdown(result: dict) -> str:
         mark = "UNGRADED" if s.get("ungraded") else "pass" if s["passed"] else "FAIL"
         out.append(f"| {s['part']} | {s['name']} | {mark} | {s['score']:g} / {s['max_score']:g} | {_goodput(s)} "
                    f"| {s['reason'].replace('|', '/')} |")
+    out += _conventions_md(result)
     failing = [s for s in result["scenarios"] if not s["passed"] and not s.get("ungraded")]
     if failing:
         out += ["", "## Replay a failure", "",
@@ -60,6 +61,24 @@ def markdown(result: dict) -> str:
             if s.get("pcap"):
                 out += ["", f"The link's packets: `{s['pcap']}` (open it in Wireshark)."]
     return "\n".join(out) + "\n"
+
+
+def _conventions_lines(result: dict) -> list[tuple[str, str, list[str]]]:
+    """(part, what the reference spoke with it, why; departures) for each probed part."""
+    return [(part, f"{c['summary']} ({c['why']})", c.get("departures") or [])
+            for part, c in sorted((result.get("conventions") or {}).items())]
+
+
+def _conventions_md(result: dict) -> list[str]:
+    rows = _conventions_lines(result)
+    if not rows:
+        return []
+    out = ["", "## Conventions", "",
+           "What the spec leaves open, as your programs do it; the reference spoke the same with them."]
+    for part, text, departures in rows:
+        out.append(f"- part {part}: {text}")
+        out += [f"  - **wrong:** {d}" for d in departures]
+    return out
 
 
 def to_html(result: dict) -> str:
@@ -83,4 +102,15 @@ def to_html(result: dict) -> str:
             f"<h1>{html.escape(result['battery'])} feedback for {who}</h1>"
             f"<p><b>Score: {result['score']:g} / {result['max_score']:g}</b></p>{build}"
             "<table><tr><th>part</th><th>scenario</th><th>result</th><th>points</th><th>goodput</th><th>reason</th></tr>"
-            + "".join(rows) + "</table>" + (f"<h2>Replay a failure</h2>{replays}" if replays else ""))
+            + "".join(rows) + "</table>" + _conventions_html(result)
+            + (f"<h2>Replay a failure</h2>{replays}" if replays else ""))
+
+
+def _conventions_html(result: dict) -> str:
+    rows = _conventions_lines(result)
+    if not rows:
+        return ""
+    items = "".join(f"<li>part {part}: {html.escape(text)}"
+                    + "".join(f"<br><b>wrong:</b> {html.escape(d)}" for d in departures) + "</li>"
+                    for part, text, departures in rows)
+    return f"<h2>Conventions</h2><ul>{items}</ul>"

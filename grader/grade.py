@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from harness.procs import UsageError
 
-from grader import byteorder, checks as checks_mod, disturbance
+from grader import checks as checks_mod, conventions, disturbance
 from grader.battery import Battery, Scenario
 from grader.build import BUILD_TIME_LIMIT, build, find_program
 from grader.collect import Submission, submission_digest
@@ -97,14 +97,16 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
         names = {p.name(r) for p in battery.programs.values() for r in ("sender", "receiver")}
         found = {n: build_error or find_program(folder, n) for n in names}
         student = Side("student", found, sandbox)
-        byte_order = byteorder.detect(battery, student, reference_side(battery), options.backend) \
-            if any(s.meet != "student" for s in battery.scenarios) else "big"
-        reference = reference_side(battery, byte_order)
+        detected = conventions.detect(battery, student, reference_side(battery), options.backend)
+        reference = reference_side(battery, {p: d.conventions.env() for p, d in detected.items()})
+        if jail:                        # nothing the probe's runs started outlives them
+            kill_uid(uid)
+            unmount_runs(uid)
         records, timeouts = [], {}
         for scenario in battery.scenarios:
             began = time.monotonic()
             records.append(_grade_scenario(scenario, battery, student, reference, digest, options,
-                                           timeouts, student_dir, pending))
+                                           timeouts, student_dir, pending, detected.get(scenario.part)))
             records[-1]["seconds"] = round(time.monotonic() - began, 2)
             if jail:
                 kill_uid(uid)
@@ -122,7 +124,9 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
               "digest": digest, "sandbox": "bubblewrap" if jail else "none", "backend": options.backend,
               "score": round(sum(r["score"] for r in records), 3), "max_score": battery.max_score,
               "ungraded": [r["name"] for r in records if r.get("ungraded")],
-              "build_error": build_error, "byte_order": byte_order, "scenarios": records,
+              "build_error": build_error, "scenarios": records,
+              "byte_order": next((d.conventions.byte_order for d in detected.values()), "big"),
+              "conventions": {str(p): d.to_dict() for p, d in detected.items()},
               "execution_time": round(time.monotonic() - started, 1)}
     if student_dir:
         write_outputs(result, student_dir)
@@ -165,14 +169,15 @@ def _always_hidden() -> list[str]:
 
 
 def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, reference: Side, digest: str,
-                    options: Options, timeouts: dict, student_dir: str | None, pending: list[Future]) -> dict:
+                    options: Options, timeouts: dict, student_dir: str | None, pending: list[Future],
+                    detected=None) -> dict:
     programs = battery.programs[scenario.part]
     tx, rx = pairing(scenario, student, reference)
     seeds = [scenario_seed(digest, scenario.name, k) for k in range(scenario.repeat)]
 
     def replay(seed: int) -> str:
         return replay_command(scenario, programs, seed, options.backend, battery.reference,
-                              reference.env["RDT_BYTE_ORDER"])
+                              reference.part_env.get(scenario.part))
     record = {"name": scenario.name, "part": scenario.part, "what": scenario.what, "meet": scenario.meet,
               "max_score": scenario.points, "public": scenario.public, "seeds": seeds,
               "replay": replay(seeds[0]),
@@ -223,6 +228,8 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
                 timeouts[hangs] = timeouts.get(hangs, 0) + 1
             break     # one failed run decides the scenario
     checks = checks_mod.evaluate(scenario, programs, runs, refs)
+    if detected is not None and detected.departures and scenario.meet != "student":
+        checks.insert(0, checks_mod.Check("conventions", False, "; ".join(detected.departures)))
     record["runs"] = [_run_record(r, ref) for r, ref in zip(runs, refs)]
     record["checks"] = [c.__dict__ for c in checks]
     record["score"] = scenario_points(scenario.points, checks)

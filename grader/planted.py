@@ -34,13 +34,14 @@ def reference_submission(dest: str, names: tuple[str, ...] = (), who: str = "Ref
     return dest
 
 
-def load_bugs(path: str) -> list[dict]:
+def load_bugs(path: str, kind: str = "bug") -> list[dict]:
+    """The [[bug]] tables (or, kind="valid", the variants the spec allows: [[valid]])."""
     with open(path, "rb") as f:
-        return tomllib.load(f)["bug"]
+        return tomllib.load(f).get(kind, [])
 
 
 def plant(source: str, bug: dict, dest: str) -> str:
-    """A copy of `source` at `dest` with `bug` applied (its `old` text must occur once)."""
+    """A copy of `source` at `dest` with `bug` (or a valid variant) applied (its `old` text must occur once)."""
     shutil.copytree(source, dest)
     path = os.path.join(dest, bug["file"])
     with open(path) as f:

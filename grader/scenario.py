@@ -8,7 +8,7 @@ import hashlib
 import os
 import shlex
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness import Link, Program, run_transfer
 from harness.engine import REPO
@@ -31,7 +31,15 @@ class Side:
     label: str
     programs: dict[str, list[str] | str]
     sandbox: Sandbox | None = None
-    env: dict | None = None          # the reference's byte order (RDT_BYTE_ORDER)
+    env: dict | None = None          # the reference's environment (RDT_SR_REFINEMENTS, ...)
+    part_env: dict[int, dict] = field(default_factory=dict)   # per part: the conventions
+                                     # detected for it (RDT_BYTE_ORDER, RDT_NUMBERING, ...)
+
+    def env_for(self, part: int, extra: dict | None = None) -> dict | None:
+        """The environment of this side's programs for a part (None: the caller's)."""
+        if self.env is None and not self.part_env.get(part) and not extra:
+            return None
+        return {**(self.env or {}), **self.part_env.get(part, {}), **(extra or {})}
 
     def missing(self, name: str) -> str | None:
         found = self.programs.get(name)
@@ -55,7 +63,7 @@ class Side:
 REFERENCE_ENV = {"RDT_SR_REFINEMENTS": "off"}
 
 
-def reference_side(battery: Battery, byte_order: str = "big") -> Side:
+def reference_side(battery: Battery, part_env: dict[int, dict] | None = None) -> Side:
     folder = os.path.join(REPO, battery.reference)
     names = {p.name(role) for p in battery.programs.values() for role in ("sender", "receiver")}
     # The kit's own interpreter: `python3` on PATH may be a version manager's shim (pyenv's
@@ -63,7 +71,7 @@ def reference_side(battery: Battery, byte_order: str = "big") -> Side:
     # The textbook SR (RDT_SR_REFINEMENTS=off): what the assignment asks of a student's
     # Sender4, so goodput and retransmissions are held against the same protocol.
     return Side("reference", {n: [sys.executable, os.path.join(folder, f"{n}.py")] for n in names},
-                env={"RDT_BYTE_ORDER": byte_order, **REFERENCE_ENV})
+                env=dict(REFERENCE_ENV), part_env=dict(part_env or {}))
 
 
 def pairing(scenario: Scenario, student: Side, reference: Side) -> tuple[Side, Side]:
@@ -73,8 +81,11 @@ def pairing(scenario: Scenario, student: Side, reference: Side) -> tuple[Side, S
 
 
 def programs_for(scenario: Scenario, programs: Programs, tx: Side, rx: Side) -> tuple[Program, Program]:
-    return (Program(tx.template(programs.sender), output_format=programs.output_format, env=tx.env),
-            Program(rx.template(programs.receiver), env=rx.env))
+    extra = scenario.reference_env
+    return (Program(tx.template(programs.sender), output_format=programs.output_format,
+                    env=tx.env_for(scenario.part, extra if tx.label == "reference" else None)),
+            Program(rx.template(programs.receiver),
+                    env=rx.env_for(scenario.part, extra if rx.label == "reference" else None)))
 
 
 def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: int, backend: str,
@@ -87,7 +98,7 @@ def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: i
 
 
 def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: str,
-                   reference: str = "reference/comn", byte_order: str = "big") -> str:
+                   reference: str = "reference/comn", part_env: dict | None = None) -> str:
     """The `rdtlab run` line that replays a run from the student's folder."""
     def local(spec: str, side: str) -> str:
         name, _, rest = spec.partition(" ")
@@ -112,5 +123,5 @@ def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: s
     if scenario.meet == "student":
         return line
     env = {**(REFERENCE_ENV if scenario.meet == "receiver" else {}),     # the reference sends
-           **({"RDT_BYTE_ORDER": byte_order} if byte_order != "big" else {})}
+           **(part_env or {}), **scenario.reference_env}
     return " ".join([f"{k}={v}" for k, v in env.items()] + [line])

@@ -1,24 +1,32 @@
 """What the COMN programs share: their argument checks, the COMN settings, and the
 calls into the socket runtime (reference/runtime.py).
 
-The programs take exactly the COMN assignment's arguments. Two things the assignment
-leaves open are settled here (see reference/PROTOCOL.md):
-  - byte order: big-endian, or little-endian when RDT_BYTE_ORDER=little;
+The programs take exactly the COMN assignment's arguments. What the assignment
+leaves open is settled here (see reference/PROTOCOL.md):
+  - the wire's conventions: byte order, numbering (counting or the alternating bit),
+    the first number, the end-of-file byte and what an ACK names; the defaults
+    (big-endian, counting from 0, EOF 1, ACK = the message received) unless the
+    environment says otherwise (RDT_BYTE_ORDER, ...: reference/comn/conventions.py);
+    a receiver takes any non-zero end-of-file byte;
   - ending: a sender gives up (exit status 1) after GIVE_UP_AFTER seconds, or 20
     retry timeouts if longer, without any ACK and with at least 64 data messages
     unanswered; a receiver writes the file once complete, then lingers,
     re-acknowledging, in case its last ACK was lost: until 10 s (RDT_LINGER, if set),
     or 20 of the sender's retry intervals as it saw them, pass without a datagram
-    (reference/PROTOCOL.md, "How a transfer ends").
+    (reference/PROTOCOL.md, "How a transfer ends"). RDT_ENDING=leave makes the
+    receiver leave as soon as the file is complete (valid: the spec puts ending on the
+    sender), RDT_ENDING=leave-unacked also withholds the ACK of the message that
+    completed it: a receiver gone while its sender still waits, for grading the
+    sender's termination.
 """
 from __future__ import annotations
 
 import os
 
+from reference.comn.conventions import ConventionError, ConventionFormat, Conventions
 from reference.core import CoreConfig, make_receiver, make_sender
 from reference.ending import LINGER
 from reference.runtime import UsageError, receive_file, send_file
-from reference.wire import get_format
 
 PAYLOAD = 1024          # bytes of the file in each data message
 GIVE_UP_AFTER = 10.0    # seconds without any ACK before the sender stops (at least)
@@ -71,11 +79,37 @@ def window(text: str) -> int:
     return int(text)
 
 
-def wire_format():
-    order = os.environ.get("RDT_BYTE_ORDER", "big")
-    if order not in ("big", "little"):
-        raise UsageError(f"RDT_BYTE_ORDER must be 'big' or 'little', got {order!r}")
-    return get_format("comn" if order == "big" else "comn-le")
+def wire_format() -> ConventionFormat:
+    """The COMN format under the conventions the environment gives (RDT_BYTE_ORDER, ...)."""
+    try:
+        return ConventionFormat(Conventions.from_env())
+    except ConventionError as e:
+        raise UsageError(str(e)) from None
+
+
+ENDINGS = ("linger", "leave", "leave-unacked")
+
+
+def ending() -> str:
+    value = os.environ.get("RDT_ENDING", "linger")
+    if value not in ENDINGS:
+        raise UsageError(f"RDT_ENDING must be one of {', '.join(ENDINGS)}, got {value!r}")
+    return value
+
+
+class WithholdLastAck:
+    """A receiver core that sends no ACK once the file is complete (the message that
+    completed it included): with RDT_ENDING=leave-unacked its sender is left waiting."""
+
+    def __init__(self, core):
+        self.core = core
+
+    def __getattr__(self, name):
+        return getattr(self.core, name)
+
+    def receive(self, msg, now):
+        acks = self.core.receive(msg, now)
+        return [] if self.core.complete else acks
 
 
 def linger() -> float:
@@ -105,5 +139,9 @@ def send(protocol: str, host: str, port: int, filename: str, settings: CoreConfi
 
 def receive(protocol: str, port: int, filename: str, settings: CoreConfig):
     """Receive into ``filename`` with ``protocol``; returns the ReceiverResult."""
-    return receive_file(make_receiver(protocol, settings), wire_format(), port, filename,
-                        linger=linger())
+    how = ending()
+    core = make_receiver(protocol, settings)
+    if how == "linger":
+        return receive_file(core, wire_format(), port, filename, linger=linger())
+    return receive_file(WithholdLastAck(core) if how == "leave-unacked" else core, wire_format(), port, filename,
+                        linger=0, retry_intervals=0)

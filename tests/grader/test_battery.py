@@ -29,6 +29,8 @@ def test_comn_battery_covers_parts_and_conditions():
     ({"part": 9}, "part 9 has no [programs.9]"),
     ({"size": -1}, "size must be a non-negative number"),
     ({"retx_vs_ref": 2}, "retx_vs_ref must be [factor, slack]"),
+    ({"retx_vs_losses": [1]}, "retx_vs_losses must be [factor, slack]"),
+    ({"reference_env": {"RDT_ENDING": 1}}, "reference_env must be a table of strings"),
 ])
 def test_a_mistake_in_a_battery_is_one_line_naming_the_scenario(change, words):
     data = {"programs": {"2": {"sender": "Sender2 {file}", "receiver": "Receiver2 {output}"}},
@@ -44,15 +46,28 @@ def test_unknown_battery_names_the_known_ones():
         load_battery("nope")
 
 
+SET_IN_BATTERY = {name: ("time_limit",) for name in ("p4-wrap-reference-receiver", "p4-wrap-reference-sender",
+                                                      "p2-last-ack-lost", "p2-receiver-gone")}
+
+
+def test_the_comn_battery_grades_the_wrap_against_the_reference_and_termination_on_the_sender():
+    by = {s.name: s for s in load_battery("comn").scenarios}
+    for name, meet in (("p4-wrap-reference-receiver", "sender"), ("p4-wrap-reference-sender", "receiver")):
+        assert by[name].meet == meet and by[name].size > 65536 * 1024      # the 16-bit numbers wrap
+    gone = by["p2-receiver-gone"]
+    assert gone.meet == "sender" and gone.reference_env == {"RDT_ENDING": "leave-unacked"}
+    assert by["p4-buffering"].retx_vs_losses and by["p4-buffering"].goodput_vs_ref is None
+
+
 def test_time_limits_come_from_the_parts_model_unless_the_battery_sets_one():
     from grader import limits
     b = load_battery("comn")
     by = {s.name: s for s in b.scenarios}
-    assert by["p4-sequence-wrap"].time_limit == 90           # set in the battery
+    assert by["p4-wrap-reference-sender"].time_limit == 90   # set in the battery
     for s in b.scenarios:
         expected = limits.expected_seconds(b.programs[s.part].model, s.link, s.reverse or s.link, s.size,
                                            s.params, s.shared_queue)
-        if s.name != "p4-sequence-wrap":
+        if "time_limit" not in SET_IN_BATTERY.get(s.name, ()):
             assert s.time_limit == max(limits.FLOOR_S, -(-(limits.FACTOR * expected + limits.STARTUP_S) // 1))
         assert s.no_progress >= limits.NO_PROGRESS_FLOOR_S
     # a window-bound 1 MiB at 25 ms takes the reference ~3.5 s: the GBN/SR models know it

@@ -11,6 +11,7 @@ from conftest import FIXTURES, STUDENT, grade
 
 pytestmark = pytest.mark.netns
 BUGS = load_bugs(str(FIXTURES / "bugs.toml"))
+VALID = load_bugs(str(FIXTURES / "bugs.toml"), "valid")
 
 
 def test_each_planted_bug_loses_points_where_the_correct_solution_gets_full_marks(tmp_path):
@@ -25,3 +26,15 @@ def test_each_planted_bug_loses_points_where_the_correct_solution_gets_full_mark
         print(f"{bug['name']}: {scenario['name']} {scenario['score']}/{scenario['max_score']}: {scenario['reason']}")
         assert scenario["score"] < scenario["max_score"], (bug["name"], scenario["reason"])
         assert scenario["reason"] and "\n" not in scenario["reason"]
+
+
+def test_what_the_spec_allows_keeps_full_marks_where_a_bug_would_be_caught(tmp_path):
+    """A receiver that leaves once the file is complete: valid (the spec puts ending on
+    the sender), so the student's sender gives up after the last ACK is lost and that
+    is fine; the sender's own termination is graded in p2-receiver-gone."""
+    for variant in VALID:
+        folder = plant(str(STUDENT), variant, str(tmp_path / variant["name"]))
+        result = grade(folder, battery="comn", names=variant["full_marks_in"])
+        assert [(s["name"], s["reason"]) for s in result["scenarios"] if not s["passed"]] == [], variant["name"]
+        lost = next(s for s in result["scenarios"] if s["name"] == "p2-last-ack-lost")
+        assert "gave up" in lost["reason"]      # some seed lost the last ACK: the sender ended on its own
