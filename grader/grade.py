@@ -78,7 +78,7 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
     student_dir = os.path.join(out_dir, sub.student) if out_dir else None
     if student_dir:
         os.makedirs(student_dir, exist_ok=True)
-    scratch = tempfile.mkdtemp(prefix="rdt-grade-")
+    scratch = tempfile.mkdtemp(prefix=f"rdt-grade-{os.getpid()}-")     # whose it is, for the tests and a sweep
     uid = allocate_uid()
     mounted = False
     pending: list[Future] = []          # reference runs started beside the student's

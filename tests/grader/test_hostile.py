@@ -43,7 +43,7 @@ def hostile_submission(name: str, root: Path, targets: list[str]) -> Submission:
 
 def mounts() -> str:
     with open("/proc/self/mountinfo") as f:
-        return "".join(line for line in f if "rdt-grade-" in line)
+        return "".join(line for line in f if f"rdt-grade-{os.getpid()}-" in line)   # ours, not a neighbour's
 
 
 def test_every_hostile_submission_scores_zero_and_spares_its_neighbour(tmp_path):
@@ -79,5 +79,5 @@ def test_every_hostile_submission_scores_zero_and_spares_its_neighbour(tmp_path)
     assert (out / "good" / "results.json").read_text() == '{"score": 0}'
     assert not (out / "gradebook.db").exists() and not (REPO / "grader" / "owned.txt").exists()
     assert mounts() == ""
-    assert not [p for p in os.listdir("/tmp") if p.startswith("rdt-grade-")
+    assert not [p for p in os.listdir("/tmp") if p.startswith(f"rdt-grade-{os.getpid()}-")
                 and os.stat(f"/tmp/{p}").st_mtime > tmp_path.stat().st_mtime]
