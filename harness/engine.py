@@ -97,9 +97,11 @@ ENGINE_NICE = -10
 class Engine:
     """One running linkemu: `start()`, then `paths`, `control()`, `stop()` -> stats."""
 
-    def __init__(self, config: dict, workdir: str, procs: Processes, netns: str | None = None):
+    def __init__(self, config: dict, workdir: str, procs: Processes, netns: str | None = None,
+                 own_netns: bool = False):
         self.workdir = workdir
-        self.netns = netns          # the network namespace it runs in (an isolated local run's)
+        self.netns = netns          # the network namespace it runs in
+        self.own_netns = own_netns  # a new one of its own (an isolated local run's): `netns_path`
         self.procs = procs
         self.config = dict(config)
         self.config.setdefault("stats", os.path.join(workdir, "stats.json"))
@@ -115,11 +117,16 @@ class Engine:
             json.dump(self.config, f, indent=1)
         self.proc = self.procs.start("linkemu", [find_linkemu(), "run", cfg_path], cwd=self.workdir,
                                      file_cap=PCAP_CAP, on_stdout_line=self._events.put, netns=self.netns,
-                                     priority=ENGINE_NICE)
+                                     priority=ENGINE_NICE, new_netns=self.own_netns)
         ready = self._wait_ready(timeout)
         self.paths = ready.get("paths", [])
         self.pid = ready.get("pid")
         return self
+
+    @property
+    def netns_path(self) -> str:
+        """Its network namespace as a path the run's programs join (own_netns)."""
+        return f"/proc/{self.proc.pid}/ns/net"
 
     def _wait_ready(self, timeout: float) -> dict:
         deadline = time.monotonic() + timeout

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import os
 import select
 import shlex
@@ -18,6 +19,7 @@ import shutil
 import resource
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -230,7 +232,20 @@ def raise_if_terminated() -> None:
         raise Terminated()
 
 
-def _child_setup(file_cap: int, netns_fd: int | None, priority: int = 0) -> Callable[[], None]:
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
+
+
+def _loopback_up() -> None:
+    """Bring `lo` of this process's network namespace up (SIOCSIFFLAGS, no netlink)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        ifreq = bytearray(struct.pack("16sH22x", b"lo", 0))
+        fcntl.ioctl(s, _SIOCGIFFLAGS, ifreq)
+        flags = struct.unpack_from("H", ifreq, 16)[0] | _IFF_UP
+        fcntl.ioctl(s, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags))
+
+
+def _child_setup(file_cap: int, netns_fd: int | None, priority: int = 0,
+                 new_netns: bool = False) -> Callable[[], None]:
     """What the child does between fork and exec (it must not allocate much or lock)."""
     parent = os.getpid()
     hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]   # a jail's (or a shell's ulimit -f) cap cannot be raised
@@ -251,6 +266,10 @@ def _child_setup(file_cap: int, netns_fd: int | None, priority: int = 0) -> Call
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if netns_fd is not None and _libc.setns(netns_fd, _CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "setns into the host's network namespace failed")
+        if new_netns:      # a network namespace of its own, loopback up: others join it by its pid
+            if _libc.unshare(_CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
+            _loopback_up()
         if priority:
             try:
                 os.setpriority(os.PRIO_PROCESS, 0, priority)   # before exec: its threads inherit it
@@ -273,14 +292,19 @@ class Processes:
 
     def start(self, name: str, argv: list[str], *, cwd: str, env: Mapping[str, str] | None = None,
               file_cap: int = DEFAULT_FILE_CAP, netns: str | None = None,
-              on_stdout_line: Callable[[bytes], None] | None = None, priority: int = 0) -> Proc:
-        """Start argv in its own process group (in network namespace `netns` if given).
+              on_stdout_line: Callable[[bytes], None] | None = None, priority: int = 0,
+              new_netns: bool = False) -> Proc:
+        """Start argv in its own process group (in network namespace `netns` if given:
+        a name under /run/netns or a path such as /proc/PID/ns/net).
         `priority`: its nice value, where this process may set it (below 0 takes root).
+        `new_netns`: in a new network namespace with only its loopback, up (root); the
+        namespace lives as long as a process is in it, so it needs no removing.
 
         Raises ProgramNotFound when the executable does not exist.
         """
         exe = which(argv[0], env)
-        ns_fd = os.open(f"/run/netns/{netns}", os.O_RDONLY | os.O_CLOEXEC) if netns else None
+        ns_fd = os.open(netns if netns.startswith("/") else f"/run/netns/{netns}",
+                        os.O_RDONLY | os.O_CLOEXEC) if netns else None
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         # The start time is taken before the fork: a fast child (a small transfer on a
@@ -290,7 +314,7 @@ class Processes:
             popen = subprocess.Popen(
                 [exe, *argv[1:]], cwd=cwd, env=dict(env) if env is not None else None,
                 stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w,
-                start_new_session=True, preexec_fn=_child_setup(file_cap, ns_fd, priority),
+                start_new_session=True, preexec_fn=_child_setup(file_cap, ns_fd, priority, new_netns),
             )
         except FileNotFoundError:
             os.close(out_r), os.close(err_r)

@@ -6,7 +6,9 @@ back. Needs no privileges. A collision on the receiver's port (another program t
 it in between) shows as the receiver failing to bind; transfer.py then retries.
 
 Isolated (`isolate=True`, root): the engine and both programs run in a network
-namespace of the run's own, `rdt-<pid>-<run>-l`, whose only device is its loopback.
+namespace of the run's own, whose only device is its loopback: the engine makes it as
+it starts and the programs join it (/proc/<engine>/ns/net); it goes when they do, so
+nothing is left to remove.
 Nothing changes for the programs (127.0.0.1 and ::1, `localhost`, the engine's ports),
 but the host's loopback services, its abstract Unix sockets (they belong to a network
 namespace) and every other run are out of their reach. The engine stays outside the
@@ -14,10 +16,9 @@ programs' jail: only its UDP endpoints are in their namespace.
 """
 from __future__ import annotations
 
-import os
 import socket
 
-from harness.backends import Host, Session, next_run_id
+from harness.backends import Host, Session
 from harness.engine import Engine, EngineError
 from harness.procs import UsageError
 
@@ -42,19 +43,6 @@ def join_hostport(host: str, port: int) -> str:
 ISOLATED_PORT = 5001      # the receiver's port in an isolated run's namespace: all are free
 
 
-def isolated_namespace(session: Session) -> str:
-    """A new network namespace with its loopback up; its removal joins the cleanups."""
-    from pyroute2 import NetNS, netns
-    from harness.backends.netns import sweep_once
-    sweep_once()
-    name = f"rdt-{os.getpid()}-{next_run_id()}-l"
-    netns.create(name)
-    session._cleanups.append(lambda: netns.remove(name))
-    with NetNS(name, flags=0) as ns:
-        ns.link("set", index=ns.link_lookup(ifname="lo")[0], state="up")
-    return name
-
-
 def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False,
          relay: bool = True, isolate: bool = False) -> Session:
     """Start the engine relaying each path to the receiver's port; return the session.
@@ -73,12 +61,12 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
     session = Session("local", Host("sender", None, [host] * len(paths)),
                       Host("receiver", None, [host] * len(paths)), port, [], reachable=[host], ipv6=ipv6)
     try:
-        if isolate:
-            session.sender.netns = session.receiver.netns = isolated_namespace(session)
-        engine = Engine(dict(config, mode="udp", paths=engine_paths), workdir, procs, netns=session.sender.netns)
+        engine = Engine(dict(config, mode="udp", paths=engine_paths), workdir, procs, own_netns=isolate)
         session.engine = engine
         session._cleanups.append(engine.stop)
         engine.start()
+        if isolate:
+            session.sender.netns = session.receiver.netns = engine.netns_path
         try:
             listen = {p["name"]: p["listen"] for p in engine.paths}
             session.targets = [split_hostport(listen[p["name"]]) for p in paths]

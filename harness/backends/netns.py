@@ -47,7 +47,7 @@ PORT = 5001           # the receiver's namespace is its own: any fixed port is f
 MTU = 1500
 IFA_F_NODAD = 0x02    # no duplicate-address detection: the address is usable at once
 ADDR_GEN_MODE_NONE = 1  # no automatic IPv6 link-local address (it would send MLD/RS)
-STALE = re.compile(r"^rdt-(\d+)-\d+-[srl]$")     # l: an isolated local run's (backends/local.py)
+STALE = re.compile(r"^rdt-(\d+)-\d+-[sr]$")
 
 _swept = False
 _sweep_lock = threading.Lock()
@@ -72,7 +72,7 @@ def sweep_stale() -> list[str]:
     return removed
 
 
-def sweep_once() -> None:
+def _sweep_once() -> None:
     global _swept
     with _sweep_lock:
         if not _swept:
@@ -171,7 +171,7 @@ def create_namespaces(session: Session, prefix: str) -> tuple[str, str]:
 def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False,
          tcp_cc: str = tcp.DEFAULT) -> Session:
     tcp.check(tcp_cc)
-    sweep_once()
+    _sweep_once()
     n = len(paths)
     session = Session("netns", Host("sender", None, [host_address(k, 1, ipv6) for k in range(1, n + 1)]),
                       Host("receiver", None, [host_address(k, 2, ipv6) for k in range(1, n + 1)]),
