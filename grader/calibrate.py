@@ -1,0 +1,303 @@
+"""Calibrate the grader on a corpus of COMN implementations (issue 18): every correct
+one must score full marks, every planted bug must lose points in the scenario that
+names its fault, on every seed.
+
+    python -m grader.calibrate [--seeds 1,2,3] [--jobs N] [--subset fast] [--only NAME ...]
+    python -m grader.calibrate --smoke [--only NAME ...]
+
+The corpus is tests/fixtures/corpus/ (corpus.toml: the correct implementations and the
+conventions each uses; bugs/bugs.toml: the planted bugs and the scenarios that must
+catch each). Every member is graded by the real grader (grader.grade.grade_submission,
+in the bubblewrap jail where this machine can make one), once per seed: seed k grades a
+copy of the member holding one more file, `calibration-seed`, so the submission's digest,
+and with it every scenario's seed, differs per k the way a different student's would.
+
+Prints a matrix, implementation x scenario: `ok` full marks, `PEN` a false penalty
+(a correct implementation lost points), for bugs `caught` / `MISSED` in the scenarios
+that must catch them. Exit status 1 on any false penalty or missed bug, unless every one
+is an expected penalty the manifest records (`expected` in corpus.toml: a convention the
+grader does not detect yet) and --strict is not given; 2 on bad usage.
+
+`--smoke` grades nothing: it runs each implementation's own pairs (parts 1-4) through
+the harness over lossy links and says whether each file arrived whole.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.engine import REPO
+from harness.procs import UsageError
+
+CORPUS = Path(REPO) / "tests" / "fixtures" / "corpus"
+BATTERY = "comn"
+
+
+@dataclass
+class Member:
+    name: str
+    path: Path
+    kind: str                          # "correct" | "bug"
+    what: str = ""
+    conventions: dict = field(default_factory=dict)
+    caught_by: list[str] = field(default_factory=list)     # bugs: scenarios that must catch it
+    expected: dict = field(default_factory=dict)           # scenario -> why today's grader penalises it
+    fast: bool = False
+
+
+def load_corpus(root: Path = CORPUS) -> list[Member]:
+    """The correct implementations (corpus.toml) and the planted bugs (bugs/bugs.toml)."""
+    members = []
+    with open(root / "corpus.toml", "rb") as f:
+        for name, d in tomllib.load(f)["member"].items():
+            members.append(Member(name, root / name, "correct", d.get("what", ""), d.get("conventions", {}),
+                                  expected=d.get("expected", {}), fast=d.get("fast", False)))
+    with open(root / "bugs" / "bugs.toml", "rb") as f:
+        for name, d in tomllib.load(f).get("bug", {}).items():
+            caught = d["caught_by"] if isinstance(d["caught_by"], list) else [d["caught_by"]]
+            members.append(Member(name, root / "bugs" / name, "bug", d.get("what", ""), caught_by=caught,
+                                  fast=d.get("fast", False)))
+    for m in members:
+        if not m.path.is_dir():
+            raise UsageError(f"corpus member {m.name}: no folder {m.path}")
+    return members
+
+
+def seeded_copy(member: Member, seed: int, dest: str) -> str:
+    """A copy of the member whose digest (so every scenario's seed) depends on `seed`."""
+    folder = os.path.join(dest, f"{member.name}-seed{seed}")
+    shutil.copytree(member.path, folder, ignore=shutil.ignore_patterns("__pycache__", "*.class", "*.o"))
+    with open(os.path.join(folder, "calibration-seed"), "w") as f:
+        f.write(f"{seed}\n")
+    return folder
+
+
+def scenarios_for(member: Member, battery, subset: str | None) -> list[str]:
+    """The scenarios a member is graded on: all, or in the fast subset the ones that
+    matter for it (a bug's own scenarios; for a correct member, FAST_SCENARIOS)."""
+    names = [s.name for s in battery.scenarios]
+    if subset != "fast":
+        return names
+    if member.kind == "bug":
+        return member.caught_by
+    return [n for n in FAST_SCENARIOS if n in names]
+
+
+# One or two scenarios per part and meeting: what a convention, a design or the jail
+# can trip, in a couple of minutes for 3-4 members.
+FAST_SCENARIOS = ["p1-clean", "p2-loss-5", "p2-eof-lost", "p2-reference-receiver", "p2-reference-sender",
+                  "p3-loss-5", "p3-reference-receiver", "p3-reference-sender", "p4-loss-5",
+                  "p4-reference-receiver", "p4-reference-sender"]
+
+
+@dataclass
+class Cell:
+    score: float
+    max_score: float
+    reason: str
+
+    @property
+    def full(self) -> bool:
+        return self.score >= self.max_score
+
+
+def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str | None,
+                 backend: str = "auto", sandbox: bool | None = None,
+                 done=None) -> dict[tuple[str, int], dict[str, Cell]]:
+    """{(member, seed): {scenario: Cell}} from the real grader."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader import grade as grade_module
+    from grader.battery import load_battery
+    from grader.collect import Submission
+    from grader.grade import Options, grade_submission
+
+    battery = load_battery(BATTERY)
+    grade_module.BUDGET.size = jobs
+    options = Options(backend=backend, sandbox=sandbox, pcaps=False)
+    results: dict[tuple[str, int], dict[str, Cell]] = {}
+    with tempfile.TemporaryDirectory(prefix="rdt-calibrate-") as tmp:
+        work = []
+        for m in members:
+            chosen = battery.select(names=scenarios_for(m, battery, subset))
+            for seed in seeds:
+                work.append((m, seed, chosen, seeded_copy(m, seed, tmp)))
+
+        def one(item):
+            m, seed, chosen, folder = item
+            r = grade_submission(Submission(f"{m.name}-seed{seed}", folder), chosen, None, options)
+            cells = {s["name"]: Cell(s["score"], s["max_score"], s["reason"] or "") for s in r["scenarios"]}
+            if done:
+                done(m, seed, r)
+            return (m.name, seed), cells
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for key, cells in pool.map(one, work):
+                results[key] = cells
+    return results
+
+
+@dataclass
+class Verdict:
+    false_penalties: list[tuple[str, int, str, str]]     # member, seed, scenario, reason
+    expected: list[tuple[str, int, str, str]]            # penalties the manifest expects today
+    missed: list[tuple[str, int, str]]                   # bug, seed, scenario
+
+
+def judge(members: list[Member], results: dict) -> Verdict:
+    v = Verdict([], [], [])
+    for m in members:
+        for (name, seed), cells in results.items():
+            if name != m.name:
+                continue
+            if m.kind == "correct":
+                for scen, c in cells.items():
+                    if not c.full:
+                        (v.expected if scen in m.expected else v.false_penalties).append((m.name, seed, scen, c.reason))
+            else:
+                for scen in m.caught_by:
+                    if scen in cells and cells[scen].full:
+                        v.missed.append((m.name, seed, scen))
+    return v
+
+
+def matrix(members: list[Member], results: dict, seeds: list[int]) -> str:
+    """Implementation x scenario: `ok`, or the points lost summed over seeds (`-2`), with
+    `*` where the manifest expects that penalty today; bugs: `caught`/`MISSED` in the
+    scenarios that must catch them, other cells as for correct ones."""
+    scenarios: list[str] = []
+    for cells in results.values():
+        for s in cells:
+            if s not in scenarios:
+                scenarios.append(s)
+    width = max([len(m.name) for m in members] + [10])
+    short = [s.replace("reference-", "ref-") for s in scenarios]
+    lines = ["  ".join(["member".ljust(width)] + short)]
+    for m in members:
+        row = [m.name.ljust(width)]
+        for s, label in zip(scenarios, short):
+            cells = [results[(m.name, k)][s] for k in seeds if (m.name, k) in results and s in results[(m.name, k)]]
+            if not cells:
+                text = "."
+            elif m.kind == "bug" and s in m.caught_by:
+                text = "caught" if all(not c.full for c in cells) else "MISSED"
+            else:
+                lost = sum(c.max_score - c.score for c in cells)
+                text = "ok" if lost == 0 else f"-{lost:g}" + ("*" if m.kind == "correct" and s in m.expected else "")
+            row.append(text.ljust(len(label)))
+        lines.append("  ".join(row).rstrip())
+    return "\n".join(lines)
+
+
+# ---- --smoke: each pair over a lossy link through the harness, no grader --------------
+
+SMOKE_LINKS = {
+    1: ("delay 5ms rate 10mbit", None, True, {}),
+    2: ("delay 5ms loss 10% rate 10mbit", None, True, {"timeout": 40}),
+    3: ("delay 10ms loss 10% reorder 10% 50% gap 5 rate 10mbit", None, False, {"timeout": 100, "window": 16}),
+    4: ("delay 10ms loss 10% reorder 10% 50% gap 5 rate 10mbit", None, False, {"timeout": 100, "window": 16}),
+}
+
+
+def smoke(member: Member, backend: str, size: int, seed: int) -> list[tuple[int, bool, str]]:
+    from harness import Link, Program, run_transfer
+    from grader.battery import load_battery
+    from grader.build import build, find_program
+
+    battery = load_battery(BATTERY)
+    out = []
+    with tempfile.TemporaryDirectory(prefix="rdt-smoke-") as tmp:
+        folder = shutil.copytree(member.path, os.path.join(tmp, "sub"))
+        err = build(folder, None)
+        for part, (fwd, rev, shared, params) in SMOKE_LINKS.items():
+            programs = battery.programs[part]
+            cmds = []
+            for role in ("sender", "receiver"):
+                spec = getattr(programs, role)
+                name, _, rest = spec.partition(" ")
+                argv = err or find_program(folder, name)
+                if isinstance(argv, str):
+                    out.append((part, False, argv))
+                    break
+                cmds.append(" ".join(argv) + " " + rest)
+            else:
+                r = run_transfer(Program(cmds[0], output_format=programs.output_format), Program(cmds[1]),
+                                 Link(fwd, rev, shared), params=params, size=size, seed=seed, backend=backend)
+                detail = f"{r.goodput_kBps or 0:.0f} KB/s, {r.retransmissions} retx, printed {r.printed}" \
+                    if r.ok else r.error
+                out.append((part, r.ok, detail))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m grader.calibrate", description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", default="1,2,3", help="comma-separated seed numbers (default 1,2,3)")
+    p.add_argument("--jobs", type=int, default=2, metavar="N", help="members graded at once (default 2)")
+    p.add_argument("--subset", choices=["fast"], help="fast: the members and scenarios marked fast")
+    p.add_argument("--only", action="append", metavar="NAME", help="only this member (repeatable)")
+    p.add_argument("--backend", default="netns")
+    p.add_argument("--no-sandbox", action="store_true", help="run the programs outside the jail")
+    p.add_argument("--strict", action="store_true", help="expected penalties count as false ones")
+    p.add_argument("--smoke", action="store_true", help="run each member's own pairs over lossy links, grade nothing")
+    p.add_argument("--size", type=int, default=200_000, help="--smoke: bytes per transfer")
+    args = p.parse_args(argv)
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        print(f"error: --seeds must be comma-separated integers, not {args.seeds!r}", file=sys.stderr)
+        return 2
+    if not seeds or args.jobs < 1:
+        print("error: give at least one seed and --jobs >= 1", file=sys.stderr)
+        return 2
+    try:
+        members = load_corpus()
+    except (UsageError, OSError, tomllib.TOMLDecodeError, KeyError) as e:
+        print(f"error: the corpus manifest: {e}", file=sys.stderr)
+        return 2
+    if args.only:
+        unknown = set(args.only) - {m.name for m in members}
+        if unknown:
+            print(f"error: no corpus member named {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
+        members = [m for m in members if m.name in args.only]
+    elif args.subset == "fast":
+        members = [m for m in members if m.fast]
+    if args.smoke:
+        bad = 0
+        for m in members:
+            if m.kind != "correct":
+                continue
+            for part, ok, detail in smoke(m, args.backend, args.size, seeds[0]):
+                bad += not ok
+                print(f"{m.name:24} part {part}: {'ok  ' if ok else 'FAIL'} {detail}", flush=True)
+        return 1 if bad else 0
+
+    def done(m, seed, r):
+        print(f"  {m.name} seed {seed}: {r['score']:g}/{r['max_score']:g} ({r['execution_time']:.0f} s)",
+              file=sys.stderr, flush=True)
+
+    results = grade_corpus(members, seeds, args.jobs, args.subset, args.backend,
+                           False if args.no_sandbox else None, done)
+    print(matrix(members, results, seeds))
+    v = judge(members, results)
+    for name, seed, scen, why in v.expected:
+        print(f"expected today: {name} seed {seed} {scen}: {why}")
+    for name, seed, scen, why in v.false_penalties:
+        print(f"FALSE PENALTY: {name} seed {seed} {scen}: {why}")
+    for name, seed, scen in v.missed:
+        print(f"MISSED: {name} seed {seed} {scen}: full marks for a planted bug")
+    failed = v.false_penalties or v.missed or (args.strict and v.expected)
+    print(f"{sum(m.kind == 'correct' for m in members)} correct, {sum(m.kind == 'bug' for m in members)} bugs, "
+          f"seeds {args.seeds}: {len(v.false_penalties)} false penalties, {len(v.expected)} expected today, "
+          f"{len(v.missed)} missed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
