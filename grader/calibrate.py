@@ -48,6 +48,7 @@ class Member:
     conventions: dict = field(default_factory=dict)
     caught_by: list[str] = field(default_factory=list)     # bugs: scenarios that must catch it
     expected: dict = field(default_factory=dict)           # scenario -> why today's grader penalises it
+    missed_today: str = ""                                 # bugs: why today's battery cannot catch it
     fast: bool = False
 
 
@@ -62,7 +63,7 @@ def load_corpus(root: Path = CORPUS) -> list[Member]:
         for name, d in tomllib.load(f).get("bug", {}).items():
             caught = d["caught_by"] if isinstance(d["caught_by"], list) else [d["caught_by"]]
             members.append(Member(name, root / "bugs" / name, "bug", d.get("what", ""), caught_by=caught,
-                                  fast=d.get("fast", False)))
+                                  missed_today=d.get("missed_today", ""), fast=d.get("fast", False)))
     for m in members:
         if not m.path.is_dir():
             raise UsageError(f"corpus member {m.name}: no folder {m.path}")
