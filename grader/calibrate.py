@@ -80,13 +80,14 @@ def seeded_copy(member: Member, seed: int, dest: str) -> str:
 
 
 def scenarios_for(member: Member, battery, subset: str | None) -> list[str]:
-    """The scenarios a member is graded on: all, or in the fast subset the ones that
-    matter for it (a bug's own scenarios; for a correct member, FAST_SCENARIOS)."""
+    """The scenarios a member is graded on. A bug: those that must catch it and are in
+    the battery (the rest of it is a correct member, graded as such). A correct
+    member: every scenario, or FAST_SCENARIOS in the fast subset."""
     names = [s.name for s in battery.scenarios]
+    if member.kind == "bug":
+        return [n for n in member.caught_by if n in names]
     if subset != "fast":
         return names
-    if member.kind == "bug":
-        return member.caught_by
     return [n for n in FAST_SCENARIOS if n in names]
 
 
@@ -132,6 +133,8 @@ def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str
 
         def one(item):
             m, seed, chosen, folder = item
+            if not chosen.scenarios:        # a bug whose scenarios are not in the battery yet
+                return (m.name, seed), {}
             r = grade_submission(Submission(f"{m.name}-seed{seed}", folder), chosen, None, options)
             cells = {s["name"]: Cell(s["score"], s["max_score"], s["reason"] or "") for s in r["scenarios"]}
             if done:
@@ -147,52 +150,64 @@ def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str
 @dataclass
 class Verdict:
     false_penalties: list[tuple[str, int, str, str]]     # member, seed, scenario, reason
-    expected: list[tuple[str, int, str, str]]            # penalties the manifest expects today
-    missed: list[tuple[str, int, str]]                   # bug, seed, scenario
+    expected: list[tuple[str, int, str, str]]            # penalties (or misses) the manifest expects today
+    missed: list[tuple[str, int, str]]                   # bug, seed, why
 
 
-def judge(members: list[Member], results: dict) -> Verdict:
+def judge(members: list[Member], results: dict, seeds: list[int]) -> Verdict:
+    """A correct member: every scenario at full marks on every seed. A bug: on every
+    seed, at least one of the scenarios that must catch it loses points."""
     v = Verdict([], [], [])
     for m in members:
-        for (name, seed), cells in results.items():
-            if name != m.name:
+        for seed in seeds:
+            cells = results.get((m.name, seed))
+            if cells is None:
                 continue
             if m.kind == "correct":
                 for scen, c in cells.items():
                     if not c.full:
                         (v.expected if scen in m.expected else v.false_penalties).append((m.name, seed, scen, c.reason))
+                continue
+            if any(not c.full for c in cells.values()):
+                continue
+            why = ("full marks in " + ", ".join(cells)) if cells else \
+                "none of its scenarios (" + ", ".join(m.caught_by) + ") is in the battery"
+            if m.missed_today:
+                v.expected.append((m.name, seed, "/".join(m.caught_by), f"{why}: {m.missed_today}"))
             else:
-                for scen in m.caught_by:
-                    if scen in cells and cells[scen].full:
-                        v.missed.append((m.name, seed, scen))
+                v.missed.append((m.name, seed, why))
     return v
 
 
 def matrix(members: list[Member], results: dict, seeds: list[int]) -> str:
-    """Implementation x scenario: `ok`, or the points lost summed over seeds (`-2`), with
-    `*` where the manifest expects that penalty today; bugs: `caught`/`MISSED` in the
-    scenarios that must catch them, other cells as for correct ones."""
+    """Implementation x scenario. A cell: `ok` (full marks on every seed), or the points
+    lost summed over the seeds (`-2`); `*` where the manifest expects it today; `.` not
+    graded. Last column, the verdict: correct members `full` / `PENALISED` (`pen*`:
+    only expected penalties); bugs `caught` / `MISSED` (`miss*`: expected today)."""
     scenarios: list[str] = []
     for cells in results.values():
         for s in cells:
             if s not in scenarios:
                 scenarios.append(s)
+    v = judge(members, results, seeds)
     width = max([len(m.name) for m in members] + [10])
     short = [s.replace("reference-", "ref-") for s in scenarios]
-    lines = ["  ".join(["member".ljust(width)] + short)]
+    lines = ["  ".join(["member".ljust(width)] + short + ["verdict"])]
     for m in members:
         row = [m.name.ljust(width)]
         for s, label in zip(scenarios, short):
-            cells = [results[(m.name, k)][s] for k in seeds if (m.name, k) in results and s in results[(m.name, k)]]
-            if not cells:
-                text = "."
-            elif m.kind == "bug" and s in m.caught_by:
-                text = "caught" if all(not c.full for c in cells) else "MISSED"
-            else:
-                lost = sum(c.max_score - c.score for c in cells)
-                text = "ok" if lost == 0 else f"-{lost:g}" + ("*" if m.kind == "correct" and s in m.expected else "")
+            cells = [results[(m.name, k)][s] for k in seeds if s in results.get((m.name, k), {})]
+            lost = sum(c.max_score - c.score for c in cells)
+            text = "." if not cells else "ok" if lost == 0 else f"-{lost:g}" + ("*" if s in m.expected else "")
             row.append(text.ljust(len(label)))
-        lines.append("  ".join(row).rstrip())
+        if m.kind == "correct":
+            verdict = "PENALISED" if any(x[0] == m.name for x in v.false_penalties) else \
+                "pen*" if any(x[0] == m.name for x in v.expected) else "full"
+        else:
+            verdict = "MISSED" if any(x[0] == m.name for x in v.missed) else \
+                "miss*" if any(x[0] == m.name for x in v.expected) else "caught"
+        row.append(verdict)
+        lines.append("  ".join(row))
     return "\n".join(lines)
 
 
@@ -286,13 +301,13 @@ def main(argv: list[str] | None = None) -> int:
     results = grade_corpus(members, seeds, args.jobs, args.subset, args.backend,
                            False if args.no_sandbox else None, done)
     print(matrix(members, results, seeds))
-    v = judge(members, results)
+    v = judge(members, results, seeds)
     for name, seed, scen, why in v.expected:
         print(f"expected today: {name} seed {seed} {scen}: {why}")
     for name, seed, scen, why in v.false_penalties:
         print(f"FALSE PENALTY: {name} seed {seed} {scen}: {why}")
-    for name, seed, scen in v.missed:
-        print(f"MISSED: {name} seed {seed} {scen}: full marks for a planted bug")
+    for name, seed, why in v.missed:
+        print(f"MISSED: {name} seed {seed}: {why}")
     failed = v.false_penalties or v.missed or (args.strict and v.expected)
     print(f"{sum(m.kind == 'correct' for m in members)} correct, {sum(m.kind == 'bug' for m in members)} bugs, "
           f"seeds {args.seeds}: {len(v.false_penalties)} false penalties, {len(v.expected)} expected today, "
