@@ -14,9 +14,9 @@ and with it every scenario's seed, differs per k the way a different student's w
 
 Prints a matrix, implementation x scenario: `ok` full marks, `PEN` a false penalty
 (a correct implementation lost points), for bugs `caught` / `MISSED` in the scenarios
-that must catch them. Exit status 1 on any false penalty or missed bug, unless every one
-is an expected penalty the manifest records (`expected` in corpus.toml: a convention the
-grader does not detect yet) and --strict is not given; 2 on bad usage.
+that must catch them. Exit status 1 on any false penalty or missed bug (with --allow-expected, not for those
+the manifests expect today: `expected` in corpus.toml, a convention the grader does not
+detect yet or a limit of the jail; `missed_today` in bugs.toml); 2 on bad usage.
 
 `--smoke` grades nothing: it runs each implementation's own pairs (parts 1-4) through
 the harness over lossy links and says whether each file arrived whole.
@@ -50,6 +50,11 @@ class Member:
     expected: dict = field(default_factory=dict)           # scenario -> why today's grader penalises it
     missed_today: str = ""                                 # bugs: why today's battery cannot catch it
     fast: bool = False
+
+    def expects(self, scenario: str) -> str | None:
+        """Why today's grader penalises this correct member in `scenario` (the manifest's
+        `expected`, `"*"` for every scenario), or None: a penalty there is false."""
+        return self.expected.get(scenario) or self.expected.get("*")
 
 
 def load_corpus(root: Path = CORPUS) -> list[Member]:
@@ -91,11 +96,10 @@ def scenarios_for(member: Member, battery, subset: str | None) -> list[str]:
     return [n for n in FAST_SCENARIOS if n in names]
 
 
-# One or two scenarios per part and meeting: what a convention, a design or the jail
-# can trip, in a couple of minutes for 3-4 members.
-FAST_SCENARIOS = ["p1-clean", "p2-loss-5", "p2-eof-lost", "p2-reference-receiver", "p2-reference-sender",
-                  "p3-loss-5", "p3-reference-receiver", "p3-reference-sender", "p4-loss-5",
-                  "p4-reference-receiver", "p4-reference-sender"]
+# Where a convention, a design or the jail trips a correct member: the part 1 link and
+# each part's interop with the reference both ways, and a lossy SR transfer.
+FAST_SCENARIOS = ["p1-clean", "p2-reference-receiver", "p2-reference-sender", "p3-reference-receiver",
+                  "p3-reference-sender", "p4-loss-5", "p4-reference-receiver", "p4-reference-sender"]
 
 
 @dataclass
@@ -166,7 +170,7 @@ def judge(members: list[Member], results: dict, seeds: list[int]) -> Verdict:
             if m.kind == "correct":
                 for scen, c in cells.items():
                     if not c.full:
-                        (v.expected if scen in m.expected else v.false_penalties).append((m.name, seed, scen, c.reason))
+                        (v.expected if m.expects(scen) else v.false_penalties).append((m.name, seed, scen, c.reason))
                 continue
             if any(not c.full for c in cells.values()):
                 continue
@@ -198,7 +202,7 @@ def matrix(members: list[Member], results: dict, seeds: list[int]) -> str:
         for s, label in zip(scenarios, short):
             cells = [results[(m.name, k)][s] for k in seeds if s in results.get((m.name, k), {})]
             lost = sum(c.max_score - c.score for c in cells)
-            text = "." if not cells else "ok" if lost == 0 else f"-{lost:g}" + ("*" if s in m.expected else "")
+            text = "." if not cells else "ok" if lost == 0 else f"-{lost:g}" + ("*" if m.expects(s) else "")
             row.append(text.ljust(len(label)))
         if m.kind == "correct":
             verdict = "PENALISED" if any(x[0] == m.name for x in v.false_penalties) else \
@@ -259,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", action="append", metavar="NAME", help="only this member (repeatable)")
     p.add_argument("--backend", default="netns")
     p.add_argument("--no-sandbox", action="store_true", help="run the programs outside the jail")
-    p.add_argument("--strict", action="store_true", help="expected penalties count as false ones")
+    p.add_argument("--allow-expected", action="store_true",
+                   help="exit 0 despite penalties (and misses) the manifest expects today")
     p.add_argument("--smoke", action="store_true", help="run each member's own pairs over lossy links, grade nothing")
     p.add_argument("--size", type=int, default=200_000, help="--smoke: bytes per transfer")
     args = p.parse_args(argv)
@@ -308,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"FALSE PENALTY: {name} seed {seed} {scen}: {why}")
     for name, seed, why in v.missed:
         print(f"MISSED: {name} seed {seed}: {why}")
-    failed = v.false_penalties or v.missed or (args.strict and v.expected)
+    failed = v.false_penalties or v.missed or (v.expected and not args.allow_expected)
     print(f"{sum(m.kind == 'correct' for m in members)} correct, {sum(m.kind == 'bug' for m in members)} bugs, "
           f"seeds {args.seeds}: {len(v.false_penalties)} false penalties, {len(v.expected)} expected today, "
           f"{len(v.missed)} missed")
