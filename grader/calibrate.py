@@ -267,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="exit 0 despite penalties (and misses) the manifest expects today")
     p.add_argument("--smoke", action="store_true", help="run each member's own pairs over lossy links, grade nothing")
     p.add_argument("--size", type=int, default=200_000, help="--smoke: bytes per transfer")
+    p.add_argument("--json", metavar="FILE", help="also write every cell (score, max, reason) to FILE")
     args = p.parse_args(argv)
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
@@ -306,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     results = grade_corpus(members, seeds, args.jobs, args.subset, args.backend,
                            False if args.no_sandbox else None, done)
     print(matrix(members, results, seeds))
+    if args.json:
+        import json
+        with open(args.json, "w") as f:
+            json.dump([{"member": name, "seed": seed, "scenario": s, **c.__dict__}
+                       for (name, seed), cells in results.items() for s, c in cells.items()], f, indent=1)
     v = judge(members, results, seeds)
     for name, seed, scen, why in v.expected:
         print(f"expected today: {name} seed {seed} {scen}: {why}")
