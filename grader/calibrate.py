@@ -24,6 +24,7 @@ the harness over lossy links and says whether each file arrived whole.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -215,6 +216,17 @@ def matrix(members: list[Member], results: dict, seeds: list[int]) -> str:
     return "\n".join(lines)
 
 
+def load_results(path: str) -> dict[tuple[str, int], dict[str, Cell]]:
+    """The gradings `--json` saved (a run stopped early leaves the ones that finished)."""
+    results = {}
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                d = json.loads(line)
+                results[(d["member"], d["seed"])] = {s: Cell(*c) for s, c in d["cells"].items()}
+    return results
+
+
 # ---- --smoke: each pair over a lossy link through the harness, no grader --------------
 
 SMOKE_LINKS = {
@@ -267,7 +279,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="exit 0 despite penalties (and misses) the manifest expects today")
     p.add_argument("--smoke", action="store_true", help="run each member's own pairs over lossy links, grade nothing")
     p.add_argument("--size", type=int, default=200_000, help="--smoke: bytes per transfer")
-    p.add_argument("--json", metavar="FILE", help="also write every cell (score, max, reason) to FILE")
+    p.add_argument("--json", metavar="FILE",
+                   help="also append every grading's cells to FILE as it finishes (JSON lines)")
+    p.add_argument("--from-json", metavar="FILE", help="grade nothing: the matrix of the gradings saved in FILE")
     args = p.parse_args(argv)
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
@@ -303,15 +317,24 @@ def main(argv: list[str] | None = None) -> int:
     def done(m, seed, r):
         print(f"  {m.name} seed {seed}: {r['score']:g}/{r['max_score']:g} ({r['execution_time']:.0f} s)",
               file=sys.stderr, flush=True)
+        if args.json:
+            with open(args.json, "a") as f:
+                f.write(json.dumps({"member": m.name, "seed": seed, "cells": {
+                    s["name"]: [s["score"], s["max_score"], s["reason"] or ""] for s in r["scenarios"]}}) + "\n")
 
-    results = grade_corpus(members, seeds, args.jobs, args.subset, args.backend,
-                           False if args.no_sandbox else None, done)
+    if args.from_json:
+        results = load_results(args.from_json)
+        seeds = sorted({k for _, k in results})
+        from grader.battery import load_battery
+        battery = load_battery(BATTERY)
+        for m in members:          # a bug none of whose scenarios is in the battery: graded on nothing
+            if m.kind == "bug" and not scenarios_for(m, battery, None):
+                results.update({(m.name, k): {} for k in seeds})
+        members = [m for m in members if any(name == m.name for name, _ in results)]
+    else:
+        results = grade_corpus(members, seeds, args.jobs, args.subset, args.backend,
+                               False if args.no_sandbox else None, done)
     print(matrix(members, results, seeds))
-    if args.json:
-        import json
-        with open(args.json, "w") as f:
-            json.dump([{"member": name, "seed": seed, "scenario": s, **c.__dict__}
-                       for (name, seed), cells in results.items() for s, c in cells.items()], f, indent=1)
     v = judge(members, results, seeds)
     for name, seed, scen, why in v.expected:
         print(f"expected today: {name} seed {seed} {scen}: {why}")
@@ -321,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"MISSED: {name} seed {seed}: {why}")
     failed = v.false_penalties or v.missed or (v.expected and not args.allow_expected)
     print(f"{sum(m.kind == 'correct' for m in members)} correct, {sum(m.kind == 'bug' for m in members)} bugs, "
-          f"seeds {args.seeds}: {len(v.false_penalties)} false penalties, {len(v.expected)} expected today, "
+          f"seeds {','.join(map(str, seeds))}: {len(v.false_penalties)} false penalties, {len(v.expected)} expected today, "
           f"{len(v.missed)} missed")
     return 1 if failed else 0
 
