@@ -131,7 +131,7 @@ def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str
     results: dict[tuple[str, int], dict[str, Cell]] = {}
     with tempfile.TemporaryDirectory(prefix="rdt-calibrate-") as tmp:
         work = []
-        for m in members:
+        for m in sorted(members, key=lambda m: m.kind != "bug"):     # the bugs first: they are quick
             chosen = battery.select(names=scenarios_for(m, battery, subset))
             for seed in seeds:
                 work.append((m, seed, chosen, seeded_copy(m, seed, tmp)))
