@@ -189,11 +189,9 @@ def matrix(members: list[Member], results: dict, seeds: list[int]) -> str:
     lost summed over the seeds (`-2`); `*` where the manifest expects it today; `.` not
     graded. Last column, the verdict: correct members `full` / `PENALISED` (`pen*`:
     only expected penalties); bugs `caught` / `MISSED` (`miss*`: expected today)."""
-    scenarios: list[str] = []
-    for cells in results.values():
-        for s in cells:
-            if s not in scenarios:
-                scenarios.append(s)
+    from grader.battery import load_battery
+    order = {s.name: k for k, s in enumerate(load_battery(BATTERY).scenarios)}
+    scenarios = sorted({s for cells in results.values() for s in cells}, key=lambda s: (order.get(s, len(order)), s))
     v = judge(members, results, seeds)
     width = max([len(m.name) for m in members] + [10])
     short = [s.replace("reference-", "ref-") for s in scenarios]
