@@ -80,6 +80,7 @@ bench: setup
 	$(PY) -m harness.bench all
 	$(PY) -m grader.bench
 	$(PY) -m grader.bench_notebooks
+	$(PY) -m grader.calibrate --seeds 1,2,3 --jobs 2 --allow-expected
 
 clean:
 	rm -rf $(VENV) $(CRATE)/target out

@@ -536,7 +536,9 @@ def _steer(session: backends.Session, bound: list[tuple[str, str, int]]) -> tupl
     """Where the receiver bound (text), whether loopback NAT now steers the link's packets
     to it, and an error if no socket of it is where the link can deliver."""
     where = _describe_sockets(bound)
-    addresses = [a for _, a, _ in bound]
+    # a dual-stack socket bound to an IPv4 address shows it v4-mapped (Java's
+    # DatagramSocket(port, localhost) binds ::ffff:127.0.0.1): it receives that IPv4 address
+    addresses = [a.removeprefix("::ffff:") if a.startswith("::ffff:") and "." in a else a for _, a, _ in bound]
     reachable = [a for a in addresses if session.delivers_to(a)]
     if not reachable:
         hint = ("IPv6 loopback is reachable only from the host's own lo, never from a link device: "

@@ -102,6 +102,14 @@ def test_receiver_bound_to_ipv6_loopback_fails_at_once(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_receiver_bound_to_v4_mapped_localhost_passes(backend):
+    # Java's DatagramSocket(port, localhost) binds a dual-stack socket to ::ffff:127.0.0.1
+    res = run(prog("Sender2.py", SEND + " 30"), prog("Receiver2V4Mapped.py", RECV), backend=backend)
+    assert res.ok, res.error
+    assert "::ffff:127.0.0.1" in res.startup["bound"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_receiver_bound_to_another_port_names_it(backend):
     res = run(prog("Sender2.py", SEND + " 30"), prog("Receiver2FixedPort.py", RECV), backend=backend,
               bind_timeout=1.5)
