@@ -11,16 +11,23 @@ root, which then, just before exec'ing bwrap:
   - sets resource limits: data size, processes (per uid, and the uid is the
     submission's alone), CPU seconds, file size, open files, no core dumps; and joins
     the jail's control group, which caps all its processes together (grader/cgroups.py);
-  - drops to that uid (no groups, no capabilities) and execs bwrap with: the system's
-    folders (/usr, /etc, /var...) read-only and nothing else of the machine (no /home,
-    /root, /work, /srv); a private /tmp and /run; every hidden path (the battery, the
+  - drops to that uid (no groups, no capabilities) and execs bwrap, itself with an empty
+    environment and its options on a pipe (bwrap's init is the jail's PID 1, whose
+    /proc/1/environ and cmdline the programs can read), with: the system's program
+    folders (/usr, /bin, /lib...) read-only, of /etc only what linkers, `localhost` and
+    the toolchains read (ETC_VISIBLE), and nothing else of the machine (no /opt, /var,
+    /home, /root, /work, /srv); a private /tmp and /run; every hidden path (the battery, the
     reference, other submissions, the results) empty and read-only if it would show;
     the submission's scratch copy and the run's directory writable; files named on the
     command line (the input) read-only, and any path given with --ro (a notebook
     kernel's interpreter and the kit's harness: grader/notebook_jail.py); a clean
     environment (plus --env); its own user, pid, ipc and uts namespaces, so everything
     it started dies with it, and it cannot signal anything outside.
-Needs root (to switch uid) and bubblewrap; `available()` says why not otherwise.
+Its network is the run's: the netns backend's host namespaces, or on the local backend
+a namespace of the run's own (harness/backends/local.py, `own_network`); builds and
+notebook kernels get an empty one. Needs root (to switch uid) and bubblewrap;
+`available()` says why not otherwise. What it isolates, for a reader who must sign off
+on it: docs/jail.md.
 """
 from __future__ import annotations
 
