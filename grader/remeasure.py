@@ -11,7 +11,8 @@ kernel, where an answer cell can patch whatever the test calls (the assertion, t
     student, the question and the reported table, drawn now, after the kernel ran;
   - re-runs those cells with the submitted programs (nbgrader's submitted/ folder, not
     the kernel's copy) in the programs' jail (grader.sandbox), on the same link and
-    seeds; only these fresh runs set the accepted range (harness.notebook.REMEASURE_RULE);
+    seeds (each seed twice: GRADER_RERUNS); only these fresh runs set the accepted range
+    (harness.notebook.REMEASURE_RULE); timing-bound and CPU-heavy cells are never drawn;
   - writes the verdict: the cell's score in nbgrader's gradebook (`write_scores`,
     overwriting what the kernel's run of the test gave) and the rule with the fresh
     figures as the cell's output in the autograded notebook, which nbgrader's
@@ -35,7 +36,7 @@ import nbformat
 
 from harness.engine import REPO
 from harness.experiments.sweep import one_line
-from harness.procs import UsageError
+from harness.notebook import GRADER_RERUNS, HAND_IN, Lab, check_table, handed_in as table_of, rule
 
 from grader.sandbox import Limits, Sandbox, kill_uid, mount_scratch, prepare_scratch, unmount_runs, unmount_scratch
 
@@ -61,17 +62,21 @@ class Verdict:
 
 
 def course_key(course_dir: str) -> bytes:
-    """The course's re-measurement key (made once, root's alone)."""
+    """The course's re-measurement key, root's alone: made once (written whole, then
+    linked into place, so a second grader at once reads the same key, never half of it)."""
     path = os.path.join(course_dir, KEY_FILE)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        with open(path, "rb") as f:
-            return f.read()
-    with os.fdopen(fd, "wb") as f:
-        key = secrets.token_bytes(32)
-        f.write(key)
-    return key
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=course_dir, prefix=".rdtlab-key-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(secrets.token_bytes(32))
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def draw_seed(key: bytes, assignment: str, student: str, q: str, reported: dict) -> int:
@@ -95,7 +100,6 @@ def remeasured_cells(nb: nbformat.NotebookNode) -> list[tuple[nbformat.NotebookN
 
 def handed_in(cell: nbformat.NotebookNode, q: str):
     """(the payload of the table handed in for q, None) or (None, why not)."""
-    from harness.notebook import HAND_IN
     payloads = [o["data"][HAND_IN] for o in cell.get("outputs", [])
                 if o.get("output_type") in ("display_data", "execute_result") and HAND_IN in o.get("data", {})]
     payloads = [p for p in payloads if isinstance(p, dict) and p.get("question") == q]
@@ -139,7 +143,6 @@ def remeasure_student(course_dir: str, assignment: str, student: str, backend: s
                       hidden: tuple[str, ...] = ()) -> list[Verdict]:
     """The verdicts of one student's re-measured cells (the autograded notebooks are
     rewritten with them; `write_scores` puts them in the gradebook)."""
-    from harness.notebook import Lab, check_table, handed_in as table_of, rule
     course_dir = os.path.abspath(course_dir)
     programs = os.path.join(course_dir, "submitted", student, assignment)
     notebooks = sorted(glob.glob(os.path.join(course_dir, "autograded", student, assignment, "*.ipynb")))
@@ -156,15 +159,14 @@ def remeasure_student(course_dir: str, assignment: str, student: str, backend: s
                         programs, sorted({course_dir, str(REPO), *(os.path.abspath(h) for h in hidden)})))
                     lab = Lab("quick", assignment, folder=sandbox.scratch, backend=backend, progress=False)
                 verdict = Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, "", rule=rule(lab))
-                verdicts.append(_decide(verdict, lab, sandbox, cell, q, k, key, assignment, student,
-                                        check_table, table_of))
+                verdicts.append(_decide(verdict, lab, sandbox, cell, q, k, key, assignment, student))
                 _show(cell, verdicts[-1])
             nbformat.write(nb, path)
     return verdicts
 
 
-def _decide(verdict: Verdict, lab, sandbox: Sandbox, cell, q: str, k: int, key: bytes, assignment: str,
-            student: str, check_table, table_of) -> Verdict:
+def _decide(verdict: Verdict, lab: Lab, sandbox: Sandbox, cell, q: str, k: int, key: bytes, assignment: str,
+            student: str) -> Verdict:
     payload, why = handed_in(cell, q)
     missing = lab.unavailable(q)
     if missing:
@@ -180,10 +182,8 @@ def _decide(verdict: Verdict, lab, sandbox: Sandbox, cell, q: str, k: int, key: 
         return replace(verdict, reason=problems[0])
     cells = lab.sample(q, k, seed=draw_seed(key, assignment, student, q, payload))
     try:
-        frame = lab.rerun(q, cells, programs=jailed(sandbox))
-    except UsageError:
-        raise
-    except Exception as e:
+        frame = lab.rerun(q, cells, programs=jailed(sandbox), reruns=GRADER_RERUNS)
+    except Exception as e:      # the grader's own trouble too: 0 and why, never the kernel's verdict
         return replace(verdict, reason=f"re-measurement failed: {type(e).__name__}: {one_line(e)}")
     problems, figures = lab.judge(q, table, cells, frame)
     extra = f" [{len(problems) - 1} more]" if len(problems) > 1 else ""
@@ -194,7 +194,6 @@ def _show(cell, verdict: Verdict) -> None:
     """The cell's outputs become the table handed in and the grader's verdict (what the
     kernel printed or raised there decides nothing, so it is not shown); a failure ends
     in an error, as nbgrader shows a failed test."""
-    from harness.notebook import HAND_IN
     kept = [o for o in cell.get("outputs", []) if HAND_IN in o.get("data", {})]
     said = nbformat.v4.new_output("display_data", data={"text/plain": verdict.text()}, metadata={MARK: True})
     cell.outputs = kept + [said]
