@@ -30,7 +30,8 @@ from grader.grade import allocate_uid
 from harness.experiments.sweep import one_line
 
 from grader.notebook_jail import JAIL_ENV, NotebookJail
-from grader.remeasure import remeasure_student, unmeasured, write_scores
+from grader.gradebook import set_cell_scores
+from grader.remeasure import remeasure_student, unmeasured
 from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
 
 # One student's autograde, all cells, by the grading mode (RDTLAB_NOTEBOOK_MODE): the
@@ -46,10 +47,12 @@ class Autograded:
     seconds: float
     reason: str = ""                 # one line when not ok
     remeasured: list = field(default_factory=list)   # grader.remeasure.Verdict per re-measured cell
+    remeasure_seconds: float = 0.0
 
     def remeasure_line(self) -> str:
         """The re-measured cells in one line: each question, passed or why not."""
-        return "; ".join(f"{v.question} {'passed' if v.passed else 'failed: ' + v.reason}" for v in self.remeasured)
+        return "; ".join(f"{v.question} {'passed' if v.passed else 'failed: ' + v.reason}" for v in self.remeasured) \
+            + f" ({self.remeasure_seconds:.0f} s)"
 
 
 def students_with_notebooks(course_dir: str, assignment: str, students: list[str] | None = None) -> list[str]:
@@ -81,7 +84,9 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     def one(student: str) -> Autograded:
         jail = NotebookJail(0, "", [course_dir, *(os.path.abspath(h) for h in hidden)], assignment, shared)
         result = autograde_one(course_dir, assignment, student, time_limit, extra_args, jail)
+        began = time.monotonic()
         result.remeasured = remeasure(course_dir, assignment, student, backend, hidden)
+        result.remeasure_seconds = time.monotonic() - began
         if done:
             done(result)
         return result
@@ -92,7 +97,8 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     finally:
         shutil.rmtree(shared, ignore_errors=True)
     for result in results:     # one writer: the children (nbgrader) are done with the gradebook
-        write_scores(course_dir, assignment, result.student, result.remeasured)
+        set_cell_scores(course_dir, assignment, result.student,
+                        {(v.notebook, v.grade_id): v.passed for v in result.remeasured})
     return results
 
 

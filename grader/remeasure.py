@@ -13,8 +13,8 @@ kernel, where an answer cell can patch whatever the test calls (the assertion, t
     the kernel's copy) in the programs' jail (grader.sandbox), on the same link and
     seeds (each seed twice: GRADER_RERUNS); only these fresh runs set the accepted range
     (harness.notebook.REMEASURE_RULE); timing-bound and CPU-heavy cells are never drawn;
-  - writes the verdict: the cell's score in nbgrader's gradebook (`write_scores`,
-    overwriting what the kernel's run of the test gave) and the rule with the fresh
+  - writes the verdict: the cell's score in nbgrader's gradebook
+    (grader.gradebook.set_cell_scores, over what the kernel's run of the test gave) and the rule with the fresh
     figures as the cell's output in the autograded notebook, which nbgrader's
     generate_feedback shows the student.
 """
@@ -142,7 +142,7 @@ def jailed(sandbox: Sandbox):
 def remeasure_student(course_dir: str, assignment: str, student: str, backend: str = "auto",
                       hidden: tuple[str, ...] = ()) -> list[Verdict]:
     """The verdicts of one student's re-measured cells (the autograded notebooks are
-    rewritten with them; `write_scores` puts them in the gradebook)."""
+    rewritten with them; grader.gradebook.set_cell_scores puts them in the gradebook)."""
     course_dir = os.path.abspath(course_dir)
     programs = os.path.join(course_dir, "submitted", student, assignment)
     notebooks = sorted(glob.glob(os.path.join(course_dir, "autograded", student, assignment, "*.ipynb")))
@@ -215,19 +215,3 @@ def unmeasured(course_dir: str, assignment: str, student: str, why: str) -> list
         out += [Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, f"not re-measured: {why}")
                 for cell, q, _ in remeasured_cells(nb)]
     return out
-
-
-def write_scores(course_dir: str, assignment: str, student: str, verdicts: list[Verdict]) -> None:
-    """Each verdict's score in nbgrader's gradebook: full points or none (a cell the
-    gradebook has no grade of, nbgrader having failed the notebook, is left alone)."""
-    from nbgrader.api import Gradebook, MissingEntry
-    from grader.gradebook import gradebook_url
-    with Gradebook(gradebook_url(course_dir)) as gb:
-        for v in verdicts:
-            try:
-                grade = gb.find_grade(v.grade_id, v.notebook, assignment, student)
-            except MissingEntry:
-                continue
-            grade.auto_score = grade.max_score if v.passed else 0.0
-            gb.db.add(grade)
-        gb.db.commit()

@@ -80,18 +80,34 @@ def _submit(course: str, student: str, who: str, extra: str = "") -> str:
     return dest
 
 
-def _jail_leftovers() -> tuple[list[int], list[str]]:
+def _jail_leftovers(grader: int) -> tuple[list[int], list[str]]:
+    """Processes left under the jail uids the grading process `grader` allocates
+    (grader.grade.allocate_uid: other graders on this machine have other uids), and
+    kernels' or re-measurements' mounts left anywhere."""
+    first = UID_BASE + (grader % 100_000) * 100
     procs = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if os.stat(f"/proc/{entry}").st_uid >= UID_BASE:
+                if first <= os.stat(f"/proc/{entry}").st_uid < first + 100:
                     procs.append(int(entry))
             except OSError:
                 pass
     with open("/proc/self/mountinfo") as f:
-        mounts = [line for line in f if "rdt-kernel-" in line or "rdtstage" in line]
+        mounts = [line for line in f if "rdt-kernel-" in line or "rdt-remeasure-" in line or "rdtstage" in line]
     return procs, mounts
+
+
+def _grade(*args: str, timeout: float) -> tuple[int, str, int]:
+    """`rdtlab grade ARGS`: (exit status, stderr, its pid)."""
+    proc = subprocess.Popen([os.path.join(C.BIN, "rdtlab"), "grade", *args], cwd=REPO, env=C.env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    return proc.returncode, stderr, proc.pid
 
 
 @pytest.fixture
@@ -106,14 +122,14 @@ def course_in_opt():
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _settled_leftovers() -> tuple[list[int], list[str]]:
+def _settled_leftovers(grader: int) -> tuple[list[int], list[str]]:
     """What is left once SIGKILLed processes had a moment to go."""
-    left = _jail_leftovers()
+    left = _jail_leftovers(grader)
     for _ in range(30):
         if not left[0]:
             break
         time.sleep(0.1)
-        left = _jail_leftovers()
+        left = _jail_leftovers(grader)
     return left
 
 
@@ -141,14 +157,13 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
 
     out = tmp_path / "graded"
     started = time.monotonic()
-    done = subprocess.run([os.path.join(C.BIN, "rdtlab"), "grade", os.path.join(course, "submitted"),
-                           "--assignment", "comn", "--battery", TINY_BATTERY, "--scenario", "t-clean",
-                           "--gradebook", course, "--jobs", "2", "--out", str(out)],
-                          cwd=REPO, env=C.env(), capture_output=True, text=True, timeout=600)
+    status, stderr, grader = _grade(os.path.join(course, "submitted"), "--assignment", "comn", "--battery",
+                                    TINY_BATTERY, "--scenario", "t-clean", "--gradebook", course, "--jobs", "2",
+                                    "--out", str(out), timeout=600)
     listener.close()
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "alice: notebook autograded" in done.stderr and "mallory: notebook autograded" in done.stderr, done.stderr
-    crashed = next(line for line in done.stderr.splitlines() if "crasher: notebook" in line)
+    assert status == 0, stderr[-3000:]
+    assert "alice: notebook autograded" in stderr and "mallory: notebook autograded" in stderr, stderr
+    crashed = next(line for line in stderr.splitlines() if "crasher: notebook" in line)
     assert "not autograded: " in crashed and "Kernel" in crashed, crashed   # one line: why
     print(f"graded 3 students with notebooks in {time.monotonic() - started:.0f} s")
 
@@ -187,7 +202,7 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
     assert protocol > 0
     assert float(rows["alice"]["raw_score"]) == pytest.approx(FULL_MARKS + protocol)
 
-    assert _settled_leftovers() == ([], [])
+    assert _settled_leftovers(grader) == ([], [])
 
 
 def test_a_notebook_that_never_ends_stops_at_its_time_limit(tmp_path):
@@ -198,7 +213,7 @@ def test_a_notebook_that_never_ends_stops_at_its_time_limit(tmp_path):
         [result] = autograde_students(course, "comn", ["spinner"], time_limit=40)
     assert not result.ok and result.reason == "autograde of spinner's notebook stopped at its time limit (40 s)"
     assert 40 <= result.seconds < 60, result.seconds
-    assert _settled_leftovers() == ([], [])
+    assert _settled_leftovers(os.getpid()) == ([], [])
 
 
 # ---- the re-measured cells, decided outside the kernel --------------------------------
@@ -299,13 +314,12 @@ def test_remeasured_cells_are_decided_outside_the_kernel(course_in_opt):
                     f.write(SLOW.format(who=f"Hostile Student{n} s000002{n}", name=f"Sender{k}"))
         C.answer_cells(os.path.join(dest, C.NOTEBOOK), answers)
     started = time.monotonic()
-    done = subprocess.run([os.path.join(C.BIN, "rdtlab"), "grade", os.path.join(course, "submitted"),
-                           "--assignment", "comn", "--battery", TINY_BATTERY, "--scenario", "t-clean",
-                           "--gradebook", course, "--jobs", "2", "--out", os.path.join(course, "graded")],
-                          cwd=REPO, env=C.env(), capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, done.stderr[-3000:]
+    status, stderr, grader = _grade(os.path.join(course, "submitted"), "--assignment", "comn", "--battery",
+                                    TINY_BATTERY, "--scenario", "t-clean", "--gradebook", course, "--jobs", "2",
+                                    "--out", os.path.join(course, "graded"), timeout=1200)
+    assert status == 0, stderr[-3000:]
     print(f"graded {1 + len(HOSTILE)} notebooks in {time.monotonic() - started:.0f} s")
-    lines = {s: next(l for l in done.stderr.splitlines() if f"  {s}: notebook" in l) for s in ["honest", *HOSTILE]}
+    lines = {s: next(l for l in stderr.splitlines() if f"  {s}: notebook" in l) for s in ["honest", *HOSTILE]}
     print("\n".join(lines.values()))
 
     scores = C.scores(course)
@@ -331,4 +345,4 @@ def test_remeasured_cells_are_decided_outside_the_kernel(course_in_opt):
             assert "Rule:" in C.text_output(graded, grade_id)
         assert "q1 failed: " in lines[student] and "q5 failed: " in lines[student], lines[student]
 
-    assert _settled_leftovers() == ([], [])
+    assert _settled_leftovers(grader) == ([], [])
