@@ -28,6 +28,7 @@ from harness.procs import UsageError
 
 from grader.grade import allocate_uid
 from harness.experiments.sweep import one_line
+from harness.notebook import REMEASURED_OUTSIDE
 
 from grader.notebook_jail import JAIL_ENV, NotebookJail
 from grader.gradebook import set_cell_scores
@@ -121,7 +122,7 @@ def autograde_one(course_dir: str, assignment: str, student: str, time_limit: fl
     try:
         mount_scratch(scratch, jail.limits.scratch_bytes)
         mounted = True
-        env = {**os.environ, JAIL_ENV: replace(jail, uid=uid, scratch=scratch).to_env(),
+        env = {**os.environ, JAIL_ENV: replace(jail, uid=uid, scratch=scratch).to_env(), REMEASURED_OUTSIDE: "1",
                "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
         argv = [sys.executable, "-m", "grader.autograde", assignment, "--student", student, "--force", *extra_args]
         try:

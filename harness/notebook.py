@@ -495,6 +495,9 @@ def _kernel_tcp_not_here(lab: Lab | None, q: str) -> str | None:
 # grader reads it from the autograded notebook (grader/remeasure.py) and decides the
 # test's score outside the kernel.
 HAND_IN = "application/vnd.rdtlab.table+json"
+# Set in a kernel whose re-measured cells the grader decides (grader/autograde.py): the
+# kernel's own re-measurement would be time spent on a verdict nobody reads.
+REMEASURED_OUTSIDE = "RDTLAB_REMEASURED_OUTSIDE"
 
 
 def hand_in(q: str, table) -> None:
@@ -526,6 +529,9 @@ def assert_supported(lab: Lab, q: str, table, k: int = 2) -> None:
     with its own, from runs outside the kernel (grader/remeasure.py)."""
     hand_in(q, table)
     _fail(check_table(q, table, lab))
+    if os.environ.get(REMEASURED_OUTSIDE):
+        print(f"{q}_table: re-measured by the grader outside this notebook")
+        return
     _fail(lab.remeasure(q, table, k), rule(lab))
 
 
