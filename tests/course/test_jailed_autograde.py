@@ -331,9 +331,9 @@ def test_remeasured_cells_are_decided_outside_the_kernel(course_in_opt):
     graded = nbformat.read(os.path.join(course, "autograded", "honest", "comn", C.NOTEBOOK), as_version=4)
     said = C.text_output(graded, "test_q3_remeasured")
     assert "Re-measured by the grader outside your notebook: passed" in said and "Rule:" in said, said
-    # k=3 of Q3's light cells, with the fresh figures of each: 2 seeds, each run twice
+    # k=3 of Q3's light cells, with the fresh figures of each: 2 seeds, each run twice (or 4 times)
     figures = re.findall(r"throughput_kBps re-measured ([\d., ]+) \(accepted", said)
-    assert len(figures) == 3 and all(len(f.split(", ")) == 4 for f in figures), said
+    assert len(figures) == 3 and all(len(f.split(", ")) in (4, 8) for f in figures), said
 
     for student in HOSTILE:
         assert [scores[student][g] for g in REMEASURED] == [0.0, 0.0, 0.0], (student, scores[student])
@@ -341,9 +341,10 @@ def test_remeasured_cells_are_decided_outside_the_kernel(course_in_opt):
         for grade_id in REMEASURED:
             why = C.errors(graded)[grade_id]
             assert why.startswith("AssertionError: ") and "\n" not in why, why
-            # the grader's own runs (2 seeds, each twice) cannot give what the table says
+            # the grader's own runs (2 seeds, each twice, and twice more on a failure) cannot give
+            # what the table says
             assert re.search(r"you report (throughput_kBps|retransmissions) [\d.]+, re-measured [\d.]+–[\d.]+ "
-                             r"over 4 runs \(accepted", why), (student, why)
+                             r"over \d+ runs \(accepted", why), (student, why)
             assert "Rule:" in C.text_output(graded, grade_id)
         assert "q1 failed: " in lines[student] and "q5 failed: " in lines[student], lines[student]
 
