@@ -366,6 +366,7 @@ REMEASURE_RULE = (f"Rule: a sample of your cells, drawn by the grader after your
 # timeout cascade) then does not stand alone against the student's figures.
 GRADER_RERUNS = 2
 UNITS = {"goodput_kBps": "KB/s", "retransmissions": "retransmissions", "wire_time_s": "s", "total_s": "s",
+         "queue_delay_mean_ms": "ms of queueing delay",
          "goodput_mbps": "Mbit/s", "rtt_ms": "ms", "delay_var_ms": "ms", "resends_per_packet": "resends per packet"}
 
 
