@@ -22,12 +22,17 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from harness.procs import UsageError
 
 from grader.grade import allocate_uid
+from harness.experiments.sweep import one_line
+from harness.notebook import REMEASURED_OUTSIDE
+
 from grader.notebook_jail import JAIL_ENV, NotebookJail
+from grader.gradebook import set_cell_scores
+from grader.remeasure import remeasure_student, unmeasured
 from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
 
 # One student's autograde, all cells, by the grading mode (RDTLAB_NOTEBOOK_MODE): the
@@ -42,6 +47,13 @@ class Autograded:
     ok: bool
     seconds: float
     reason: str = ""                 # one line when not ok
+    remeasured: list = field(default_factory=list)   # grader.remeasure.Verdict per re-measured cell
+    remeasure_seconds: float = 0.0
+
+    def remeasure_line(self) -> str:
+        """The re-measured cells in one line: each question, passed or why not."""
+        return "; ".join(f"{v.question} {'passed' if v.passed else 'failed: ' + v.reason}" for v in self.remeasured) \
+            + f" ({self.remeasure_seconds:.0f} s)"
 
 
 def students_with_notebooks(course_dir: str, assignment: str, students: list[str] | None = None) -> list[str]:
@@ -57,9 +69,11 @@ def time_limit_of_mode() -> float:
 
 def autograde_students(course_dir: str, assignment: str, students: list[str], jobs: int = 1,
                        time_limit: float | None = None, extra_args: tuple[str, ...] = (),
-                       hidden: tuple[str, ...] = (), done=None) -> list[Autograded]:
-    """Autograde each student's notebooks with a jailed kernel, `jobs` at once. The
-    course folder, and `hidden`, are out of the kernels' sight (wherever they are)."""
+                       hidden: tuple[str, ...] = (), done=None, backend: str = "auto") -> list[Autograded]:
+    """Autograde each student's notebooks with a jailed kernel, `jobs` at once, then
+    decide their re-measured cells outside the kernel (grader/remeasure.py, on `backend`)
+    and write those scores over the kernel's in the gradebook. The course folder, and
+    `hidden`, are out of the kernels' and the programs' sight (wherever they are)."""
     why = available()
     if why:
         raise UsageError(f"students' notebooks are autograded only in the sandbox: {why}")
@@ -71,15 +85,31 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     def one(student: str) -> Autograded:
         jail = NotebookJail(0, "", [course_dir, *(os.path.abspath(h) for h in hidden)], assignment, shared)
         result = autograde_one(course_dir, assignment, student, time_limit, extra_args, jail)
+        began = time.monotonic()
+        result.remeasured = remeasure(course_dir, assignment, student, backend, hidden)
+        result.remeasure_seconds = time.monotonic() - began
         if done:
             done(result)
         return result
 
     try:
         with ThreadPoolExecutor(max(1, jobs)) as pool:
-            return list(pool.map(one, students))
+            results = list(pool.map(one, students))
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+    for result in results:     # one writer: the children (nbgrader) are done with the gradebook
+        set_cell_scores(course_dir, assignment, result.student,
+                        {(v.notebook, v.grade_id): v.passed for v in result.remeasured})
+    return results
+
+
+def remeasure(course_dir: str, assignment: str, student: str, backend: str, hidden: tuple[str, ...]) -> list:
+    """The student's re-measured cells decided outside the (dead) kernel; if that breaks,
+    each of them is 0 with the reason: the kernel's own verdict never stands."""
+    try:
+        return remeasure_student(course_dir, assignment, student, backend, hidden)
+    except Exception as e:
+        return unmeasured(course_dir, assignment, student, f"{type(e).__name__}: {one_line(e)}")
 
 
 def autograde_one(course_dir: str, assignment: str, student: str, time_limit: float, extra_args: tuple[str, ...],
@@ -92,7 +122,7 @@ def autograde_one(course_dir: str, assignment: str, student: str, time_limit: fl
     try:
         mount_scratch(scratch, jail.limits.scratch_bytes)
         mounted = True
-        env = {**os.environ, JAIL_ENV: replace(jail, uid=uid, scratch=scratch).to_env(),
+        env = {**os.environ, JAIL_ENV: replace(jail, uid=uid, scratch=scratch).to_env(), REMEASURED_OUTSIDE: "1",
                "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
         argv = [sys.executable, "-m", "grader.autograde", assignment, "--student", student, "--force", *extra_args]
         try:
@@ -167,6 +197,8 @@ def main(argv: list[str] | None = None) -> None:
         except UsageError as e:
             sys.exit(f"grader.autograde: {e}")
         print(f"{result.student}: {'autograded' if result.ok else result.reason} ({result.seconds:.0f} s)")
+        if result.remeasured:
+            print(f"  re-measured outside the kernel: {result.remeasure_line()}")
         sys.exit(0 if result.ok else 1)
     run_nbgrader_autograde(argv)
 

@@ -97,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  wall {wall:.0f} s = {3600 * args.students / wall:.0f} notebooks/hour; each "
           f"{', '.join(f'{r.seconds:.0f}' for r in results)} s; load average {load:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
+    print(f"  re-measured outside the kernels in {', '.join(f'{r.remeasure_seconds:.0f}' for r in results)} s "
+          f"(included above)")
     bad = {s: v for s, v in scores.items() if v[1] == 0 or v[0] != v[1]}
     print("  every notebook scored every autograded point" if not bad else f"  NOT full marks: {bad}")
     for r in results:

@@ -1,5 +1,7 @@
 """Write protocol scores into an nbgrader course's gradebook, beside the notebook
-scores, so `nbgrader export` gives one total per student and assignment.
+scores, so `nbgrader export` gives one total per student and assignment; and the
+scores the grader decides for notebook cells itself (the re-measured cells,
+grader/remeasure.py), over what the student's kernel gave them.
 
 The assignment gets a notebook `protocol` (no .ipynb behind it) with one grade cell
 per scenario; each student's submission of the assignment gets a graded copy of it
@@ -60,3 +62,19 @@ def import_scores(course_dir: str, assignment: str, results: list[dict]) -> None
                 grade.auto_score = s["score"]
                 gb.db.add(grade)
             gb.db.commit()
+
+
+def set_cell_scores(course_dir: str, assignment: str, student: str, scores: dict[tuple[str, str], bool]) -> None:
+    """{(notebook, grade_id): passed} as the cells' autograded scores, full points or none,
+    over nbgrader's (a cell the gradebook has no grade of, nbgrader having failed that
+    notebook, is left alone)."""
+    from nbgrader.api import Gradebook, MissingEntry
+    with Gradebook(gradebook_url(course_dir)) as gb:
+        for (notebook, grade_id), passed in scores.items():
+            try:
+                grade = gb.find_grade(grade_id, notebook, assignment, student)
+            except MissingEntry:
+                continue
+            grade.auto_score = grade.max_score if passed else 0.0
+            gb.db.add(grade)
+        gb.db.commit()

@@ -117,7 +117,9 @@ def kernel_sandbox(jail: NotebookJail, work: str) -> Sandbox:
     visible, hidden = kit_paths()
     env = {name: value for name, value in os.environ.items() if name.startswith("RDTLAB_") and name != JAIL_ENV}
     env.update(THREAD_ENV)
-    env.update({"PATH": os.path.join(sys.prefix, "bin") + ":" + SAFE_PATH,
+    # PYTHONPATH: the kit the jail shows is the one imported, not wherever the venv's
+    # editable install points (another checkout, which the jail does not show)
+    env.update({"PATH": os.path.join(sys.prefix, "bin") + ":" + SAFE_PATH, "PYTHONPATH": kit_root(),
                 "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter"})
     return Sandbox(jail.uid, work, hidden=sorted(set(hidden + jail.hidden)), limits=jail.limits, network=False,
                    visible=sorted(set(visible + interpreter_paths())), env=env, run_dir=False)

@@ -11,7 +11,11 @@ an empty table, so the rest of the notebook still runs.
 
 The `assert_*` functions are the notebooks' test cells (visible and hidden): each
 raises AssertionError with one line naming what is wrong. The re-measurement rule
-(`REMEASURE_RULE`) is public: students read it in their feedback.
+(`REMEASURE_RULE`) is public: students read it in their feedback. The hidden
+re-measurement hands the reported table in as data (`hand_in`); under `rdtlab grade
+--gradebook` the grader judges it outside the kernel (grader/remeasure.py: its own
+sample, the submitted programs in the jail, `Lab.rerun` and `Lab.judge`), so the
+kernel's own verdict is only the student's check.
 
 Mode: `quick` or `full` (the sheet's settings), chosen by the notebook's MODE and
 overridden by RDTLAB_NOTEBOOK_MODE (which also takes `tiny`, the course tests' plan).
@@ -23,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import random
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -258,56 +263,84 @@ class Lab:
             print(f"this transfer failed: {res.error}")
         return fig   # the notebook shows it (a cell's last value)
 
-    # ---- re-measuring (hidden tests) ----------------------------------------------------
+    # ---- re-measuring (hidden tests; the grader's, outside the kernel) -----------------
 
-    def sample(self, q: str, k: int = 2) -> list[dict]:
-        """k cells of q to re-measure: light ones (not CPU-sensitive), spread over the sweep."""
-        sweep = self.sweeps[q]
-        light = [c for c in sweep.cells if sweep.load is None or sweep.load(c) < HEAVY]
+    def sample(self, q: str, k: int = 2, seed: int | None = None) -> list[dict]:
+        """k cells of q to re-measure, light ones (not CPU-sensitive, not timing-bound: the
+        assignment's `timing_bound`), in sweep order: drawn
+        at random from `seed` (the grader's, secret: grader/remeasure.py), else spread
+        evenly over the sweep (the public sample a student's own check uses)."""
+        sweep, racy = self.sweeps[q], self.spec.questions[q].timing_bound
+        light = [c for c in sweep.cells if (sweep.load is None or sweep.load(c) < HEAVY)
+                 and not (racy and racy(c))]
         cells = light or sweep.cells
         if len(cells) <= k:
             return cells
+        if seed is not None:
+            chosen = sorted(random.Random(seed).sample(range(len(cells)), k))
+            return [cells[i] for i in chosen]
         step = (len(cells) - 1) / (k - 1) if k > 1 else 0
         return [cells[round(i * step)] for i in range(k)]
 
-    def remeasure(self, q: str, reported: pd.DataFrame, k: int = 2) -> list[str]:
-        """Re-run k cells with the same programs, link and seeds (no stored results; the
-        plan's runs, no repeat-until-margin) and return one line per reported number the
-        re-measurement cannot support."""
+    def rerun(self, q: str, cells: list[dict], programs=None, reruns: int = 1) -> pd.DataFrame:
+        """Fresh runs of `cells` with the same programs, link and seeds (no stored results;
+        the plan's runs, no repeat-until-margin), each seed `reruns` times. `programs`
+        (Program -> Program) changes how each program starts: the grader jails them."""
+        run = self.sweeps[q].run_one
+        if programs is not None:
+            run = _with_programs(run, programs)
+        sweep = replace(self.sweeps[q], run_one=run, cells=cells, until_margin=None)
+        return pd.concat([run_sweeps([sweep], results_path=None, progress=False)[q] for _ in range(reruns)],
+                         ignore_index=True)
+
+    def judge(self, q: str, reported: pd.DataFrame, cells: list[dict], frame: pd.DataFrame
+              ) -> tuple[list[str], list[str]]:
+        """(one line per reported number the fresh runs in `frame` cannot support, one line
+        per cell and metric with the fresh figures). Only these runs set the accepted range."""
         spec = self.spec.questions[q]
-        sample = self.sample(q, k)
-        sweep = replace(self.sweeps[q], cells=sample, until_margin=None)
-        try:
-            frame = run_sweeps([sweep], results_path=None, progress=False)[q]
-        except Exception as e:
-            return [f"{spec.title}: re-measurement failed: {type(e).__name__}: {one_line(e)}"]
-        problems = []
-        own = self.frames.get(q, pd.DataFrame())
-        for cell in sample:
+        problems, figures = [], []
+        for cell in cells:
             key = {col: cell[p] for p, col in spec.params.items()}
             row = _row_of(reported, key)
-            runs, mine = frame, own
+            runs = frame
             for p in spec.params:
-                runs = runs[runs[p] == cell[p]]
-                mine = mine[mine[p] == cell[p]] if p in mine else mine.iloc[0:0]
-            # the fresh runs, and this notebook's own runs of the cell (same programs, same seeds)
-            ok = pd.concat([runs[runs["ok"].astype(bool)], mine[mine["ok"].astype(bool)] if len(mine) else mine])
+                runs = runs[runs[p] == cell[p]] if p in runs else runs.iloc[0:0]
+            ok = runs[runs["ok"].astype(bool)] if "ok" in runs else runs
+            where = self._cell_text(q, key)
             for metric, col in spec.metrics.items():
                 value = row.get(col) if row is not None else None
-                if row is None or not _finite(value):
-                    problems.append(f"{self._cell_text(q, key)}: no {col} reported")
-                    continue
                 values = [float(v) for v in ok[metric] if _finite(v)] if metric in ok else []
                 if not values:
-                    err = runs["error"].dropna()
-                    problems.append(f"{self._cell_text(q, key)}: you report {col} {value:.1f} but your programs "
-                                    f"fail there when re-run ({err.iloc[0] if len(err) else 'no run succeeded'})")
+                    err = runs["error"].dropna() if "error" in runs else []
+                    why = err.iloc[0] if len(err) else "no run succeeded"
+                    figures.append(f"{where}: {col} not re-measured: your programs fail there ({why})")
+                    problems.append(f"{where}: you report {col} {_num_or(value)} but your programs "
+                                    f"fail there when re-run ({why})")
                     continue
                 low, high = accepted_range(values, self.spec.tolerance.get(metric, 0.0))
-                if not low <= float(value) <= high:
-                    problems.append(f"{self._cell_text(q, key)}: you report {col} {float(value):.1f}, re-measured "
+                figures.append(f"{where}: {col} re-measured {', '.join(f'{v:.1f}' for v in values)} "
+                               f"(accepted {low:.1f}–{high:.1f}); you report {_num_or(value)}")
+                if row is None or not _finite(value):
+                    problems.append(f"{where}: no {col} reported")
+                elif not low <= float(value) <= high:
+                    problems.append(f"{where}: you report {col} {float(value):.1f}, re-measured "
                                     f"{min(values):.1f}–{max(values):.1f} over {len(values)} runs "
                                     f"(accepted {low:.1f}–{high:.1f})")
+        return problems, figures
+
+    def remeasure(self, q: str, reported: pd.DataFrame, k: int = 2) -> list[str]:
+        """Re-run the public sample of k cells here and return one line per reported number
+        the re-measurement cannot support (the student's own check: the grade is the
+        grader's, which draws its cells in secret and runs them outside this kernel)."""
+        sample = self.sample(q, k)
+        try:
+            frame = self.rerun(q, sample, reruns=GRADER_RERUNS)
+            problems = self.judge(q, reported, sample, frame)[0]
+            if problems:     # as the grader does: once more, judged on all the runs
+                frame = pd.concat([frame, self.rerun(q, sample, reruns=GRADER_RERUNS)], ignore_index=True)
+                problems = self.judge(q, reported, sample, frame)[0]
+        except Exception as e:
+            return [f"{self.spec.questions[q].title}: re-measurement failed: {type(e).__name__}: {one_line(e)}"]
         return problems
 
     def _cell_text(self, q: str, key) -> str:
@@ -316,21 +349,38 @@ class Lab:
                                           if c in items)
 
 
+def _with_programs(run, programs):
+    """A sweep's run (a TransferRun, or a run of several made of one: ObjectsRun) with
+    each of its programs passed through `programs`."""
+    if hasattr(run, "sender") and hasattr(run, "receiver"):
+        return replace(run, sender=programs(run.sender), receiver=programs(run.receiver))
+    if hasattr(run, "transfer"):
+        return replace(run, transfer=_with_programs(run.transfer, programs))
+    raise ValueError(f"a {type(run).__name__} runs no programs to re-run")
+
+
 # Runs with the same seeds can still differ by a timeout or two (timing decides which
 # packet meets which loss), most on the tiny files of quick grading: hence a factor, and
 # an absolute slack per metric (the assignment's `tolerance`).
 FACTOR = 1.5
-REMEASURE_RULE = (f"Rule: a sample of your cells is re-run with your programs on the same link and seeds; a reported "
-                  f"mean passes when it lies between the lowest of those runs and of this notebook's own runs of "
-                  f"the cell divided by {FACTOR:g}, and the highest times {FACTOR:g}, give or take")
+REMEASURE_RULE = (f"Rule: a sample of your cells, drawn by the grader after your notebook ran, is re-run with your "
+                  f"programs on the same link and seeds{{reruns}}, in the grader's jail outside your notebook; a "
+                  f"reported mean passes when it lies between the lowest of those runs divided by {FACTOR:g} and the "
+                  f"highest times {FACTOR:g}, give or take")
+# The grader runs each seed this often: one run that the machine's timing decided (a
+# timeout cascade) then does not stand alone against the student's figures.
+GRADER_RERUNS = 2
 UNITS = {"goodput_kBps": "KB/s", "retransmissions": "retransmissions", "wire_time_s": "s", "total_s": "s",
+         "queue_delay_mean_ms": "ms of queueing delay",
          "goodput_mbps": "Mbit/s", "rtt_ms": "ms", "delay_var_ms": "ms", "resends_per_packet": "resends per packet"}
 
 
-def rule(lab: Lab) -> str:
-    """REMEASURE_RULE with the assignment's slack per metric."""
+def rule(lab: Lab, reruns: int = GRADER_RERUNS) -> str:
+    """REMEASURE_RULE with how often each seed runs and the assignment's slack per metric."""
     slack = [f"{tol:g} {UNITS.get(m, m)}" for m, tol in lab.spec.tolerance.items()]
-    return f"{REMEASURE_RULE} {', '.join(slack) or 'nothing'}."
+    text = REMEASURE_RULE.format(reruns=f" ({reruns} runs of each seed, {2 * reruns} if a reported mean falls "
+                                        f"outside the first {reruns})" if reruns > 1 else "")
+    return f"{text} {', '.join(slack) or 'nothing'}."
 
 
 def accepted_range(values: list[float], tol: float = 0.0) -> tuple[float, float]:
@@ -350,6 +400,10 @@ def _finite(v) -> bool:
         return math.isfinite(float(v))
     except (TypeError, ValueError):
         return False
+
+
+def _num_or(v) -> str:
+    return f"{float(v):.1f}" if _finite(v) else "nothing"
 
 
 def _row_of(table: pd.DataFrame, key: dict) -> dict | None:
@@ -448,9 +502,48 @@ def _kernel_tcp_not_here(lab: Lab | None, q: str) -> str | None:
     return lab.cannot_measure(q)
 
 
+# The reported table as data in the hidden test's output: after the kernel is gone, the
+# grader reads it from the autograded notebook (grader/remeasure.py) and decides the
+# test's score outside the kernel.
+HAND_IN = "application/vnd.rdtlab.table+json"
+# Set in a kernel whose re-measured cells the grader decides (grader/autograde.py): the
+# kernel's own re-measurement would be time spent on a verdict nobody reads.
+REMEASURED_OUTSIDE = "RDTLAB_REMEASURED_OUTSIDE"
+
+
+def hand_in(q: str, table) -> None:
+    """Show `table` (q's reported table) as data in this cell's output, for the grader."""
+    from IPython import get_ipython
+    if not isinstance(table, pd.DataFrame) or get_ipython() is None:   # no kernel, no output to read it from
+        return
+    import json
+    from IPython.display import display
+    data = json.loads(table.to_json(orient="split", index=False))
+    display({HAND_IN: {"question": q, **data},
+             "text/plain": f"{q}_table handed in: {len(table)} rows, re-measured by the grader"}, raw=True)
+
+
+def handed_in(payload) -> pd.DataFrame:
+    """The table `hand_in` showed, from its output's data (a ValueError if it is not one)."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("columns"), list) \
+            or not isinstance(payload.get("data"), list):
+        raise ValueError("not a table (columns and data)")
+    frame = pd.DataFrame(payload["data"], columns=payload["columns"])
+    for col in frame.columns:    # JSON's null for NaN: a column of numbers and nulls is numeric
+        if frame[col].dtype == object and all(v is None or isinstance(v, (int, float)) for v in frame[col]):
+            frame[col] = pd.to_numeric(frame[col], errors="coerce")
+    return frame
+
+
 def assert_supported(lab: Lab, q: str, table, k: int = 2) -> None:
-    """Hidden test: re-measure k cells and fail a number they cannot support."""
+    """Hidden test: hand the table in, then re-measure k cells here and fail a number they
+    cannot support. Under `rdtlab grade --gradebook` the grader replaces this verdict
+    with its own, from runs outside the kernel (grader/remeasure.py)."""
+    hand_in(q, table)
     _fail(check_table(q, table, lab))
+    if os.environ.get(REMEASURED_OUTSIDE):
+        print(f"{q}_table: re-measured by the grader outside this notebook")
+        return
     _fail(lab.remeasure(q, table, k), rule(lab))
 
 

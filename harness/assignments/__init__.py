@@ -21,6 +21,9 @@ class Question:
     metrics: dict         # sweep field -> table column
     title: str
     programs: tuple = ()  # the student's files this question runs
+    # cells whose figures the machine's timing decides more than the programs do (a timer
+    # racing the round trip): never drawn for re-measurement, like CPU-heavy cells
+    timing_bound: Callable[[dict], bool] | None = None
 
 
 @dataclass(frozen=True)

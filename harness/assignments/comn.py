@@ -12,10 +12,16 @@ from harness.sheets import comn
 # and delay of the sheet, on fewer cells and a 20 KB file.
 TINY = comn.Plan(20 << 10, 2, (5, 20, 100), (5, 25, 100), (1, 4, 64), (1, 16), (4, 16))
 
+def premature(cell: dict) -> bool:
+    """A timeout within the idle round trip: every packet is resent once or more, and how
+    often is the scheduler's call (timer against ACK), not the programs'."""
+    return cell["timeout"] / 1000 <= Link(cell["delay"] / 1000).rtt
+
+
 QUESTIONS = {
     "q1": Question({"timeout": "timeout_ms"},
                    {"retransmissions": "retransmissions", "goodput_kBps": "throughput_kBps"},
-                   "Q1 stop-and-wait (Sender2/Receiver2)", comn.PROGRAMS["q1"]),
+                   "Q1 stop-and-wait (Sender2/Receiver2)", comn.PROGRAMS["q1"], timing_bound=premature),
     "q3": Question({"delay": "delay_ms", "timeout": "timeout_ms", "window": "window"},
                    {"goodput_kBps": "throughput_kBps"}, "Q3 Go-Back-N (Sender3/Receiver3)", comn.PROGRAMS["q3"]),
     "q5": Question({"window": "window"}, {"goodput_kBps": "throughput_kBps"},

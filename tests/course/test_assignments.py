@@ -218,7 +218,7 @@ MOVED = {"tcp-like": ("window", "throughput_kBps", 0, 150.0),     # window 1,000
 @pytest.mark.parametrize("name", ASSIGNMENTS)
 def test_hidden_remeasurement_catches_a_hand_moved_number(graded, name, monkeypatch):
     """The hidden test's re-measurement with the student's programs, on the autograded
-    folder (its own runs resumed from .rdtlab/, two cells run afresh)."""
+    folder (its table from the runs kept in .rdtlab/, two cells run afresh)."""
     from harness import notebook as nb
     monkeypatch.setenv("PATH", C.BIN + os.pathsep + os.environ.get("PATH", ""))
     lab = nb.Lab("tiny", name, folder=os.path.join(graded, "autograded", "honest", name), progress=False)

@@ -8,6 +8,7 @@ import csv
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -79,18 +80,35 @@ def _submit(course: str, student: str, who: str, extra: str = "") -> str:
     return dest
 
 
-def _jail_leftovers() -> tuple[list[int], list[str]]:
+def _jail_leftovers(grader: int) -> tuple[list[int], list[str]]:
+    """Processes left under the jail uids the grading process `grader` allocates
+    (grader.grade.allocate_uid: other graders on this machine have other uids), and
+    kernels' or re-measurements' mounts left anywhere."""
+    first = UID_BASE + (grader % 100_000) * 100
     procs = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if os.stat(f"/proc/{entry}").st_uid >= UID_BASE:
+                if first <= os.stat(f"/proc/{entry}").st_uid < first + 100:
                     procs.append(int(entry))
             except OSError:
                 pass
     with open("/proc/self/mountinfo") as f:
-        mounts = [line for line in f if "rdt-kernel-" in line or "rdtstage" in line]
+        mounts = [line for line in f if "rdt-kernel-" in line or "rdt-remeasure-" in line or "rdtstage" in line]
     return procs, mounts
+
+
+def _grade(*args: str, timeout: float) -> tuple[int, str, int]:
+    """`rdtlab grade ARGS`: (exit status, stderr, its pid)."""
+    proc = subprocess.Popen([os.path.join(C.BIN, "rdtlab"), "grade", *args], cwd=REPO, env=C.env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, stderr = proc.communicate(timeout=timeout)
+    except BaseException:        # its own time limit, or the test's: nothing left running
+        proc.kill()
+        proc.communicate()
+        raise
+    return proc.returncode, stderr, proc.pid
 
 
 @pytest.fixture
@@ -105,14 +123,14 @@ def course_in_opt():
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _settled_leftovers() -> tuple[list[int], list[str]]:
+def _settled_leftovers(grader: int) -> tuple[list[int], list[str]]:
     """What is left once SIGKILLed processes had a moment to go."""
-    left = _jail_leftovers()
+    left = _jail_leftovers(grader)
     for _ in range(30):
         if not left[0]:
             break
         time.sleep(0.1)
-        left = _jail_leftovers()
+        left = _jail_leftovers(grader)
     return left
 
 
@@ -140,14 +158,13 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
 
     out = tmp_path / "graded"
     started = time.monotonic()
-    done = subprocess.run([os.path.join(C.BIN, "rdtlab"), "grade", os.path.join(course, "submitted"),
-                           "--assignment", "comn", "--battery", TINY_BATTERY, "--scenario", "t-clean",
-                           "--gradebook", course, "--jobs", "2", "--out", str(out)],
-                          cwd=REPO, env=C.env(), capture_output=True, text=True, timeout=600)
+    status, stderr, grader = _grade(os.path.join(course, "submitted"), "--assignment", "comn", "--battery",
+                                    TINY_BATTERY, "--scenario", "t-clean", "--gradebook", course, "--jobs", "2",
+                                    "--out", str(out), timeout=600)
     listener.close()
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "alice: notebook autograded" in done.stderr and "mallory: notebook autograded" in done.stderr, done.stderr
-    crashed = next(line for line in done.stderr.splitlines() if "crasher: notebook" in line)
+    assert status == 0, stderr[-3000:]
+    assert "alice: notebook autograded" in stderr and "mallory: notebook autograded" in stderr, stderr
+    crashed = next(line for line in stderr.splitlines() if "crasher: notebook" in line)
     assert "not autograded: " in crashed and "Kernel" in crashed, crashed   # one line: why
     print(f"graded 3 students with notebooks in {time.monotonic() - started:.0f} s")
 
@@ -186,7 +203,7 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
     assert protocol > 0
     assert float(rows["alice"]["raw_score"]) == pytest.approx(FULL_MARKS + protocol)
 
-    assert _settled_leftovers() == ([], [])
+    assert _settled_leftovers(grader) == ([], [])
 
 
 def test_a_notebook_that_never_ends_stops_at_its_time_limit(tmp_path):
@@ -197,4 +214,138 @@ def test_a_notebook_that_never_ends_stops_at_its_time_limit(tmp_path):
         [result] = autograde_students(course, "comn", ["spinner"], time_limit=40)
     assert not result.ok and result.reason == "autograde of spinner's notebook stopped at its time limit (40 s)"
     assert 40 <= result.seconds < 60, result.seconds
-    assert _settled_leftovers() == ([], [])
+    assert _settled_leftovers(os.getpid()) == ([], [])
+
+
+# ---- the re-measured cells, decided outside the kernel --------------------------------
+
+REMEASURED = ("test_q1_remeasured", "test_q3_remeasured", "test_q5_remeasured")
+FABRICATE = '''
+def fabricate(table):
+    """the same table, its throughput made better than the programs do"""
+    table = table.copy()
+    table["throughput_kBps"] = (table["throughput_kBps"] * 4 + 50).clip(upper=1200)
+    return table
+'''
+FABRICATED = {"q3_answer": "q3_table = fabricate(q3_measured)", "q5_answer": "q5_table = fabricate(q5_measured)"}
+# Each hostile answer cell (q1's, the first) and what its q3 and q5 answers say.
+HOSTILE = {
+    # (a) the assertion the hidden test calls patched: the table is handed in, never checked
+    "patched_assert": {"q1_answer": FABRICATE + '''
+from harness import notebook as _nb
+_nb.assert_supported = lambda lab, q, table, k=2: _nb.hand_in(q, table)
+_nb.assert_table = lambda *args, **kwargs: None
+q1_table = fabricate(q1_measured)''', **FABRICATED},
+    # (b) the Lab patched to return fixed tables (and to find nothing wrong with them)
+    "patched_lab": {"q1_answer": '''
+import pandas as pd
+from harness import notebook as _nb
+def _fixed(self, q):
+    spec = self.spec.questions[q]
+    rows = []
+    for cell in self.cells(q):
+        row = {col: cell[p] for p, col in spec.params.items()}
+        for metric, col in spec.metrics.items():
+            row[col], row[col + "_ci95"] = (0.0 if metric == "retransmissions" else 500.0), 0.0
+        row["runs"], row["failed"] = 2, 0
+        rows.append(row)
+    return pd.DataFrame(rows, columns=_nb.columns(q, self.spec.name))
+_nb.Lab.measure = _fixed
+_nb.Lab.remeasure = lambda self, q, table, k=2: []
+q1_table = lab.measure("q1")'''},
+    # (c) a fake measurement cache: the kernel's own runs rewritten, then "measured" again
+    "fake_cache": {"q1_answer": '''
+import json
+def fake_cache(q):
+    path = lab.results_path(q)
+    with open(path) as f:
+        rows = [json.loads(line) for line in f]
+    with open(path, "w") as f:
+        for row in rows:
+            if row.get("goodput_kBps"):
+                row["goodput_kBps"] = min(row["goodput_kBps"] * 4 + 50, 1200)
+            f.write(json.dumps(row) + "\\n")
+    lab.frames.pop(q, None)
+    return lab.measure(q)
+q1_table = fake_cache("q1")''', "q3_answer": 'q3_table = fake_cache("q3")', "q5_answer": 'q5_table = fake_cache("q5")'},
+    # (d) AssertionError redefined, and its tracebacks never shown: no test cell fails in the kernel
+    "redefined_assertion": {"q1_answer": FABRICATE + '''
+import builtins, sys
+class AssertionError(Exception):
+    """a failed test, never shown"""
+builtins.AssertionError = AssertionError
+_ip = get_ipython()
+_show = _ip.showtraceback
+def _quiet(*args, **kwargs):
+    if sys.exc_info()[0] is not AssertionError:
+        return _show(*args, **kwargs)
+_ip.showtraceback = _quiet
+q1_table = fabricate(q1_measured)''', **FABRICATED},
+    # (e) tables measured with faster programs (the reference's, in fast/) than the ones handed in
+    "other_programs": {"q1_answer": '''
+_fast = nb.Lab(MODE, folder="fast", progress=False)
+q1_table = _fast.measure("q1")''', "q3_answer": 'q3_table = _fast.measure("q3")',
+                       "q5_answer": 'q5_table = _fast.measure("q5")'},
+}
+SLOW = '''# {who}
+"""{name} of the reference, made slow: a tenth of a second before each datagram it sends."""
+import os, runpy, socket, sys, time
+_send = socket.socket.send
+def _slow(self, *args):
+    time.sleep(0.1)
+    return _send(self, *args)
+socket.socket.send = _slow
+sys.argv[0] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", "comn", "{name}.py")
+runpy.run_path(sys.argv[0], run_name="__main__")
+'''
+
+
+@pytest.mark.timeout(900)   # six notebooks autograded two at a time, then re-measured: ~5 min
+def test_remeasured_cells_are_decided_outside_the_kernel(course_in_opt):
+    """Five hostile notebooks, each fabricating its Q1, Q3 and Q5 tables its own way, score 0
+    on every re-measured cell, with the grader's reason and fresh figures; the honest one
+    beside them keeps full marks. One `rdtlab grade --gradebook` call grades them all."""
+    course = course_in_opt
+    _submit(course, "honest", "Hank Honest s0000010")
+    for n, (student, answers) in enumerate(HOSTILE.items()):
+        dest = _submit(course, student, f"Hostile Student{n} s000002{n}")
+        if student == "other_programs":
+            reference_submission(os.path.join(dest, "fast"), who=f"Hostile Student{n} s000002{n}")
+            for k in (2, 3, 4):
+                with open(os.path.join(dest, f"Sender{k}.py"), "w") as f:
+                    f.write(SLOW.format(who=f"Hostile Student{n} s000002{n}", name=f"Sender{k}"))
+        C.answer_cells(os.path.join(dest, C.NOTEBOOK), answers)
+    started = time.monotonic()
+    status, stderr, grader = _grade(os.path.join(course, "submitted"), "--assignment", "comn", "--battery",
+                                    TINY_BATTERY, "--scenario", "t-clean", "--gradebook", course, "--jobs", "2",
+                                    "--out", os.path.join(course, "graded"), timeout=1200)
+    assert status == 0, stderr[-3000:]
+    print(f"graded {1 + len(HOSTILE)} notebooks in {time.monotonic() - started:.0f} s")
+    lines = {s: next(l for l in stderr.splitlines() if f"  {s}: notebook" in l) for s in ["honest", *HOSTILE]}
+    print("\n".join(lines.values()))
+
+    scores = C.scores(course)
+    honest = {k: v for k, v in scores["honest"].items() if k.startswith("test_")}
+    assert sum(honest.values()) == FULL_MARKS, (honest, lines["honest"])
+    assert "q1 passed; q3 passed; q5 passed" in lines["honest"], lines["honest"]
+    graded = nbformat.read(os.path.join(course, "autograded", "honest", "comn", C.NOTEBOOK), as_version=4)
+    said = C.text_output(graded, "test_q3_remeasured")
+    assert "Re-measured by the grader outside your notebook: passed" in said and "Rule:" in said, said
+    # k=3 of Q3's light cells, with the fresh figures of each: 2 seeds, each run twice (or 4 times)
+    figures = re.findall(r"throughput_kBps re-measured ([\d., ]+) \(accepted", said)
+    assert len(figures) == 3 and all(len(f.split(", ")) in (4, 8) for f in figures), said
+
+    for student in HOSTILE:
+        assert [scores[student][g] for g in REMEASURED] == [0.0, 0.0, 0.0], (student, scores[student])
+        graded = nbformat.read(os.path.join(course, "autograded", student, "comn", C.NOTEBOOK), as_version=4)
+        for grade_id in REMEASURED:
+            why = C.errors(graded)[grade_id]
+            assert why.startswith("AssertionError: ") and "\n" not in why, why
+            # the grader's own runs (2 seeds, each twice, and twice more on a failure) cannot give
+            # what the table says
+            assert re.search(r"you report (throughput_kBps|retransmissions) [\d.]+, re-measured [\d.]+–[\d.]+ "
+                             r"over \d+ runs \(accepted", why), (student, why)
+            assert "Rule:" in C.text_output(graded, grade_id)
+        assert "q1 failed: " in lines[student] and "q5 failed: " in lines[student], lines[student]
+
+    assert _settled_leftovers(grader) == ([], [])

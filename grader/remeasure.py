@@ -1,0 +1,227 @@
+"""The notebooks' re-measured cells, decided outside the student's kernel.
+
+A notebook's hidden test `test_<q>_remeasured` re-measures inside the student's own
+kernel, where an answer cell can patch whatever the test calls (the assertion, the
+`Lab`, its cache, AssertionError itself). So after the jailed autograde
+(grader/autograde.py), with the kernel dead, the grader:
+  - reads the table the test handed in (harness.notebook.hand_in: data in that cell's
+    output of the autograded .ipynb on disk); none, or more than one, scores 0;
+  - draws the cells to re-measure from a seed the student cannot know: an HMAC of a key
+    kept in the course folder (hidden from every kernel) with the assignment, the
+    student, the question and the reported table, drawn now, after the kernel ran;
+  - re-runs those cells with the submitted programs (nbgrader's submitted/ folder, not
+    the kernel's copy) in the programs' jail (grader.sandbox), on the same link and
+    seeds (each seed twice: GRADER_RERUNS, and twice more when a reported figure falls
+    outside, so one run the machine slowed does not fail an honest table); only these
+    fresh runs set the accepted range
+    (harness.notebook.REMEASURE_RULE); timing-bound and CPU-heavy cells are never drawn;
+  - writes the verdict: the cell's score in nbgrader's gradebook
+    (grader.gradebook.set_cell_scores, over what the kernel's run of the test gave) and the rule with the fresh
+    figures as the cell's output in the autograded notebook, which nbgrader's
+    generate_feedback shows the student.
+"""
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import shutil
+import tempfile
+from dataclasses import dataclass, field, replace
+
+import nbformat
+import pandas as pd
+
+from harness.engine import REPO
+from harness.experiments.sweep import one_line
+from harness.notebook import GRADER_RERUNS, HAND_IN, Lab, check_table, handed_in as table_of, rule
+
+from grader.sandbox import Limits, Sandbox, kill_uid, mount_scratch, prepare_scratch, unmount_runs, unmount_scratch
+
+KEY_FILE = ".rdtlab-remeasure.key"   # in the course folder: the kernels never see it
+GRADE_ID = re.compile(r"^test_(\w+)_remeasured$")
+SAMPLE = re.compile(r"\bk\s*=\s*(\d+)")
+MARK = "rdtlab-remeasure"            # the grader's own outputs in the autograded notebook
+
+
+@dataclass
+class Verdict:
+    notebook: str                    # the notebook's name (no .ipynb), as nbgrader's gradebook has it
+    grade_id: str
+    question: str
+    passed: bool
+    reason: str                      # one line: why not (empty when passed)
+    figures: list[str] = field(default_factory=list)   # the fresh runs, per sampled cell and metric
+    rule: str = ""
+
+    def text(self) -> str:
+        head = f"Re-measured by the grader outside your notebook: {'passed' if self.passed else 'failed: ' + self.reason}"
+        return "\n".join([head, *self.figures, self.rule]).strip() + "\n"
+
+
+def course_key(course_dir: str) -> bytes:
+    """The course's re-measurement key, root's alone: made once (written whole, then
+    linked into place, so a second grader at once reads the same key, never half of it)."""
+    path = os.path.join(course_dir, KEY_FILE)
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=course_dir, prefix=".rdtlab-key-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(secrets.token_bytes(32))
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def draw_seed(key: bytes, assignment: str, student: str, q: str, reported: dict) -> int:
+    """The sample's seed: unknowable without the key, and new for any other table."""
+    message = json.dumps([assignment, student, q, reported], sort_keys=True, default=str).encode()
+    return int.from_bytes(hmac.new(key, message, hashlib.sha256).digest()[:8], "big")
+
+
+def remeasured_cells(nb: nbformat.NotebookNode) -> list[tuple[nbformat.NotebookNode, str, int]]:
+    """(cell, question, k) of each re-measured test cell (k from its source, restored by
+    nbgrader from the gradebook: the student cannot change it)."""
+    found = []
+    for cell in nb.cells:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
+        m = GRADE_ID.match(grade_id)
+        if m and cell.get("cell_type") == "code":
+            k = SAMPLE.search(cell.source)
+            found.append((cell, m.group(1), int(k.group(1)) if k else 2))
+    return found
+
+
+def handed_in(cell: nbformat.NotebookNode, q: str):
+    """(the payload of the table handed in for q, None) or (None, why not)."""
+    payloads = [o["data"][HAND_IN] for o in cell.get("outputs", [])
+                if o.get("output_type") in ("display_data", "execute_result") and HAND_IN in o.get("data", {})]
+    payloads = [p for p in payloads if isinstance(p, dict) and p.get("question") == q]
+    if not payloads:
+        return None, (f"no {q}_table was handed in: its test cell showed none (was {q}_table set, "
+                      f"or did a cell change what the test calls?)")
+    if len(payloads) > 1:
+        return None, f"{q}_table was handed in {len(payloads)} times: which one is yours cannot be told"
+    return payloads[0], None
+
+
+@contextlib.contextmanager
+def jailed_copy(folder: str, hidden: list[str], limits: Limits | None = None):
+    """A private copy of `folder` in a jail of its own (its uid, a size-capped tmpfs):
+    the Sandbox its programs run in. Everything it started is killed afterwards."""
+    from grader.grade import allocate_uid
+    limits = limits or Limits()
+    uid = allocate_uid()
+    scratch = tempfile.mkdtemp(prefix="rdt-remeasure-")
+    mounted = False
+    try:
+        mount_scratch(scratch, limits.scratch_bytes)
+        mounted = True
+        work = prepare_scratch(folder, scratch, uid, ignore=shutil.ignore_patterns(".rdtlab", "*.ipynb"))
+        yield Sandbox(uid, work, hidden, limits)
+    finally:
+        kill_uid(uid)
+        unmount_runs(uid)
+        if mounted:
+            unmount_scratch(scratch)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def jailed(sandbox: Sandbox):
+    """Program -> the same program started in `sandbox`."""
+    prefix = sandbox.template([]).rstrip()
+    return lambda program: replace(program, command=f"{prefix} {program.command}")
+
+
+def remeasure_student(course_dir: str, assignment: str, student: str, backend: str = "auto",
+                      hidden: tuple[str, ...] = ()) -> list[Verdict]:
+    """The verdicts of one student's re-measured cells (the autograded notebooks are
+    rewritten with them; grader.gradebook.set_cell_scores puts them in the gradebook)."""
+    course_dir = os.path.abspath(course_dir)
+    programs = os.path.join(course_dir, "submitted", student, assignment)
+    notebooks = sorted(glob.glob(os.path.join(course_dir, "autograded", student, assignment, "*.ipynb")))
+    key = course_key(course_dir)
+    verdicts = []
+    with contextlib.ExitStack() as stack:
+        lab = sandbox = None
+        for path in notebooks:
+            nb = nbformat.read(path, as_version=4)
+            name = os.path.splitext(os.path.basename(path))[0]
+            for cell, q, k in remeasured_cells(nb):
+                if lab is None:
+                    sandbox = stack.enter_context(jailed_copy(
+                        programs, sorted({course_dir, str(REPO), *(os.path.abspath(h) for h in hidden)})))
+                    lab = Lab("quick", assignment, folder=sandbox.scratch, backend=backend, progress=False)
+                verdict = Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, "", rule=rule(lab))
+                verdicts.append(_decide(verdict, lab, sandbox, cell, q, k, key, assignment, student))
+                _show(cell, verdicts[-1])
+            nbformat.write(nb, path)
+    return verdicts
+
+
+def _decide(verdict: Verdict, lab: Lab, sandbox: Sandbox, cell, q: str, k: int, key: bytes, assignment: str,
+            student: str) -> Verdict:
+    payload, why = handed_in(cell, q)
+    missing = lab.unavailable(q)
+    if missing:
+        return replace(verdict, reason=f"not re-measured: {missing.replace(lab.folder, 'your folder')}")
+    if why:
+        return replace(verdict, reason=why)
+    try:
+        table = table_of(payload)
+    except ValueError as e:
+        return replace(verdict, reason=f"the {q}_table handed in is {e}")
+    problems = check_table(q, table, lab)
+    if problems:
+        return replace(verdict, reason=problems[0])
+    cells = lab.sample(q, k, seed=draw_seed(key, assignment, student, q, payload))
+    try:
+        frame = lab.rerun(q, cells, programs=jailed(sandbox), reruns=GRADER_RERUNS)
+    except Exception as e:      # the grader's own trouble too: 0 and why, never the kernel's verdict
+        return replace(verdict, reason=f"re-measurement failed: {type(e).__name__}: {one_line(e)}")
+    problems, figures = lab.judge(q, table, cells, frame)
+    if problems:    # a run the machine slowed is not alone: the cells once more, judged on all runs
+        try:
+            frame = pd.concat([frame, lab.rerun(q, cells, programs=jailed(sandbox), reruns=GRADER_RERUNS)],
+                              ignore_index=True)
+        except Exception as e:
+            return replace(verdict, reason=f"re-measurement failed: {type(e).__name__}: {one_line(e)}")
+        problems, figures = lab.judge(q, table, cells, frame)
+    extra = f" [{len(problems) - 1} more]" if len(problems) > 1 else ""
+    return replace(verdict, passed=not problems, reason=(problems[0] + extra) if problems else "", figures=figures)
+
+
+def _show(cell, verdict: Verdict) -> None:
+    """The cell's outputs become the table handed in and the grader's verdict (what the
+    kernel printed or raised there decides nothing, so it is not shown); a failure ends
+    in an error, as nbgrader shows a failed test."""
+    kept = [o for o in cell.get("outputs", []) if HAND_IN in o.get("data", {})]
+    said = nbformat.v4.new_output("display_data", data={"text/plain": verdict.text()}, metadata={MARK: True})
+    cell.outputs = kept + [said]
+    if not verdict.passed:
+        cell.outputs.append(nbformat.v4.new_output("error", ename="AssertionError", evalue=verdict.reason,
+                                                   traceback=[f"AssertionError: {verdict.reason}"]))
+
+
+def unmeasured(course_dir: str, assignment: str, student: str, why: str) -> list[Verdict]:
+    """Verdicts of 0 for each re-measured cell when the re-measurement itself broke: the
+    kernel's own verdict never stands."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(course_dir, "autograded", student, assignment, "*.ipynb"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except Exception:
+            continue
+        out += [Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, f"not re-measured: {why}")
+                for cell, q, _ in remeasured_cells(nb)]
+    return out

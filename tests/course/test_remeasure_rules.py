@@ -1,0 +1,106 @@
+"""The pieces of the grader's re-measurement outside the kernel (grader/remeasure.py), on
+data: the secret sample, the rule on fresh runs only, the table read back from a test
+cell's output, the verdict written as that cell's output. The whole path, hostile
+notebooks and all, is in test_jailed_autograde.py."""
+from __future__ import annotations
+
+import math
+
+import nbformat
+import pandas as pd
+import pytest
+
+from grader import remeasure as R
+from harness import notebook as nb
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    return nb.Lab("tiny", "comn", folder=str(tmp_path_factory.mktemp("empty")), backend="local", progress=False)
+
+
+def test_the_grader_draws_its_sample_from_a_secret_seed(lab):
+    light = [c for c in lab.sweeps["q3"].cells if lab.sweeps["q3"].load(c) < nb.HEAVY]
+    drawn = [lab.sample("q3", 3, seed=s) for s in range(40)]
+    for cells in drawn:
+        assert len(cells) == 3 and all(c in light for c in cells)
+        assert cells == [c for c in light if c in cells]           # in sweep order
+    assert lab.sample("q3", 3, seed=7) == drawn[7]                  # the same seed, the same cells
+    assert len({tuple(map(str, cells)) for cells in drawn}) > 5     # not one fixed, public sample
+    assert all(any(c in cells for cells in drawn) for c in light)   # any light cell may be drawn
+    key = b"x" * 32
+    assert R.draw_seed(key, "comn", "ann", "q1", {"data": [1]}) == R.draw_seed(key, "comn", "ann", "q1", {"data": [1]})
+    assert R.draw_seed(key, "comn", "ann", "q1", {"data": [1]}) != R.draw_seed(key, "comn", "bob", "q1", {"data": [1]})
+    assert R.draw_seed(key, "comn", "ann", "q1", {"data": [1]}) != R.draw_seed(key, "comn", "ann", "q1", {"data": [2]})
+    assert R.draw_seed(key, "comn", "ann", "q1", {}) != R.draw_seed(b"y" * 32, "comn", "ann", "q1", {})
+
+
+def _q1(throughput: float, retransmissions: float = 4.0) -> pd.DataFrame:
+    return pd.DataFrame([{"timeout_ms": 20, "retransmissions": retransmissions, "retransmissions_ci95": 1.0,
+                          "throughput_kBps": throughput, "throughput_kBps_ci95": 1.0, "runs": 2, "failed": 0}])
+
+
+def test_only_the_fresh_runs_set_the_accepted_range(lab):
+    cell = next(c for c in lab.cells("q1") if c["timeout"] == 20)
+    fresh = pd.DataFrame([{**cell, "ok": True, "goodput_kBps": g, "retransmissions": 4, "error": None}
+                          for g in (60.0, 64.0)])
+    # what this notebook's own runs say (a cache an answer cell rewrote) is not consulted
+    lab.frames["q1"] = pd.DataFrame([{**cell, "ok": True, "goodput_kBps": 500.0, "retransmissions": 0}])
+    problems, figures = lab.judge("q1", _q1(62.0), [cell], fresh)
+    assert problems == []
+    assert "Q1 timeout_ms=20: throughput_kBps re-measured 60.0, 64.0 (accepted 37.0–99.0); you report 62.0" in figures
+    problems, _ = lab.judge("q1", _q1(500.0), [cell], fresh)
+    assert problems == ["Q1 timeout_ms=20: you report throughput_kBps 500.0, re-measured 60.0–64.0 over 2 runs "
+                        "(accepted 37.0–99.0)"]
+    failed = fresh.assign(ok=False, goodput_kBps=math.nan, error="the receiver's output differs")
+    problems, figures = lab.judge("q1", _q1(62.0), [cell], failed)
+    assert "fail there when re-run (the receiver's output differs)" in problems[0]
+
+
+def _test_cell(outputs: list, source: str = 'nb.assert_supported(lab, "q1", nb.given("q1_table", globals()), k=3)'):
+    cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade_id": "test_q1_remeasured", "grade": True,
+                                                                    "points": 3}})
+    cell.outputs = outputs
+    return cell
+
+
+def _handed(table: pd.DataFrame, q: str = "q1"):
+    import json
+    data = json.loads(table.to_json(orient="split", index=False))
+    return nbformat.v4.new_output("display_data", data={nb.HAND_IN: {"question": q, **data}, "text/plain": "x"})
+
+
+def test_the_table_is_read_back_from_the_test_cells_output():
+    table = _q1(62.0, math.nan)
+    notebook = nbformat.v4.new_notebook(cells=[_test_cell([_handed(table)])])
+    [(cell, q, k)] = R.remeasured_cells(notebook)
+    assert (q, k) == ("q1", 3)
+    payload, why = R.handed_in(cell, "q1")
+    back = nb.handed_in(payload)
+    assert why is None and list(back.columns) == list(table.columns)
+    assert nb.check_table("q1", back) == ["q1_table['retransmissions'] has cells with no number"]
+    assert pd.api.types.is_numeric_dtype(back["retransmissions"]) and back.at[0, "throughput_kBps"] == 62.0
+
+    _, why = R.handed_in(_test_cell([]), "q1")
+    assert why.startswith("no q1_table was handed in")
+    _, why = R.handed_in(_test_cell([_handed(table), _handed(table)]), "q1")
+    assert "handed in 2 times" in why
+    _, why = R.handed_in(_test_cell([_handed(table, "q3")]), "q1")
+    assert why.startswith("no q1_table")
+    with pytest.raises(ValueError):
+        nb.handed_in({"question": "q1", "columns": "timeout_ms"})
+
+
+def test_the_verdict_replaces_what_the_kernel_showed():
+    kernel_said = nbformat.v4.new_output("stream", name="stdout", text="all fine, trust me\n")
+    cell = _test_cell([_handed(_q1(62.0)), kernel_said])
+    verdict = R.Verdict("results_sheet", "test_q1_remeasured", "q1", False, "you report throughput_kBps 500.0",
+                        ["Q1 timeout_ms=20: throughput_kBps re-measured 60.0, 64.0"], "Rule: ...")
+    R._show(cell, verdict)
+    R._show(cell, verdict)        # a second grading replaces the first verdict
+    kinds = [o.output_type for o in cell.outputs]
+    assert kinds == ["display_data", "display_data", "error"], kinds
+    assert nb.HAND_IN in cell.outputs[0].data
+    assert "re-measured 60.0, 64.0" in cell.outputs[1].data["text/plain"]
+    assert cell.outputs[2].evalue == "you report throughput_kBps 500.0"
+    nbformat.validate(nbformat.v4.new_notebook(cells=[cell]))
