@@ -28,7 +28,7 @@ from harness.plots.capture import read_trace
 from reference.comn.conventions import CHOICES, Conventions
 
 from grader.battery import Battery
-from grader.scenario import Side
+from grader.scenario import Side, isolation
 
 PROBE_BYTES = 3000     # three messages, the last one short: 0, 1, 0 (alternating) or 0, 1, 2 (counting)
 PROBE_LINK = Link("delay 1ms", shared_queue=False)
@@ -145,7 +145,7 @@ def _sniff(programs, tx: Side, rx: Side, backend: str):
         sender = Program(tx.template(programs.sender), env=tx.env)
         receiver = Program(rx.template(programs.receiver), env=rx.env)
         run_transfer(sender, receiver, PROBE_LINK, params=programs.params, size=PROBE_BYTES, seed=1,
-                     backend=backend, time_limit=PROBE_TIME_LIMIT, trace=trace, isolate=tx.isolated or rx.isolated)
+                     backend=backend, time_limit=PROBE_TIME_LIMIT, trace=trace, isolate=isolation(tx, rx))
         try:
             copies = read_trace(trace).copies if os.path.exists(trace) else []
         except Exception:       # a cut or missing trace tells nothing
@@ -194,7 +194,7 @@ def _works(programs, tx: Side, rx: Side, conv: Conventions, reference: Side, bac
     sender = Program(tx.template(programs.sender), env=tx.env)
     receiver = Program(rx.template(programs.receiver), env=rx.env)
     result = run_transfer(sender, receiver, PROBE_LINK, params=programs.params, size=PROBE_BYTES, seed=1,
-                          backend=backend, time_limit=PROBE_TIME_LIMIT, isolate=tx.isolated or rx.isolated)
+                          backend=backend, time_limit=PROBE_TIME_LIMIT, isolate=isolation(tx, rx))
     return result.ok
 
 

@@ -88,13 +88,19 @@ def programs_for(scenario: Scenario, programs: Programs, tx: Side, rx: Side) -> 
                     env=rx.env_for(scenario.part, extra if rx.label == "reference" else None)))
 
 
+def isolation(*sides: Side) -> bool | None:
+    """run_transfer's `isolate` for a run of these sides: True (a namespace of its own, or
+    no run) where a jailed side's programs run; else wherever the harness can."""
+    return True if any(side.isolated for side in sides) else None
+
+
 def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: int, backend: str,
              pcap: str | None = None) -> TransferResult:
     sender, receiver = programs_for(scenario, programs, tx, rx)
     return run_transfer(sender, receiver, Link(scenario.link, scenario.reverse, scenario.shared_queue),
                         params=scenario.params, size=scenario.size, seed=seed, backend=backend,
                         time_limit=scenario.time_limit, no_progress=scenario.no_progress, pcap=pcap,
-                        isolate=tx.isolated or rx.isolated)
+                        isolate=isolation(tx, rx))
 
 
 def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: str,

@@ -360,10 +360,13 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
     render(sender.command, dummy, "sender command")
     render(receiver.command, dummy, "receiver command")
     backend = backends.resolve(backend)
-    if rest["isolate"] and backend == "local":
+    if backend == "local":
         why = backends.isolation_unavailable_reason()
-        if why:
+        if rest["isolate"] and why:
             raise backends.BackendUnavailable(why)
+        rest["isolate"] = rest["isolate"] is not False and not why
+    else:
+        rest["isolate"] = False
     from harness.backends import tcp
     rest["tcp_cc"] = tcp.check(tcp.DEFAULT if rest.get("tcp_cc") is None else rest["tcp_cc"]) \
         if backend in ("netns", "kernel") else None
@@ -385,7 +388,7 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
                  file_cap: int | None = None, schedule: list | None = None,
                  pcap: str | None = None, trace: str | None = None, stop_receiver_when_done: bool = True,
                  verify: bool = True, progress: Callable[[dict], None] | None = None,
-                 isolate: bool = False,
+                 isolate: bool | None = None,
                  tcp_cc: str | None = None) -> TransferResult:
     """Send `file` (or `size` seeded random bytes) from sender to receiver over the link.
 
@@ -407,9 +410,11 @@ def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *
     `pcap` / `trace`: files for the engine's capture of what it delivered / its JSON-lines
     trace of every packet's fate (harness/plots draws the transfer from either).
     `isolate`: on the local backend, the engine and both programs in a network namespace
-    of their own, loopback only (root; harness/backends/local.py): the programs reach
-    the engine and each other, nothing of the host's network. The grader asks for it
-    for untrusted programs; the netns and kernel backends isolate every run anyway.
+    of their own, loopback only (harness/backends/local.py): the programs reach the
+    engine and each other, nothing of the host's network. None (the default): wherever
+    this process may make one (root, or CAP_SYS_ADMIN and CAP_NET_ADMIN); True: or a
+    BackendUnavailable saying why not (the grader, for untrusted programs); False: never.
+    The netns and kernel backends isolate every run anyway.
     `tcp_cc`: kernel TCP's congestion control in the namespaces of the netns and kernel
     backends, pinned per route (harness/backends/tcp.py); None: cubic. An algorithm this
     kernel lacks is a UsageError naming the ones it has.

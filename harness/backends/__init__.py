@@ -1,7 +1,7 @@
 """Backends: where the hosts live and how packets get from one to the other.
 
 - `local`:  programs on loopback, the engine as a UDP relay between them (no privileges);
-            with `isolate`, all three in a network namespace of their own (root).
+            isolated, all three in a network namespace of the run's own (root).
 - `netns`:  a network namespace per host, joined by TUN devices the engine serves.
 - `kernel`: a network namespace per host, joined by veth pairs with tc netem on them
             (only where the kernel has sch_netem).

@@ -5,7 +5,8 @@ engine's listen address for each path, and the engine relays to the receiver and
 back. Needs no privileges. A collision on the receiver's port (another program took
 it in between) shows as the receiver failing to bind; transfer.py then retries.
 
-Isolated (`isolate=True`, root): the engine and both programs run in a network
+Isolated (`isolate`, wherever the harness may: root, or CAP_SYS_ADMIN and CAP_NET_ADMIN;
+transfer.py decides): the engine and both programs run in a network
 namespace of the run's own, whose only device is its loopback: the engine makes it as
 it starts and the programs join it (/proc/<engine>/ns/net); it goes when they do, so
 nothing is left to remove.

@@ -5,6 +5,7 @@ the same seeds and links. Each must arrive intact (cross-talk between runs would
 corrupt or stall them), on its own ports or namespaces, and the link's decisions and
 the goodputs must agree between the two ways of running within the bounds below.
 """
+import os
 import math
 from concurrent.futures import ThreadPoolExecutor
 
@@ -31,12 +32,15 @@ def test_parallel_runs_agree_with_serial_runs(backend):
     for res in parallel + serial:
         assert res.ok, res.error
 
-    # Isolation: every parallel run had its own ports (local) or namespaces (netns).
-    key = "targets" if backend == "local" else "netns"
+    # Isolation: every parallel run had its own namespaces (netns; local where the harness
+    # may make one, as root) or its own ports (local otherwise).
+    isolated = all(r.endpoints["netns"][0] for r in parallel)
+    key = "targets" if backend == "local" and not isolated else "netns"
     owned = [tuple(r.endpoints[key]) for r in parallel]
     assert len(set(owned)) == len(owned)
-    if backend == "local":
+    if backend == "local" and not isolated:
         assert len({r.endpoints["listen_port"] for r in parallel}) == len(parallel)
+    assert isolated == (backend == "netns" or os.geteuid() == 0)
 
     # Loss: each direction's losses in a run are Binomial(n, 5%); a parallel run and its
     # serial twin may differ by at most the 99.9% bound of the difference of two such
