@@ -5,8 +5,8 @@ bugs must lose points in the scenario that names their fault. Here the fast subs
 grader.calibrate.FAST_SCENARIOS), graded side by side by the real grader in the jail;
 `make bench` runs the whole matrix on three seeds (python -m grader.calibrate).
 
-A member that today's grader penalises only for a convention it does not detect yet
-(the manifest's `expected`, until branch conv is merged) is xfail, not strict."""
+A member the manifest says the grader may still penalise (`expected`, none today) is
+xfail, not strict."""
 import pytest
 
 from grader.calibrate import (FAST_SCENARIOS, Cell, Member, judge, load_corpus, main, matrix,
