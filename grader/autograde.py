@@ -117,7 +117,7 @@ def autograde_one(course_dir: str, assignment: str, student: str, time_limit: fl
     """One student's autograde; `jail` says what to hide and share (its uid and scratch are made here)."""
     started = time.monotonic()
     uid = allocate_uid()
-    scratch = tempfile.mkdtemp(prefix="rdt-kernel-")
+    scratch = tempfile.mkdtemp(prefix=f"rdt-kernel-{os.getpid()}-")     # whose it is (tests, a sweep)
     mounted = False
     try:
         mount_scratch(scratch, jail.limits.scratch_bytes)

@@ -121,7 +121,7 @@ def jailed_copy(folder: str, hidden: list[str], limits: Limits | None = None):
     from grader.grade import allocate_uid
     limits = limits or Limits()
     uid = allocate_uid()
-    scratch = tempfile.mkdtemp(prefix="rdt-remeasure-")
+    scratch = tempfile.mkdtemp(prefix=f"rdt-remeasure-{os.getpid()}-")     # whose it is (tests, a sweep)
     mounted = False
     try:
         mount_scratch(scratch, limits.scratch_bytes)

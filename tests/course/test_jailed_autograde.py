@@ -94,7 +94,8 @@ def _jail_leftovers(grader: int) -> tuple[list[int], list[str]]:
             except OSError:
                 pass
     with open("/proc/self/mountinfo") as f:
-        mounts = [line for line in f if "rdt-kernel-" in line or "rdt-remeasure-" in line or "rdtstage" in line]
+        mounts = [line for line in f if f"rdt-kernel-{grader}-" in line or f"rdt-remeasure-{grader}-" in line
+                  or "rdtstage" in line]    # this grader's: a neighbour's grading may be running
     return procs, mounts
 
 
