@@ -35,6 +35,7 @@ from pathlib import Path
 
 from harness.engine import REPO
 from harness.procs import UsageError
+from grader.planted import plant
 
 CORPUS = Path(REPO) / "tests" / "fixtures" / "corpus"
 BATTERY = "comn"
@@ -51,6 +52,14 @@ class Member:
     expected: dict = field(default_factory=dict)           # scenario -> why today's grader penalises it
     missed_today: str = ""                                 # bugs: why today's battery cannot catch it
     fast: bool = False
+    patch: dict | None = None      # bugs: grader/planted.py's find/replace on `path`, the base member
+
+    def copy_to(self, dest: str) -> str:
+        """The member's programs at `dest`; a bug's planted in a copy of its base member."""
+        ignore = shutil.ignore_patterns("__pycache__", "*.class", "*.o")
+        if self.patch is None:
+            return shutil.copytree(self.path, dest, ignore=ignore)
+        return plant(str(self.path), {"name": self.name, **self.patch}, dest, ignore=ignore)
 
     def expects(self, scenario: str) -> str | None:
         """Why today's grader penalises this correct member in `scenario` (the manifest's
@@ -68,8 +77,9 @@ def load_corpus(root: Path = CORPUS) -> list[Member]:
     with open(root / "bugs" / "bugs.toml", "rb") as f:
         for name, d in tomllib.load(f).get("bug", {}).items():
             caught = d["caught_by"] if isinstance(d["caught_by"], list) else [d["caught_by"]]
-            members.append(Member(name, root / "bugs" / name, "bug", d.get("what", ""), caught_by=caught,
-                                  missed_today=d.get("missed_today", ""), fast=d.get("fast", False)))
+            members.append(Member(name, root / d["from"], "bug", d.get("what", ""), caught_by=caught,
+                                  missed_today=d.get("missed_today", ""), fast=d.get("fast", False),
+                                  patch={k: d[k] for k in ("file", "old", "new")}))
     for m in members:
         if not m.path.is_dir():
             raise UsageError(f"corpus member {m.name}: no folder {m.path}")
@@ -78,8 +88,7 @@ def load_corpus(root: Path = CORPUS) -> list[Member]:
 
 def seeded_copy(member: Member, seed: int, dest: str) -> str:
     """A copy of the member whose digest (so every scenario's seed) depends on `seed`."""
-    folder = os.path.join(dest, f"{member.name}-seed{seed}")
-    shutil.copytree(member.path, folder, ignore=shutil.ignore_patterns("__pycache__", "*.class", "*.o"))
+    folder = member.copy_to(os.path.join(dest, f"{member.name}-seed{seed}"))
     with open(os.path.join(folder, "calibration-seed"), "w") as f:
         f.write(f"{seed}\n")
     return folder
@@ -243,7 +252,7 @@ def smoke(member: Member, backend: str, size: int, seed: int) -> list[tuple[int,
     battery = load_battery(BATTERY)
     out = []
     with tempfile.TemporaryDirectory(prefix="rdt-smoke-") as tmp:
-        folder = shutil.copytree(member.path, os.path.join(tmp, "sub"))
+        folder = member.copy_to(os.path.join(tmp, "sub"))
         err = build(folder, None)
         for part, (fwd, rev, shared, params) in SMOKE_LINKS.items():
             programs = battery.programs[part]

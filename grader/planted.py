@@ -40,9 +40,9 @@ def load_bugs(path: str, kind: str = "bug") -> list[dict]:
         return tomllib.load(f).get(kind, [])
 
 
-def plant(source: str, bug: dict, dest: str) -> str:
+def plant(source: str, bug: dict, dest: str, ignore=None) -> str:
     """A copy of `source` at `dest` with `bug` (or a valid variant) applied (its `old` text must occur once)."""
-    shutil.copytree(source, dest)
+    shutil.copytree(source, dest, ignore=ignore)
     path = os.path.join(dest, bug["file"])
     with open(path) as f:
         text = f.read()
