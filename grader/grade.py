@@ -68,9 +68,10 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
     jail = options.sandbox if options.sandbox is not None else available() is None
     if jail and available():
         raise UsageError(available())
-    own_network = jail and not (options.runner_isolates_network and local_unisolated(options.backend))
-    if jail and own_network and local_unisolated(options.backend):
-        raise UsageError(f"refusing to grade untrusted programs on the local backend: {local_unisolated(options.backend)}, "
+    unisolated = local_unisolated(options.backend) if jail else None
+    own_network = jail and not (options.runner_isolates_network and unisolated)
+    if own_network and unisolated:
+        raise UsageError(f"refusing to grade untrusted programs on the local backend: {unisolated}, "
                          "so they could reach this machine's loopback services; use --backend netns, or pass "
                          "--runner-isolates-network if this runner is itself isolated")
     started = time.monotonic()
