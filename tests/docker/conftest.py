@@ -22,7 +22,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
 ARTIFACTS = REPO / "out" / "test-artifacts"
-PROJECT = "rdtlabtest"          # the tests' compose project: never a student's `rdtlab`
+# The tests' compose project: never a student's `rdtlab`, and one per test session, so two
+# sessions on one Docker engine (a developer's run beside CI's) never share a lab.
+PROJECT_PREFIX = "rdtlabtest"
+PROJECT = f"{PROJECT_PREFIX}{os.getpid()}"
 LAB, GRADER = "rdtlab/lab:latest", "rdtlab/grader:latest"
 NETNS_OPTS = ["--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN", "--device", "/dev/net/tun",
               "--security-opt", "apparmor:unconfined"]
@@ -84,12 +87,44 @@ def wait_for_line(container: str, needle: str, timeout: float = 180) -> str:
         time.sleep(0.3)
 
 
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_projects() -> list[str]:
+    """Take down the labs of test sessions that were killed before their `down` (their
+    pytest process is gone): containers, networks and volumes of that compose project."""
+    key = "com.docker.compose.project"
+    listed = run("docker", "ps", "-a", "--filter", f"label={key}",
+                 "--format", f'{{{{.Label "{key}"}}}} {{{{.ID}}}}').stdout.split("\n")
+    stale: dict[str, list[str]] = {}
+    for line in filter(None, listed):
+        project, cid = line.split()
+        m = re.fullmatch(rf"{PROJECT_PREFIX}(\d+)", project)
+        if m and not pid_alive(int(m.group(1))):
+            stale.setdefault(project, []).append(cid)
+    for project, ids in stale.items():
+        run("docker", "rm", "-f", "-v", *ids, check=False)
+        for kind in ("network", "volume"):
+            names = run("docker", kind, "ls", "-q", "--filter", f"label={key}={project}").stdout.split()
+            if names:
+                run("docker", kind, "rm", *names, check=False)
+    return sorted(stale)
+
+
 @pytest.fixture(scope="session")
 def engine():
     if os.geteuid() != 0:
         pytest.skip("needs root (installs and starts the Docker engine)")
     done = run(DOCKER / "engine.sh", timeout=600, check=False)
     assert done.returncode == 0, done.stderr
+    remove_stale_projects()
     if not os.path.exists("/usr/bin/chromium"):   # the browser test drives Debian's chromium
         run("sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium",
             timeout=900)
