@@ -28,9 +28,9 @@ from harness.procs import UsageError
 
 from grader.grade import allocate_uid
 from harness.experiments.sweep import one_line
-from harness.notebook import REMEASURED_OUTSIDE
+from harness.notebook import REMEASURED_OUTSIDE, tcp_cc_missing
 
-from grader.notebook_jail import JAIL_ENV, NotebookJail
+from grader.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc
 from grader.gradebook import set_cell_scores
 from grader.remeasure import remeasure_student, unmeasured
 from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
@@ -49,6 +49,8 @@ class Autograded:
     reason: str = ""                 # one line when not ok
     remeasured: list = field(default_factory=list)   # grader.remeasure.Verdict per re-measured cell
     remeasure_seconds: float = 0.0
+    kernel_tcp: str = ""             # the student's congestion control, or why kernel TCP was not graded
+
 
     def remeasure_line(self) -> str:
         """The re-measured cells in one line: each question, passed or why not."""
@@ -83,8 +85,13 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     time_limit = time_limit or time_limit_of_mode()
 
     def one(student: str) -> Autograded:
-        jail = NotebookJail(0, "", [course_dir, *(os.path.abspath(h) for h in hidden)], assignment, shared)
+        tcp_cc = asked_tcp_cc(os.path.join(course_dir, "submitted", student, assignment))
+        jail = NotebookJail(0, "", [course_dir, *(os.path.abspath(h) for h in hidden)], assignment, shared, tcp_cc)
         result = autograde_one(course_dir, assignment, student, time_limit, extra_args, jail)
+        if tcp_cc:
+            missing = tcp_cc_missing(tcp_cc)
+            result.kernel_tcp = (f"kernel TCP ({tcp_cc}) left ungraded, its cells keep their points: "
+                                 f"{missing.split(': ', 1)[1]}" if missing else f"kernel TCP measured with {tcp_cc}")
         began = time.monotonic()
         result.remeasured = remeasure(course_dir, assignment, student, backend, hidden)
         result.remeasure_seconds = time.monotonic() - began

@@ -137,7 +137,8 @@ def _autograde_notebooks(args: argparse.Namespace, students: list[str]) -> None:
     def done(a) -> None:
         print(f"  {a.student}: notebook {'autograded' if a.ok else 'not autograded: ' + a.reason} "
               f"({a.seconds:.0f} s)" + (f"; re-measured outside the kernel: {a.remeasure_line()}"
-                                        if a.remeasured else ""), file=sys.stderr, flush=True)
+                                        if a.remeasured else "")
+              + (f"; {a.kernel_tcp}" if a.kernel_tcp else ""), file=sys.stderr, flush=True)
 
     autograde_students(args.gradebook, args.assignment, have, jobs=args.jobs, done=done,
                        hidden=(args.submissions, args.out), backend=args.backend)

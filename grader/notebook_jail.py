@@ -21,13 +21,16 @@ unmounts the tmpfs after each notebook.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
+import glob
 import json
 import os
 import shutil
 import sys
 from dataclasses import asdict, dataclass, field
 
+import nbformat
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 
@@ -66,6 +69,7 @@ class NotebookJail:
     hidden: list[str] = field(default_factory=list)   # the course, the submissions, the results
     assignment: str = ""
     shared: str = ""                   # the class's kernel-TCP runs (root's; see kernel_tcp_runs)
+    tcp_cc: str | None = None          # the congestion control the student's Lab asks for (asked_tcp_cc)
     limits: Limits = field(default_factory=lambda: NOTEBOOK_LIMITS)
 
     def to_env(self) -> str:
@@ -79,7 +83,7 @@ class NotebookJail:
         data = json.loads(text)
         limits = Limits(**{**data["limits"], "group": GroupLimits(**data["limits"]["group"])})
         return cls(uid=data["uid"], scratch=data["scratch"], hidden=data["hidden"], assignment=data["assignment"],
-                   shared=data["shared"], limits=limits)
+                   shared=data["shared"], tcp_cc=data.get("tcp_cc"), limits=limits)
 
 
 def kit_root() -> str:
@@ -138,21 +142,58 @@ def private_copy(folder: str, jail: NotebookJail) -> str:
     return work
 
 
-def kernel_tcp_runs(assignment: str, shared: str) -> list[str]:
+def asked_tcp_cc(folder: str) -> str | None:
+    """The congestion control the notebooks in `folder` give their Lab (`tcp_cc=` a
+    string, or a name bound to one earlier, as the sheets' `TCP_CC = "reno"` parameter),
+    read from the source without running it; None for the kit's default. The grader
+    measures kernel TCP with it, as the student did."""
+    for path in sorted(glob.glob(os.path.join(folder, "*.ipynb"))):
+        try:
+            cells = nbformat.read(path, as_version=4).cells
+        except Exception:
+            continue
+        names: dict[str, str] = {}
+        for cell in cells:
+            if cell.get("cell_type") != "code":
+                continue
+            # IPython's magics and shell escapes are not Python
+            source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                               for line in cell.source.splitlines())
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Assign) and _text(node.value) is not None:
+                    names.update({t.id: _text(node.value) for t in node.targets if isinstance(t, ast.Name)})
+                if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Lab":
+                    for kw in node.keywords:
+                        if kw.arg == "tcp_cc":
+                            return _text(kw.value) or names.get(getattr(kw.value, "id", None))
+    return None
+
+
+def _text(node) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def kernel_tcp_runs(assignment: str, shared: str, tcp_cc: str | None = None) -> list[str]:
     """The result files of the assignment's questions that run no program of the
-    student's (kernel TCP, iperf3), measured on the netns backend in `shared`: once for
-    the class, by the first kernel to need them (the others wait on the lock). A jailed
-    kernel has only the local backend, which cannot run them; its Lab uses these
-    (harness/notebook.py Lab.measured_on_netns), on the same link and seeds. None when
-    this machine has no netns backend either: those questions then say why."""
+    student's (kernel TCP, iperf3), measured on the netns backend in `shared` with the
+    student's congestion control: once for the class and algorithm, by the first kernel
+    to need them (the others wait on the lock). A jailed kernel has only the local
+    backend, which cannot run them; its Lab uses these (harness/notebook.py
+    Lab.measured_on_netns), on the same link and seeds. None when this machine has no
+    netns backend or not that algorithm: those questions then say why, and their tests
+    check only the table's shape, so the cells keep their points."""
     import fcntl
     from harness import backends
-    from harness.notebook import Lab
-    if not assignment or not shared or backends.netns_unavailable_reason():
+    from harness.notebook import Lab, tcp_cc_missing
+    if not assignment or not shared or backends.netns_unavailable_reason() or tcp_cc_missing(tcp_cc):
         return []
     with open(os.path.join(shared, ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        lab = Lab("quick", assignment, folder=shared, backend="netns", progress=False)
+        lab = Lab("quick", assignment, folder=shared, backend="netns", progress=False, tcp_cc=tcp_cc)
         paths = []
         for q, spec in lab.spec.questions.items():
             if spec.programs:
@@ -178,7 +219,7 @@ class JailedKernelManager(AsyncKernelManager):
     async def _async_pre_start_kernel(self, **kw):
         folder = kw.get("cwd") or os.getcwd()
         work = private_copy(folder, self.jail)
-        for path in kernel_tcp_runs(self.jail.assignment, self.jail.shared):
+        for path in kernel_tcp_runs(self.jail.assignment, self.jail.shared, self.jail.tcp_cc):
             dest = os.path.join(work, ".rdtlab", os.path.basename(path))
             shutil.copyfile(path, dest)
             os.chown(dest, self.jail.uid, self.jail.uid)

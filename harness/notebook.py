@@ -36,7 +36,8 @@ import pandas as pd
 
 from harness import backends
 from harness.assignments import get as get_assignment
-from harness.backends.tcp import check as check_tcp_cc, runs_kernel_tcp
+from harness.backends.tcp import DEFAULT as TCP_DEFAULT, check as check_tcp_cc, runs_kernel_tcp
+from harness.procs import UsageError
 from harness.experiments.sweep import (HEAVY, SweepInterrupted, derive_seed, is_complete, one_line, run_sweeps,
                                       summarize_cells)
 from harness.sheets.sheet import Plot, Results
@@ -67,6 +68,20 @@ def plan_for(mode: str, assignment: str = "comn"):
     return replace(plan, **sizes, runs=_env_int("RDTLAB_NOTEBOOK_RUNS", plan.runs))
 
 
+def tcp_cc_missing(name: str | None) -> str | None:
+    """Why kernel TCP cannot run with congestion control `name` on this machine (one
+    line), or None; a name that is no algorithm's at all is the caller's mistake (UsageError)."""
+    if name is None:
+        return None
+    try:
+        check_tcp_cc(name)
+    except UsageError as e:
+        if not isinstance(name, str) or not name:
+            raise
+        return f"kernel TCP is not measured here: {e}"
+    return None
+
+
 def _env_int(name: str, default: int) -> int:
     text = os.environ.get(name)
     if not text:
@@ -92,8 +107,11 @@ class Lab:
         self.backend_used, self.backend_line = backends.describe(self.backend)
         self.progress = progress
         # kernel TCP's congestion control, pinned in the namespaces (harness/backends/tcp.py);
-        # None: the kit's default (cubic), whatever the machine's
-        self.tcp_cc = tcp_cc and check_tcp_cc(tcp_cc)
+        # None: the kit's default (cubic), whatever the machine's. One this machine lacks
+        # leaves the kernel-TCP questions unmeasured (the set-up cell's description and
+        # those questions say why; the rest still runs).
+        tcp_cc = None if tcp_cc == TCP_DEFAULT else tcp_cc    # the same runs, kept under the same name
+        self.tcp_cc, self.tcp_cc_missing = tcp_cc, tcp_cc_missing(tcp_cc)
         self.sheet = self.spec.sheet(self.folder, self.plan, self.backend, seed=seed,
                                      **({"tcp_cc": tcp_cc} if tcp_cc and runs_kernel_tcp(self.spec.sheet) else {}))
         self.sweeps = {s.name: s for sec in self.sheet.sections for s in sec.sweeps}
@@ -141,8 +159,12 @@ class Lab:
 
     def __repr__(self) -> str:
         sizes = " / ".join(f"{getattr(self.plan, f):,}" for f in dict.fromkeys(self.spec.sizes))
+        tcp = ""
+        if runs_kernel_tcp(self.spec.sheet):
+            tcp = "\n" + (self.tcp_cc_missing or f"Kernel TCP: {self.tcp_cc or TCP_DEFAULT} congestion control, "
+                                                  f"pinned in the link's namespaces whatever this machine's default")
         return (f"Lab: {self.spec.name}, {self.mode} mode, {sizes} bytes per transfer, "
-                f"{self.plan.runs} runs per cell, programs in {self.folder}\n{self.backend_line}")
+                f"{self.plan.runs} runs per cell, programs in {self.folder}\n{self.backend_line}{tcp}")
 
     # ---- measuring -------------------------------------------------------------------
 
@@ -150,6 +172,8 @@ class Lab:
         missing = [f for f in self.spec.questions[q].programs if not os.path.isfile(os.path.join(self.folder, f))]
         if missing:
             return f"{self.folder} has no {', '.join(missing)}"
+        if self.tcp_cc_missing and not self.spec.questions[q].programs:
+            return self.tcp_cc_missing
         # what the sheet itself says of the section that runs q (iperf3 or kernel TCP
         # needing the netns backend), as `rdtlab sheet` prints it
         return next((sec.unavailable for sec in self.sheet.sections
@@ -177,6 +201,10 @@ class Lab:
             print(f"{title}: not measured: {type(e).__name__}: {one_line(e)}")
             return self.table(q)
         self.frames[q] = frames[q]
+        if not self.spec.questions[q].programs and "tcp_cc" in frames[q]:
+            ran = sorted(set(frames[q]["tcp_cc"].dropna()))
+            if ran:    # read back from the connections, not assumed
+                print(f"{title}: kernel TCP ran {', '.join(ran)} (read back from its connections)")
         table = self.table(q)
         failed = table[table["failed"] > 0]
         if len(failed):

@@ -12,6 +12,11 @@ from __future__ import annotations
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+# Kernel TCP's congestion control, a parameter of the student's (harness/backends/tcp.py
+# pins it in the namespaces, whatever the machine's default).
+TCP_CC_LINE = ('\nTCP_CC = "cubic"  # kernel TCP\'s congestion control: "cubic" (Linux\'s default), '
+               '"reno" (what Mathis and PFTK model) or "bbr"')
+
 
 def meta(kind: str, grade_id: str, points: float = 0) -> dict:
     roles = {"locked": (False, False, True), "answer": (False, True, False),
@@ -64,12 +69,18 @@ class Notebook:
     # ---- patterns the sheets share ---------------------------------------------------
 
     def setup(self, assignment: str, mode_note: str = ""):
-        """The mode parameter and the lab over the notebook's folder."""
+        """The parameters the student may set (the mode; kernel TCP's congestion control
+        where the sheet runs kernel TCP) and the lab over the notebook's folder. The
+        parameters cell is the student's to edit, the set-up cell is locked; the grader
+        reads TCP_CC (grader.notebook_jail.asked_tcp_cc) and measures kernel TCP with it."""
+        from harness.assignments import get
+        from harness.backends.tcp import runs_kernel_tcp
+        tcp = runs_kernel_tcp(get(assignment).sheet)
         self.code(f'MODE = "quick"   # "quick" or "full"; the environment variable RDTLAB_NOTEBOOK_MODE overrides it'
-                  + (f"\n# {mode_note}" if mode_note else ""), tags=["parameters"])
+                  + (TCP_CC_LINE if tcp else "") + (f"\n# {mode_note}" if mode_note else ""), tags=["parameters"])
         self.code(f"""
 from harness import notebook as nb   # the rdtlab harness: measurements, tables, plots
-lab = nb.Lab(MODE, "{assignment}")   # your programs: the folder of this notebook
+lab = nb.Lab(MODE, "{assignment}"{", tcp_cc=TCP_CC" if tcp else ""})   # your programs: the folder of this notebook
 lab
 """, "locked", "setup")
 

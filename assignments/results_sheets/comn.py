@@ -88,13 +88,7 @@ link itself (what crossed it), never from what your programs print.
   and units; grading also **re-runs a sample of your cells with your programs** on the same link and
   seeds, and a number your programs cannot produce loses its points.
 """)
-    nb.code('MODE = "quick"   # "quick" or "full"; the environment variable RDTLAB_NOTEBOOK_MODE overrides it',
-            tags=["parameters"])
-    nb.code("""
-from harness import notebook as nb   # the rdtlab harness: measurements, tables, plots
-lab = nb.Lab(MODE)                   # your programs: the folder of this notebook
-lab
-""", "locked", "setup")
+    nb.setup("comn")
 
     # ---- Part 2, questions 1 and 2 -----------------------------------------------------
     nb.md("""
@@ -217,8 +211,8 @@ you got from the Go Back N experiment and explain the reasons behind any differe
     nb.md("""
 **Question 7** – TCP: `iperf3 -M 1024 -w <window>` over the same link (25 ms, 5% loss) for each window
 size in KB. The plot puts Go-Back-N, Selective Repeat and TCP together, with Mathis' estimate. The kit
-pins kernel TCP's congestion control (CUBIC, Linux's default, unless `Lab(..., tcp_cc="reno")`), whatever
-your machine's own default; the plot's legend names the algorithm read back from the connections.
+pins kernel TCP's congestion control (CUBIC, Linux's default, unless you set `TCP_CC = "reno"` at the top),
+whatever your machine's own default; the plot's legend names the algorithm read back from the connections.
 """)
     nb.code("""
 q7_measured = lab.measure("q7")

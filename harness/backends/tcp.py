@@ -70,7 +70,7 @@ def check(name: str) -> str:
             return name
         raise UsageError(f"TCP congestion control {name!r} is not one of {', '.join(OFFERED)}")
     if name not in have:
-        raise UsageError(f"TCP congestion control {name!r} is not available on this kernel ({kernel()}); "
+        raise UsageError(f"TCP congestion control {name!r} is not available on this machine's Linux ({kernel()}); "
                          f"available: {' '.join(have)}")
     return name
 

@@ -78,6 +78,15 @@ def answer_cells(path: str, answers: dict) -> None:
     nbformat.write(nb, path)
 
 
+def set_parameter(path: str, name: str, value: str) -> None:
+    """Set `name = "value"` in the notebook's parameters cell (the student's own cell)."""
+    nb = nbformat.read(path, as_version=4)
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    lines = [line for line in cell.source.splitlines() if not line.startswith(f"{name} =")]
+    cell.source = "\n".join([*lines, f"{name} = {value!r}"])
+    nbformat.write(nb, path)
+
+
 @contextlib.contextmanager
 def environment(**extra):
     """This process's environment as env() makes it (kernels and children inherit it)."""

@@ -154,7 +154,11 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
     mallory = _submit(course, "mallory", "Mallory Hostile s0000002",
                       PROBE.format(reads=repr(reads), writes=repr(writes), port=listener.getsockname()[1]))
     # a cell that kills its own kernel: nbgrader cannot finish that notebook
-    _submit(course, "crasher", "Carl Crash s0000003", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+    crasher = _submit(course, "crasher", "Carl Crash s0000003", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+    # kernel TCP with the student's algorithm: alice (and the crasher) ask for Reno, the
+    # hostile notebook for one the grading machine lacks (its Q7 is left ungraded)
+    for folder, cc in ((alice, "reno"), (crasher, "reno"), (mallory, "nosuchcc")):
+        C.set_parameter(os.path.join(folder, C.NOTEBOOK), "TCP_CC", cc)
     before = {p: _sha(p) for p in (os.path.join(alice, C.NOTEBOOK), os.path.join(REPO, "harness", "notebook.py"))}
 
     out = tmp_path / "graded"
@@ -174,8 +178,19 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
               for s in ("alice", "mallory")}
     setup = C.text_output(graded["alice"], "setup")
     assert "programs in /tmp/rdt-kernel-" in setup and "Backend: local" in setup, setup
-    # iperf3 (no program of the student's) was measured once outside the jails, on netns
-    assert "the runs measured on the netns backend" in C.text_output(graded["alice"], "q7_measure")
+    # iperf3 (no program of the student's) was measured once outside the jails, on netns,
+    # with the algorithm alice's notebook asked for
+    assert "Kernel TCP: reno congestion control" in setup, setup
+    q7 = C.text_output(graded["alice"], "q7_measure")
+    assert "the runs measured on the netns backend" in q7 and "kernel TCP ran reno (read back" in q7, q7
+    assert "kernel TCP measured with reno" in next(l for l in stderr.splitlines() if "alice: notebook" in l)
+    # ... and an algorithm this machine lacks: Q7 ungraded, its points kept, and why
+    line = next(l for l in stderr.splitlines() if "mallory: notebook" in l)
+    assert "kernel TCP (nosuchcc) left ungraded, its cells keep their points: TCP congestion control 'nosuchcc' " \
+           "is not available on this machine's Linux" in line, line
+    said = C.text_output(graded["mallory"], "test_q7_table")
+    assert "q7_table: its runs are not checked here: kernel TCP is not measured here: TCP congestion control " \
+           "'nosuchcc'" in said, said
 
     # the hostile cell got nothing it tried for
     line = next(l for l in C.text_output(graded["mallory"], "q1_answer").splitlines() if l.startswith("PROBES "))

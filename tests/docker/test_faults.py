@@ -23,8 +23,9 @@ def test_without_net_admin_the_lab_says_once_it_uses_the_local_backend_and_does(
         # the notebook says it too, in its set-up cell's output (the Lab's description)
         lab = run("docker", "exec", "-u", "1000:100", "-w", "/home/jovyan/work/comn", name, "python3", "-c",
                   "from harness import notebook as nb; print(repr(nb.Lab('tiny')))").stdout
-        assert lab.splitlines()[-1].startswith("Backend: local (UDP on loopback through the engine: no TCP or "
-                                               "iperf3), because the netns backend needs CAP_NET_ADMIN"), lab
+        said = next(line for line in lab.splitlines() if line.startswith("Backend: "))
+        assert said.startswith("Backend: local (UDP on loopback through the engine: no TCP or "
+                               "iperf3), because the netns backend needs CAP_NET_ADMIN"), lab
         hand_in(name, "Sender2.py", "Receiver2.py")
         done = run("docker", "exec", "-u", "1000:100", "-w", "/home/jovyan/work/comn", name, "rdtlab", "run",
                    "--sender", "python3 /home/jovyan/work/comn/Sender2.py {receiver_host} {receiver_port} {file} 40",

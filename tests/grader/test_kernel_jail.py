@@ -12,7 +12,7 @@ import pytest
 
 from grader.autograde import students_with_notebooks
 from grader.grade import allocate_uid
-from grader.notebook_jail import NotebookJail, kernel_sandbox, kit_paths
+from grader.notebook_jail import NotebookJail, asked_tcp_cc, kernel_sandbox, kit_paths
 from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
 
 
@@ -33,6 +33,30 @@ def test_kit_paths_show_the_harness_and_hide_the_answers(tmp_path):
     assert rel(visible) == ["harness", "reference/__init__.py", "reference/core/__init__.py",
                             "reference/core/rto.py", "reference/wire.py"]
     assert rel(hidden) == ["assignments", "grader", "reference/comn", "reference/core/sr.py", "tests"]
+
+
+def _notebook(folder, *sources):
+    import nbformat
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    os.makedirs(folder, exist_ok=True)
+    nbformat.write(nb, os.path.join(folder, "results_sheet.ipynb"))
+    return str(folder)
+
+
+def test_the_grader_reads_the_congestion_control_the_students_lab_asks_for(tmp_path):
+    """The sheets' parameter (TCP_CC, bound before the locked set-up cell uses it), a
+    literal given to the Lab, magics around it; nothing asked is the kit's default."""
+    setup = 'from harness import notebook as nb\nlab = nb.Lab(MODE, "comn", tcp_cc=TCP_CC)'
+    assert asked_tcp_cc(_notebook(tmp_path / "a", '%matplotlib inline\nMODE = "quick"\nTCP_CC = "reno"', setup)) \
+        == "reno"
+    assert asked_tcp_cc(_notebook(tmp_path / "b", 'MODE = "quick"\nTCP_CC = "cubic"', setup)) == "cubic"
+    assert asked_tcp_cc(_notebook(tmp_path / "c", '!ls\nlab = Lab("quick", tcp_cc="bbr")')) == "bbr"
+    assert asked_tcp_cc(_notebook(tmp_path / "d", 'MODE = "quick"', 'lab = nb.Lab(MODE)')) is None
+    # a value only the running kernel could know: the default here (the kernel's Lab then
+    # finds no runs of its own algorithm and checks the table's shape only)
+    assert asked_tcp_cc(_notebook(tmp_path / "e", 'import os\nlab = nb.Lab(MODE, tcp_cc=os.environ["CC"])')) is None
+    assert asked_tcp_cc(_notebook(tmp_path / "f", 'this is not python', setup)) is None
+    assert asked_tcp_cc(str(tmp_path / "nothing")) is None
 
 
 def test_students_with_notebooks(tmp_path):

@@ -122,5 +122,21 @@ def test_the_notebook_lab_takes_the_option(tmp_path):
     lab = Lab("quick", "comn", folder=str(tmp_path), backend="local", tcp_cc="reno", progress=False)
     assert lab.sweeps["q7"].run_one.tcp_cc == "reno" and "q7reno" not in lab.sweeps
     assert Lab("quick", "comn", folder=str(tmp_path), backend="local", progress=False).sweeps["q7"].run_one.tcp_cc is None
-    with pytest.raises(UsageError, match="'nosuchcc' is not available"):
-        Lab("quick", "comn", folder=str(tmp_path), backend="local", tcp_cc="nosuchcc")
+    with pytest.raises(UsageError, match="must be a name"):
+        Lab("quick", "comn", folder=str(tmp_path), backend="local", tcp_cc="")
+
+
+def test_an_algorithm_this_machine_lacks_leaves_only_the_kernel_tcp_questions_unmeasured(tmp_path, capsys):
+    """The set-up cell's description says so and the notebook goes on: the student's own
+    programs' questions are measured as ever; Q7's table is empty, with the reason."""
+    from harness.notebook import Lab
+    lab = Lab("quick", "comn", folder=str(tmp_path), backend="local", tcp_cc="nosuchcc", progress=False)
+    said = repr(lab).splitlines()[-1]
+    assert said.startswith("kernel TCP is not measured here: TCP congestion control 'nosuchcc' is not available "
+                           "on this machine's Linux"), said
+    assert lab.unavailable("q7") == said
+    assert lab.unavailable("q1") == f"{tmp_path} has no Sender2.py, Receiver2.py"
+    table = lab.measure("q7")
+    assert table["throughput_kBps"].isna().all() and said in capsys.readouterr().out
+    assert repr(Lab("quick", "comn", folder=str(tmp_path), backend="local", tcp_cc="cubic")).splitlines()[-1] \
+        .startswith("Kernel TCP: cubic congestion control")
