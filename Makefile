@@ -57,7 +57,7 @@ test-rust:
 	$(CARGO) test --release --quiet --manifest-path $(CRATE)/Cargo.toml
 
 test-python: setup
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q --durations=30 $(PYTEST_ARGS)
 
 # The course (assignments/): a student's copy in out/lab/<assignment>, kept between runs;
 # LAB_PORT=8888, LAB_ASSIGNMENT=comn (or tcp-like, multihoming, gbn-vs-tcp, stop-and-wait-crc).
