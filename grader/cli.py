@@ -1,5 +1,5 @@
 """`rdtlab grade` (instructors: a class of submissions) and `rdtlab check` (students:
-the public scenarios on their own folder). harness/cli.py registers both.
+the public scenarios on their own folder). rdtlab/cli.py registers both.
 """
 from __future__ import annotations
 

@@ -1,16 +1,11 @@
-"""The `rdtlab` command line.
+"""`rdtlab run` and `rdtlab demo` (the top-level command is rdtlab/cli.py), and the
+argument types the other subcommands share.
 
-Subcommands live in COMMANDS: a name, a one-line help and a loader returning an object
-with `add_arguments(parser)` and `main(args) -> int`. Adding one (e.g. `sheet`, from
-harness/sheets/cli.py) is one entry; an entry whose module is not there yet is left out.
-
-Exit status: 0 success, 1 the transfer (or job) failed, 2 bad usage (one line, never
-a traceback).
+Exit status: 0 success, 1 the transfer failed, 2 bad usage (one line, never a traceback).
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import re
 import sys
@@ -19,18 +14,7 @@ from types import SimpleNamespace
 
 from harness.backends import BACKENDS
 from harness.plots import cli as tsg
-from harness.procs import Terminated, UsageError, terminate_as_interrupt
 from harness.transfer import OUTPUT_FORMATS, Link, Program, TransferResult, run_transfer
-
-PROG = "rdtlab"
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line naming the problem, exit status 2."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
-
 
 UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20,
          "mb": 1000 ** 2, "g": 1 << 30, "gib": 1 << 30, "gb": 1000 ** 3}
@@ -147,20 +131,15 @@ def run_main(args: argparse.Namespace) -> int:
 # ---- rdtlab demo -------------------------------------------------------------------
 
 COMN_LINK = Link("delay 5ms loss 5% rate 10mbit", shared_queue=True)   # COMN part 2
-REPO = FsPath(__file__).resolve().parent.parent
-FIXTURES = REPO / "tests" / "fixtures"
 
 
 def demo_programs() -> tuple[Program, Program, str]:
-    """COMN stop-and-wait: the reference programs, or the test pair if they're absent."""
-    ref = REPO / "reference" / "comn"
-    if (ref / "Sender2.py").exists() and (ref / "Receiver2.py").exists():
-        return (Program(f"python3 {ref}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
-                        output_format="comn-sw"),
-                Program(f"python3 {ref}/Receiver2.py {{listen_port}} {{output}}"), "reference/comn Sender2/Receiver2")
-    return (Program(f"python3 {FIXTURES}/sw_sender.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
+    """COMN stop-and-wait: the reference programs (the reference package ships with the kit)."""
+    import reference.comn
+    ref = FsPath(reference.comn.__file__).resolve().parent
+    return (Program(f"python3 {ref}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
                     output_format="comn-sw"),
-            Program(f"python3 {FIXTURES}/sw_receiver.py {{listen_port}} {{output}}"), "the test stop-and-wait pair")
+            Program(f"python3 {ref}/Receiver2.py {{listen_port}} {{output}}"), "reference/comn Sender2/Receiver2")
 
 
 def demo_add_arguments(p: argparse.ArgumentParser) -> None:
@@ -180,64 +159,7 @@ def demo_main(args: argparse.Namespace) -> int:
     return report(result, args.json)
 
 
-# ---- registry ----------------------------------------------------------------------
+# ---- the subcommands this module gives `rdtlab` (rdtlab/cli.py) ---------------------
 
-def _local(add_arguments, main) -> callable:
-    return lambda: SimpleNamespace(add_arguments=add_arguments, main=main)
-
-
-def _module(name: str) -> callable:
-    """Load module `name`; None while it (or its package) does not exist yet."""
-    def load():
-        try:
-            return importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name and name.startswith(e.name):
-                return None
-            raise
-    return load
-
-
-COMMANDS = {
-    "run": ("run a sender/receiver pair over an emulated link; verify and measure", _local(run_add_arguments, run_main)),
-    "demo": ("a COMN stop-and-wait transfer over the COMN link, with its summary", _local(demo_add_arguments, demo_main)),
-    "sheet": ("regenerate a results sheet", _module("harness.sheets.cli")),
-    "tsg": ("draw the time-sequence graph of a transfer from its trace or pcap", _module("harness.plots.cli")),
-    "grade": ("grade a class's submissions on a scenario battery (sandboxed, in parallel)",
-              lambda: getattr(_module("grader.cli")(), "GRADE", None)),
-    "check": ("check your programs on the public scenarios of the battery before you submit",
-              lambda: getattr(_module("grader.cli")(), "CHECK", None)),
-}
-
-
-def build_parser() -> OneLineParser:
-    parser = OneLineParser(prog=PROG, description="rdtlab: reliable data transfer lab kit")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser)
-    for name, (help_, load) in COMMANDS.items():
-        command = load()
-        if command is None:
-            continue        # a part not built yet
-        p = sub.add_parser(name, help=help_, description=help_)
-        command.add_arguments(p)
-        p.set_defaults(_main=command.main)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        with terminate_as_interrupt():   # SIGTERM (timeout, docker stop) cleans up as Ctrl-C does
-            return args._main(args)
-    except UsageError as e:
-        print(f"{PROG} {args.command}: {e}", file=sys.stderr)
-        return 2
-    except Terminated:
-        print(f"{PROG} {args.command}: terminated (everything it started has been stopped)", file=sys.stderr)
-        return 143
-    except KeyboardInterrupt:
-        print(f"{PROG} {args.command}: interrupted (everything it started has been stopped)", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+RUN = SimpleNamespace(add_arguments=run_add_arguments, main=run_main)
+DEMO = SimpleNamespace(add_arguments=demo_add_arguments, main=demo_main)

@@ -63,7 +63,7 @@ def run(argv: list[str]) -> int:
             impl = make_impl(kind, tmp) if not os.path.isdir(os.path.join(tmp, kind)) else os.path.join(tmp, kind)
             out = os.path.join("out", f"bench-failing-{kind}-{backend}")   # kept to look at
             shutil.rmtree(out, ignore_errors=True)
-            argv = [sys.executable, "-m", "harness.cli", "sheet", "comn", "--quick", "--impl", impl,
+            argv = [sys.executable, "-m", "rdtlab", "sheet", "comn", "--quick", "--impl", impl,
                     "--questions", "q1,q3,q5", "--no-progress", "--out", out, "--backend", backend]
             started = time.monotonic()
             proc = subprocess.run(argv, capture_output=True, text=True)

@@ -37,7 +37,7 @@ def run(argv: list[str]) -> int:
 
 def time_sheet(quick: bool) -> int:
     out = os.path.join("out", "bench-sheet-quick" if quick else "bench-sheet-full")   # kept to look at
-    argv = [sys.executable, "-m", "harness.cli", "sheet", "comn", "--fresh", "--no-progress", "--out", out]
+    argv = [sys.executable, "-m", "rdtlab", "sheet", "comn", "--fresh", "--no-progress", "--out", out]
     argv += ["--quick"] if quick else []
     started = time.monotonic()
     proc = subprocess.run(argv, capture_output=True, text=True)

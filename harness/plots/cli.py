@@ -1,6 +1,6 @@
 """`rdtlab tsg CAPTURE -o PNG`: the time-sequence graph of a transfer already run
 (a trace from `rdtlab run --trace FILE`, or a pcap from `--pcap FILE`).
-`rdtlab run ... --tsg PNG` runs a transfer and draws it in one go (harness/cli.py)."""
+`rdtlab run ... --tsg PNG` runs a transfer and draws it in one go (harness/cli.py, the `run` subcommand)."""
 from __future__ import annotations
 
 import argparse

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from harness.cli import main as rdtlab
+from rdtlab.cli import main as rdtlab
 from harness.experiments.sweep import Sweep, grid, run_sweep, summarize_cells
 from harness.experiments.transfers import TransferRun
 from harness.sheets import comn
@@ -102,7 +102,7 @@ def test_ctrl_c_keeps_partial_results_and_a_rerun_resumes(tmp_path):
     import time
 
     out = tmp_path / "out"
-    argv = [sys.executable, "-m", "harness.cli", "sheet", "comn", "--quick", "--questions", "q1", "--size", "30KiB",
+    argv = [sys.executable, "-m", "rdtlab", "sheet", "comn", "--quick", "--questions", "q1", "--size", "30KiB",
             "--runs", "3", "--jobs", "2", "--out", str(out), "--no-progress"]
     # SIGINT must be at its default: a background shell would start us with it ignored.
     scratch = tmp_path / "tmp"          # the runs' work directories go here (TMPDIR)

@@ -5,7 +5,8 @@ import sys
 
 import pytest
 
-from harness.cli import main, size_arg
+from harness.cli import size_arg
+from rdtlab.cli import main
 from harness_helpers import FIXTURES, REPO
 
 SW = ["--sender", f"python3 {FIXTURES}/sw_sender.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
@@ -69,7 +70,7 @@ def test_unavailable_backend_exits_2(capsys):
 
 
 def test_entry_point_never_prints_a_traceback():
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", *SW, "--link", "delay 5ms lose 3%"],
+    done = subprocess.run([sys.executable, "-m", "rdtlab", "run", *SW, "--link", "delay 5ms lose 3%"],
                           capture_output=True, text=True, cwd=REPO, timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("rdtlab run: bad forward link spec") and done.stderr.count("\n") == 1

@@ -13,7 +13,7 @@ import pytest
 from harness_helpers import FIXTURES, REPO, our_processes
 
 pytestmark = pytest.mark.netns
-RDTLAB = [sys.executable, "-m", "harness.cli"]
+RDTLAB = [sys.executable, "-m", "rdtlab"]
 
 
 def namespaces_of(pid: int) -> list[str]:

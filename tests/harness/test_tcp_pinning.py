@@ -8,7 +8,7 @@ import pytest
 
 from harness import Link, Program, run_transfer
 from harness.backends import tcp
-from harness.cli import main
+from rdtlab.cli import main
 from harness.experiments.iperf import run_iperf
 from harness.procs import UsageError
 

@@ -10,7 +10,7 @@ corruptions, repeats), whatever the machine's load did to the timing.
 import pytest
 
 from harness import Link, Program, run_transfer
-from harness.cli import main
+from rdtlab.cli import main
 from harness.plots import draw, load
 from harness.plots.tsg import describe
 

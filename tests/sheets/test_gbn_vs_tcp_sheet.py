@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from harness.cli import main as rdtlab
+from rdtlab.cli import main as rdtlab
 from harness.sheets import gbn_vs_tcp
 from harness.sheets.render import write_sheet
 from harness.sheets.sheet import measure

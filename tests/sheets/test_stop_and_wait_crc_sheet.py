@@ -9,7 +9,7 @@ from dataclasses import replace
 import pandas as pd
 import pytest
 
-from harness.cli import main as rdtlab
+from rdtlab.cli import main as rdtlab
 from harness.sheets import stop_and_wait_crc as swc
 from harness.sheets.render import write_sheet
 from harness.sheets.sheet import measure

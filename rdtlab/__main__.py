@@ -1,0 +1,5 @@
+import sys
+
+from rdtlab.cli import main
+
+sys.exit(main())
