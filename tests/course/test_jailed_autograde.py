@@ -243,15 +243,48 @@ def fabricate(table):
     table["throughput_kBps"] = (table["throughput_kBps"] * 4 + 50).clip(upper=1200)
     return table
 '''
-FABRICATED = {"q3_answer": "q3_table = fabricate(q3_measured)", "q5_answer": "q5_table = fabricate(q5_measured)"}
-# Each hostile answer cell (q1's, the first) and what its q3 and q5 answers say.
-HOSTILE = {
-    # (a) the assertion the hidden test calls patched: the table is handed in, never checked
-    "patched_assert": {"q1_answer": FABRICATE + '''
+PATCH_ASSERT = '''
 from harness import notebook as _nb
 _nb.assert_supported = lambda lab, q, table, k=2: _nb.hand_in(q, table)
 _nb.assert_table = lambda *args, **kwargs: None
-q1_table = fabricate(q1_measured)''', **FABRICATED},
+'''
+FAKE_CACHE = '''
+import json
+def fake_cache(q):
+    path = lab.results_path(q)
+    with open(path) as f:
+        rows = [json.loads(line) for line in f]
+    with open(path, "w") as f:
+        for row in rows:
+            if row.get("goodput_kBps"):
+                row["goodput_kBps"] = min(row["goodput_kBps"] * 4 + 50, 1200)
+            f.write(json.dumps(row) + "\\n")
+    lab.frames.pop(q, None)
+    return lab.measure(q)
+'''
+REDEFINE_ASSERTION = '''
+import builtins, sys
+class AssertionError(Exception):
+    """a failed test, never shown"""
+builtins.AssertionError = AssertionError
+_ip = get_ipython()
+_show = _ip.showtraceback
+def _quiet(*args, **kwargs):
+    if sys.exc_info()[0] is not AssertionError:
+        return _show(*args, **kwargs)
+_ip.showtraceback = _quiet
+'''
+# The hostile notebooks, by their answer cells. Each way of faking is one question's
+# answer (three notebooks, not five: each notebook costs a kernel's measurements and the
+# grader's re-measurements, and the grader decides each question on its own).
+HOSTILE = {
+    "patched": {
+        # (a) the assertion the hidden test calls patched: the table is handed in, never checked
+        "q1_answer": FABRICATE + PATCH_ASSERT + "q1_table = fabricate(q1_measured)",
+        # (c) a fake measurement cache: the kernel's own runs rewritten, then "measured" again
+        "q3_answer": FAKE_CACHE + 'q3_table = fake_cache("q3")',
+        # (d) AssertionError redefined, and its tracebacks never shown: no test cell fails in the kernel
+        "q5_answer": REDEFINE_ASSERTION + "q5_table = fabricate(q5_measured)"},
     # (b) the Lab patched to return fixed tables (and to find nothing wrong with them)
     "patched_lab": {"q1_answer": '''
 import pandas as pd
@@ -269,34 +302,6 @@ def _fixed(self, q):
 _nb.Lab.measure = _fixed
 _nb.Lab.remeasure = lambda self, q, table, k=2: []
 q1_table = lab.measure("q1")'''},
-    # (c) a fake measurement cache: the kernel's own runs rewritten, then "measured" again
-    "fake_cache": {"q1_answer": '''
-import json
-def fake_cache(q):
-    path = lab.results_path(q)
-    with open(path) as f:
-        rows = [json.loads(line) for line in f]
-    with open(path, "w") as f:
-        for row in rows:
-            if row.get("goodput_kBps"):
-                row["goodput_kBps"] = min(row["goodput_kBps"] * 4 + 50, 1200)
-            f.write(json.dumps(row) + "\\n")
-    lab.frames.pop(q, None)
-    return lab.measure(q)
-q1_table = fake_cache("q1")''', "q3_answer": 'q3_table = fake_cache("q3")', "q5_answer": 'q5_table = fake_cache("q5")'},
-    # (d) AssertionError redefined, and its tracebacks never shown: no test cell fails in the kernel
-    "redefined_assertion": {"q1_answer": FABRICATE + '''
-import builtins, sys
-class AssertionError(Exception):
-    """a failed test, never shown"""
-builtins.AssertionError = AssertionError
-_ip = get_ipython()
-_show = _ip.showtraceback
-def _quiet(*args, **kwargs):
-    if sys.exc_info()[0] is not AssertionError:
-        return _show(*args, **kwargs)
-_ip.showtraceback = _quiet
-q1_table = fabricate(q1_measured)''', **FABRICATED},
     # (e) tables measured with faster programs (the reference's, in fast/) than the ones handed in
     "other_programs": {"q1_answer": '''
 _fast = nb.Lab(MODE, folder="fast", progress=False)
@@ -316,9 +321,9 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 '''
 
 
-@pytest.mark.timeout(900)   # six notebooks autograded two at a time, then re-measured: ~5 min
+@pytest.mark.timeout(900)   # four notebooks autograded two at a time, then re-measured: ~3 min
 def test_remeasured_cells_are_decided_outside_the_kernel(course_in_opt):
-    """Five hostile notebooks, each fabricating its Q1, Q3 and Q5 tables its own way, score 0
+    """Three hostile notebooks, five ways of fabricating the Q1, Q3 and Q5 tables among them, score 0
     on every re-measured cell, with the grader's reason and fresh figures; the honest one
     beside them keeps full marks. One `rdtlab grade --gradebook` call grades them all."""
     course = course_in_opt
