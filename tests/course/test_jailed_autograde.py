@@ -223,13 +223,15 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
 
 
 def test_a_notebook_that_never_ends_stops_at_its_time_limit(tmp_path):
+    LIMIT = 25      # whether it stops in the spinning cell or before, the stop is what is tested
     course = C.make_course(str(tmp_path))
     _submit(course, "spinner", "Sam Spin s0000005", "while True:\n    pass")
     from grader.autograde import autograde_students
     with C.environment():
-        [result] = autograde_students(course, "comn", ["spinner"], time_limit=40)
-    assert not result.ok and result.reason == "autograde of spinner's notebook stopped at its time limit (40 s)"
-    assert 40 <= result.seconds < 60, result.seconds
+        [result] = autograde_students(course, "comn", ["spinner"], time_limit=LIMIT)
+    assert not result.ok and result.reason == f"autograde of spinner's notebook stopped at its time limit ({LIMIT} s)"
+    # stopped at the limit, and not long after it: the stop kills, it does not wait
+    assert LIMIT <= result.seconds < LIMIT + 15, result.seconds
     assert _settled_leftovers(os.getpid()) == ([], [])
 
 
