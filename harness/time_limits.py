@@ -10,7 +10,7 @@ no-progress window after which a stuck run is stopped early.
   direction (no new payload; the engine counts repeats separately) and the receiver's
   output has not grown for this long is stopped with the reason; time in which the
   link withheld every answer the sender waits for does not count (harness/transfer.py,
-  `_link_withheld`). Long enough for a sender's timer to
+  `link_withheld` in harness/monitor.py). Long enough for a sender's timer to
   fire a few times: PATIENCE round trips plus PATIENCE of the program's own timeout
   (the `timeout` parameter, in ms as COMN's RetryTimeout), never below
   NO_PROGRESS_FLOOR_S (start-up of a program on a busy machine, Python's import time).
