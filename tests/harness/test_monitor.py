@@ -190,3 +190,11 @@ def test_the_link_story_is_told_unless_the_engine_failed_or_nothing_crossed():
     assert with_link_story(quiet, {"forward": {"packets_in": 0}}, never) == quiet
     told = with_link_story(quiet, stats, lambda: False)
     assert told.kind is ErrorKind.SENDER_FAILED and told.message.startswith("sender failed (exit 3); link: forward 10 in")
+
+
+def test_the_kind_reaches_json_as_its_plain_words():
+    from harness.transfer import TransferResult
+    res = TransferResult(ok=False, verified=False, error="engine failed: x", error_kind=ErrorKind.ENGINE,
+                         backend="local", seed=1, size_bytes=1)
+    assert json.loads(json.dumps(res.to_dict()))["error_kind"] == "engine"
+    assert ErrorKind("no progress") is ErrorKind.NO_PROGRESS     # read back from a row or a report
