@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.monitor import ErrorKind
 from harness.transfer import OUTPUT_FORMATS, TransferResult
 
 from grader.battery import Programs, Scenario
@@ -50,8 +51,7 @@ def sender_gave_up(r: TransferResult) -> bool:
     finished first ("take appropriate measures for terminating your sender ...")."""
     tx = r.sender
     return (r.verified and receiver_gone(r) and tx is not None and tx.exit_code is not None
-            and not tx.timed_out and r.error is not None
-            and r.error.startswith("sender failed"))
+            and not tx.timed_out and r.error_kind == ErrorKind.SENDER_FAILED)
 
 
 def delivered(runs: list[TransferResult], wraps: bool = False) -> Check:

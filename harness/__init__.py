@@ -10,11 +10,12 @@
 """
 from harness.backends import BackendUnavailable
 from harness.engine import EngineError, EngineNotFound, SpecError, check_spec, find_linkemu
+from harness.monitor import ErrorKind
 from harness.procs import UsageError
 from harness.transfer import Link, Path, Program, ProgramResult, TransferResult, run_transfer
 
 __all__ = [
     "Link", "Path", "Program", "ProgramResult", "TransferResult", "run_transfer",
     "UsageError", "SpecError", "BackendUnavailable", "EngineError", "EngineNotFound",
-    "check_spec", "find_linkemu",
+    "check_spec", "find_linkemu", "ErrorKind",
 ]

@@ -10,7 +10,8 @@ measuring: a question that cannot be measured prints one line saying why and ret
 an empty table, so the rest of the notebook still runs.
 
 The `assert_*` functions are the notebooks' test cells (visible and hidden): each
-raises AssertionError with one line naming what is wrong. The re-measurement rule
+raises AssertionError with one line naming what is wrong. The rules they apply are pure
+functions of tables, in harness/notebook_rules.py. The re-measurement rule
 (`REMEASURE_RULE`) is public: students read it in their feedback. The hidden
 re-measurement hands the reported table in as data (`hand_in`); under `rdtlab grade
 --gradebook` the grader judges it outside the kernel (grader/remeasure.py: its own
@@ -40,6 +41,11 @@ from harness.backends.tcp import DEFAULT as TCP_DEFAULT, check as check_tcp_cc, 
 from harness.procs import UsageError
 from harness.experiments.sweep import (HEAVY, SweepInterrupted, derive_seed, is_complete, one_line, run_sweeps,
                                       summarize_cells)
+from harness import notebook_rules as rules
+# the grading rules, pure (harness/notebook_rules.py), by the names notebooks and the grader use
+from harness.notebook_rules import (FACTOR, GRADER_RERUNS, RANGES, REMEASURE_RULE, UNITS,  # noqa: F401
+                                    acceptable_best, accepted_range, finite as _finite, optimal_timeouts,
+                                    peak_windows)
 from harness.sheets.sheet import Plot, Results
 
 MODES = ("quick", "full", "tiny")
@@ -48,8 +54,7 @@ RESULTS_DIR = ".rdtlab"          # the folder's measurements, so a re-run resume
 
 def columns(q: str, assignment: str = "comn") -> list[str]:
     """The columns of question q's table, in order."""
-    spec = get_assignment(assignment).questions[q]
-    return [*spec.params.values(), *(c for m in spec.metrics.values() for c in (m, f"{m}_ci95")), "runs", "failed"]
+    return rules.columns_of(get_assignment(assignment).questions[q])
 
 
 def resolve_mode(mode: str) -> str:
@@ -325,36 +330,7 @@ class Lab:
               ) -> tuple[list[str], list[str]]:
         """(one line per reported number the fresh runs in `frame` cannot support, one line
         per cell and metric with the fresh figures). Only these runs set the accepted range."""
-        spec = self.spec.questions[q]
-        problems, figures = [], []
-        for cell in cells:
-            key = {col: cell[p] for p, col in spec.params.items()}
-            row = _row_of(reported, key)
-            runs = frame
-            for p in spec.params:
-                runs = runs[runs[p] == cell[p]] if p in runs else runs.iloc[0:0]
-            ok = runs[runs["ok"].astype(bool)] if "ok" in runs else runs
-            where = self._cell_text(q, key)
-            for metric, col in spec.metrics.items():
-                value = row.get(col) if row is not None else None
-                values = [float(v) for v in ok[metric] if _finite(v)] if metric in ok else []
-                if not values:
-                    err = runs["error"].dropna() if "error" in runs else []
-                    why = err.iloc[0] if len(err) else "no run succeeded"
-                    figures.append(f"{where}: {col} not re-measured: your programs fail there ({why})")
-                    problems.append(f"{where}: you report {col} {_num_or(value)} but your programs "
-                                    f"fail there when re-run ({why})")
-                    continue
-                low, high = accepted_range(values, self.spec.tolerance.get(metric, 0.0))
-                figures.append(f"{where}: {col} re-measured {', '.join(f'{v:.1f}' for v in values)} "
-                               f"(accepted {low:.1f}–{high:.1f}); you report {_num_or(value)}")
-                if row is None or not _finite(value):
-                    problems.append(f"{where}: no {col} reported")
-                elif not low <= float(value) <= high:
-                    problems.append(f"{where}: you report {col} {float(value):.1f}, re-measured "
-                                    f"{min(values):.1f}–{max(values):.1f} over {len(values)} runs "
-                                    f"(accepted {low:.1f}–{high:.1f})")
-        return problems, figures
+        return rules.judge(q, self.spec.questions[q], self.spec.tolerance, reported, cells, frame)
 
     def remeasure(self, q: str, reported: pd.DataFrame, k: int = 2) -> list[str]:
         """Re-run the public sample of k cells here and return one line per reported number
@@ -372,9 +348,7 @@ class Lab:
         return problems
 
     def _cell_text(self, q: str, key) -> str:
-        items = dict(key)
-        return f"{q.upper()} " + " ".join(f"{c}={_num(items[c])}" for c in self.spec.questions[q].params.values()
-                                          if c in items)
+        return rules.cell_text(q, self.spec.questions[q], key)
 
 
 def _with_programs(run, programs):
@@ -387,35 +361,6 @@ def _with_programs(run, programs):
     raise ValueError(f"a {type(run).__name__} runs no programs to re-run")
 
 
-# Runs with the same seeds can still differ by a timeout or two (timing decides which
-# packet meets which loss), most on the tiny files of quick grading: hence a factor, and
-# an absolute slack per metric (the assignment's `tolerance`).
-FACTOR = 1.5
-REMEASURE_RULE = (f"Rule: a sample of your cells, drawn by the grader after your notebook ran, is re-run with your "
-                  f"programs on the same link and seeds{{reruns}}, in the grader's jail outside your notebook; a "
-                  f"reported mean passes when it lies between the lowest of those runs divided by {FACTOR:g} and the "
-                  f"highest times {FACTOR:g}, give or take")
-# The grader runs each seed this often: one run that the machine's timing decided (a
-# timeout cascade) then does not stand alone against the student's figures.
-GRADER_RERUNS = 2
-UNITS = {"goodput_kBps": "KB/s", "retransmissions": "retransmissions", "wire_time_s": "s", "total_s": "s",
-         "queue_delay_mean_ms": "ms of queueing delay",
-         "goodput_mbps": "Mbit/s", "rtt_ms": "ms", "delay_var_ms": "ms", "resends_per_packet": "resends per packet"}
-
-
-def rule(lab: Lab, reruns: int = GRADER_RERUNS) -> str:
-    """REMEASURE_RULE with how often each seed runs and the assignment's slack per metric."""
-    slack = [f"{tol:g} {UNITS.get(m, m)}" for m, tol in lab.spec.tolerance.items()]
-    text = REMEASURE_RULE.format(reruns=f" ({reruns} runs of each seed, {2 * reruns} if a reported mean falls "
-                                        f"outside the first {reruns})" if reruns > 1 else "")
-    return f"{text} {', '.join(slack) or 'nothing'}."
-
-
-def accepted_range(values: list[float], tol: float = 0.0) -> tuple[float, float]:
-    """The reported means the runs support (REMEASURE_RULE), `tol` the metric's slack."""
-    return min(values) / FACTOR - tol, max(values) * FACTOR + tol
-
-
 def _by_cell(frame: pd.DataFrame, params: list[str], metric: str) -> dict[tuple, dict]:
     if frame is None or frame.empty or any(p not in frame for p in params):
         return {}
@@ -423,89 +368,19 @@ def _by_cell(frame: pd.DataFrame, params: list[str], metric: str) -> dict[tuple,
     return {tuple(r[p] for p in params): r for r in table.to_dict("records")}
 
 
-def _finite(v) -> bool:
-    try:
-        return math.isfinite(float(v))
-    except (TypeError, ValueError):
-        return False
-
-
-def _num_or(v) -> str:
-    return f"{float(v):.1f}" if _finite(v) else "nothing"
-
-
-def _row_of(table: pd.DataFrame, key: dict) -> dict | None:
-    rows = table
-    for col, v in key.items():   # a parameter is a number, or a text such as a netem rule
-        rows = rows[(rows[col].astype(str) == v) if isinstance(v, str) else (pd.to_numeric(rows[col], errors="coerce") == v)]
-    return rows.iloc[0].to_dict() if len(rows) else None
-
-
-def _num(v) -> str:
-    return f"{v:g}" if isinstance(v, (int, float)) else (str(v) or "none")
-
-
 # ---- checks the notebook's test cells call ---------------------------------------------
 
-# What a metric's numbers must look like: (lowest allowed, highest allowed, what to say)
-RANGES = {
-    "goodput_kBps": (1e-9, 1250, "must be in KB/s (0 < x <= 1250 on a 10 Mbit/s link)"),
-    "retransmissions": (0, math.inf, "cannot be negative"),
-    "wire_time_s": (1e-9, 3600, "must be in seconds (0 < x <= 3600)"),
-    "queue_delay_mean_ms": (0, 1000, "must be in ms (0 <= x <= 1000)"),
-    "total_s": (1e-9, 36000, "must be in seconds (0 < x <= 36000)"),
-    "goodput_mbps": (1e-9, 10, "must be in Mbit/s (0 < x <= 10 on a 10 Mbit/s link)"),
-    "rtt_ms": (0, 10000, "must be in ms (0 <= x <= 10000)"),
-    "delay_var_ms": (0, 10000, "must be in ms (0 <= x <= 10000)"),
-    "resends_per_packet": (0, math.inf, "cannot be negative"),
-}
+def rule(lab: Lab, reruns: int = GRADER_RERUNS) -> str:
+    """REMEASURE_RULE with how often each seed runs and the assignment's slack per metric."""
+    return rules.rule(lab.spec.tolerance, reruns)
 
 
 def check_table(q: str, table, lab: Lab | None = None) -> list[str]:
-    """One line per thing wrong with a reported table: type, columns, cells, units, gaps.
-    Without a lab, the question is comn's."""
-    name = f"{q}_table"
-    assignment = lab.spec.name if lab is not None else "comn"
-    expected = columns(q, assignment)
-    if table is None:
-        return [f"{name} is not set: run its answer cell (does it still raise NotImplementedError?)"]
-    if not isinstance(table, pd.DataFrame):
-        return [f"{name} must be a pandas DataFrame, got {type(table).__name__}"]
-    missing = [c for c in expected if c not in table.columns]
-    if missing:
-        return [f"{name} lacks the columns {', '.join(missing)} (expected {', '.join(expected)})"]
-    problems = []
-    spec = get_assignment(assignment).questions[q]
-    text_params = {col for p, col in spec.params.items() if lab is not None
-                   and any(isinstance(c.get(p), str) for c in lab.cells(q))}
-    for col in expected:
-        if col not in text_params and not pd.api.types.is_numeric_dtype(table[col]):
-            problems.append(f"{name}[{col!r}] must hold numbers, got {table[col].dtype}")
-    if problems:
-        return problems
-    text = lab._cell_text if lab is not None else None
-    not_here = _kernel_tcp_not_here(lab, q)
-    if lab is not None:
-        for cell in lab.cells(q):
-            key = {col: cell[p] for p, col in spec.params.items()}
-            row = _row_of(table, key)
-            if row is None:
-                problems.append(f"{name} has no row for {text(q, key)}")
-            elif not spec.programs:
-                # kernel TCP (no programs of the student's): a failed run is not theirs to answer for
-                if row["runs"] < 1 and not not_here:
-                    problems.append(f"{name}: {text(q, key)} has no completed run (run its cell again)")
-            elif row["failed"] > 0 or row["runs"] < 1:
-                problems.append(f"{name}: {text(q, key)} had {int(row['failed'])} failed and "
-                                f"{int(row['runs'])} good runs: your programs must complete every run")
-    for metric, col in spec.metrics.items():
-        values = pd.to_numeric(table[col], errors="coerce")
-        if values.isna().any() and not not_here:
-            problems.append(f"{name}[{col!r}] has cells with no number")
-        low, high, say = RANGES.get(metric, (-math.inf, math.inf, ""))
-        if ((values < low) | (values > high)).any():
-            problems.append(f"{name}[{col!r}] {say}")
-    return problems
+    """One line per thing wrong with a reported table (harness/notebook_rules.py): its
+    shape, and with a lab each of its cells. Without a lab, the question is comn's."""
+    question = get_assignment(lab.spec.name if lab is not None else "comn").questions[q]
+    return rules.check_table(q, table, question, lab.cells(q) if lab is not None else None,
+                             _kernel_tcp_not_here(lab, q))
 
 
 def _fail(problems: list[str], note: str = "") -> None:
@@ -573,40 +448,6 @@ def assert_supported(lab: Lab, q: str, table, k: int = 2) -> None:
         print(f"{q}_table: re-measured by the grader outside this notebook")
         return
     _fail(lab.remeasure(q, table, k), rule(lab))
-
-
-def acceptable_best(table: pd.DataFrame, by: list[str], ok_rows=None) -> dict[tuple, set]:
-    """Per group of `by`, the rows whose throughput is within the best row's 95% CI of
-    the best: {group: {row index}}. Answers that pick any of them are right."""
-    out: dict[tuple, set] = {}
-    groups = table.groupby(by, sort=False) if by else [((), table)]
-    for key, group in groups:
-        group = group[pd.to_numeric(group["throughput_kBps"], errors="coerce").notna()]
-        if ok_rows is not None:
-            group = group[ok_rows(group)]
-        if group.empty:
-            continue
-        best = group["throughput_kBps"].idxmax()
-        margin = group.at[best, "throughput_kBps_ci95"]
-        margin = margin if _finite(margin) else 0.0
-        floor = group.at[best, "throughput_kBps"] - margin
-        out[key if isinstance(key, tuple) else (key,)] = set(group.index[group["throughput_kBps"] >= floor])
-    return out
-
-
-def optimal_timeouts(q1_table: pd.DataFrame) -> set:
-    """The Q2 rule: among timeouts whose retransmissions are at most 1.25× the fewest,
-    the one with the highest throughput (or any within that one's 95% CI)."""
-    fewest = pd.to_numeric(q1_table["retransmissions"], errors="coerce").min()
-    eligible = lambda g: g["retransmissions"] <= 1.25 * fewest + 1e-9  # noqa: E731
-    best = acceptable_best(q1_table, [], eligible)
-    return {q1_table.at[i, "timeout_ms"] for rows in best.values() for i in rows}
-
-
-def peak_windows(q3_table: pd.DataFrame) -> dict:
-    """The Q4 answer: per delay, the windows within the 95% CI of the highest throughput."""
-    best = acceptable_best(q3_table, ["delay_ms"])
-    return {key[0]: {q3_table.at[i, "window"] for i in rows} for key, rows in best.items()}
 
 
 def assert_optimal_timeout(q1_table, answer) -> None:

@@ -3,8 +3,10 @@
 `run_transfer` is the contract of docs/interfaces.md section 2. It raises only for bad
 usage (UsageError: a bad spec, an unknown placeholder or backend, a missing file); a
 transfer that fails for any other reason comes back as `ok=False` with a one-line
-`error` naming the cause. The numbers come from the engine (what crossed the link),
-never from what the programs print: that is kept in `printed`, parsed, for comparison.
+`error` naming the cause and its `error_kind`. The numbers come from the engine (what
+crossed the link), never from what the programs print: that is kept in `printed`,
+parsed, for comparison. This module runs things; the rules that stop a run and name why
+it failed are sans-IO, in harness/monitor.py.
 """
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ from typing import Callable, Mapping
 
 from harness import backends, time_limits
 from harness.engine import REPO, EngineError, check_spec, sweep_stale_sockets
+from harness.monitor import ErrorKind, Exit, Failure, Monitor, RunEnd, Stopped, first_failure, \
+    output_mismatch, with_link_story
 from harness.procs import (Proc, ProgramNotFound, Processes, UsageError, bound_sockets, describe_exit,
                            raise_if_terminated, render, terminate_as_interrupt)
 
@@ -34,7 +38,6 @@ LAG_WARN_US = 1000         # p99 engine lag above this: the run was disturbed (1
                            # more than a 1 KB packet's serialisation at 10 Mbit/s)
 TAIL_CHARS = 4096          # stdout/stderr kept in a result
 PORT_RETRIES = 3           # local backend: new port if another program took ours
-WATCH_S = 0.5              # how often a running transfer is checked (progress, engine, receiver)
 
 
 TUN_CORRUPTION = ("repair", "netem")
@@ -140,6 +143,8 @@ class TransferResult:
     backend: str
     seed: int
     size_bytes: int
+    error_kind: ErrorKind | None = None  # the cause as a value to branch on (harness/monitor.py);
+                                         # `error` is its one-line message for people
     wire_time_s: float | None = None
     process_time_s: float | None = None
     goodput_kBps: float | None = None
@@ -477,15 +482,15 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | N
     base = dict(backend=plan.backend, seed=plan.seed, size_bytes=plan.size, params=plan.params,
                 pcap=config.get("pcap"), trace=config.get("trace"), tcp_cc=plan.tcp_cc)
 
-    def failed(error: str, **more) -> TransferResult:
-        return TransferResult(ok=False, verified=False, error=error, **base, **more)
+    def failed(kind: ErrorKind, error: str, **more) -> TransferResult:
+        return TransferResult(ok=False, verified=False, error=error, error_kind=kind, **base, **more)
 
     try:
         session = backends.open_session(plan.backend, paths=plan.paths, config=config,
                                         workdir=workdir, procs=procs, ipv6=plan.ipv6, isolate=plan.isolate,
                                         tcp_cc=plan.tcp_cc)
     except EngineError as e:
-        return failed(f"engine failed: {e}"), False
+        return failed(ErrorKind.ENGINE, f"engine failed: {e}"), False
     base["endpoints"] = {"listen_port": session.listen_port,
                          "targets": [f"{h}:{p}" for h, p in session.targets],
                          "netns": [session.sender.netns, session.receiver.netns]}
@@ -494,7 +499,7 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | N
         try:
             rx = _start(procs, "receiver", plan.receiver, values, workdir, plan.file_cap, session.receiver.netns)
         except ProgramNotFound as e:
-            return failed(f"receiver {e}"), False
+            return failed(ErrorKind.NOT_FOUND, f"receiver {e}"), False
         # The same start-up on every backend: the receiver has bound its port (seen in
         # its namespace's socket table) before the sender starts, at once after that.
         bound = _wait_bound(rx, session.listen_port, plan.bind_timeout)
@@ -504,37 +509,42 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | N
             procs.stop(rx)
             taken = session.backend == "local" and "in use" in rx.stderr().lower()
             error = _not_bound_error(rx, session.listen_port, plan.bind_timeout, plan.file_cap, elsewhere)
-            return failed(error, receiver=_program_result(rx)), taken
+            return failed(ErrorKind.NOT_BOUND, error, receiver=_program_result(rx)), taken
         bound_at = time.monotonic_ns()
         where, nat, error = _steer(session, bound)
         steered_at = time.monotonic_ns()
         base["endpoints"].update(bound=where, loopback_nat=nat)
         if error:
             procs.stop(rx)
-            return failed(error, receiver=_program_result(rx)), False
+            return failed(ErrorKind.UNREACHABLE, error, receiver=_program_result(rx)), False
         try:
             tx = _start(procs, "sender", plan.sender, values, workdir, plan.file_cap, session.sender.netns)
         except ProgramNotFound as e:
             procs.stop(rx)
-            return failed(f"sender {e}", receiver=_program_result(rx)), False
+            return failed(ErrorKind.NOT_FOUND, f"sender {e}", receiver=_program_result(rx)), False
         base["startup"] = {"bound": where, "receiver_bound_s": round((bound_at - rx.started_ns) / 1e9, 4),
                            "sender_start_gap_ms": round((tx.started_ns - bound_at) / 1e6, 2),
                            "time_limit_s": plan.time_limit, "no_progress_s": plan.no_progress or None,
                            "loopback_nat_ms": round((steered_at - bound_at) / 1e6, 1) if nat else None}
-        watch = _watch(plan, tx, rx, session.engine, want, output)
-        tx.timed_out = watch.outcome in ("time limit", "no progress")   # stopped by the harness
+        stopped = _watch(plan, tx, rx, session.engine, want, output)
+        tx.timed_out = stopped is not None and stopped.kind in (ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS)
         procs.stop(tx)
-        if watch.outcome == "sender exited" and tx.exit_code == 0:   # a failed sender: no use waiting
+        if stopped is None and tx.exit_code == 0:   # a failed sender: no use waiting
             rx.timed_out = not _wait_receiver(plan, rx, want, output)
         procs.stop(rx)
         engine_proc = session.engine.proc if session.engine is not None else None
         engine_died = engine_proc is not None and engine_proc.wait(0)
         stats = session.engine.stop() if session.engine is not None else None
-        watch.output_bytes = os.path.getsize(output) if os.path.exists(output) else 0
+        output_bytes = os.path.getsize(output) if os.path.exists(output) else 0
     finally:
         session.close()
-    return _result(plan, base, tx, rx, engine_proc if engine_died else None, stats, infile, want, output,
-                   watch, where), False
+    end = RunEnd(stopped=stopped, sender=_exit(plan, tx), receiver=_exit(plan, rx), size=plan.size,
+                 output_bytes=output_bytes, where=where,
+                 delivered_bytes=((stats or {}).get("forward") or {}).get("bytes_delivered", 0),
+                 time_limit_s=plan.time_limit, receiver_grace_s=plan.receiver_grace,
+                 engine_exit=describe_exit(engine_proc.exit_code, None, engine_proc.last_stderr_line())
+                 if engine_died else None)
+    return _result(plan, base, tx, rx, stats, infile, want, output, end), False
 
 
 def _steer(session: backends.Session, bound: list[tuple[str, str, int]]) -> tuple[str, bool, str | None]:
@@ -563,81 +573,30 @@ def _describe_sockets(sockets: list[tuple[str, str, int]]) -> str:
     return " and ".join(f"{proto.upper()} {join_hostport(addr, port)}" for proto, addr, port in sockets)
 
 
-@dataclass
-class _Watch:
-    """How the sender's part of a run ended, and what was seen while it ran."""
-    outcome: str = "sender exited"   # | "time limit" | "engine died" | "no progress" | "receiver left"
-    quiet_s: float = 0.0             # no progress for this long when stopped for it
-    what: str = ""                   # then: what the sender was doing
-    receiver_exited: bool = False    # then: whether the receiver had already exited
-    output_bytes: int = 0            # the receiver's output file at the end
-
-
-def _watch(plan: _Plan, tx: Proc, rx: Proc, engine, want: str | None, output: str) -> _Watch:
-    """Wait for the sender to exit, checking every WATCH_S: the time limit, the engine,
-    a receiver that left with its output incomplete, and (with an engine) progress.
-
-    Progress: new payload into the link in either direction (the engine counts repeats
-    apart; a receiver's new answer says it got something new), or output growth. A check
-    interval in which the link withheld what the programs wait for does not count
-    towards the no-progress window either (`_link_withheld`): at high loss a healthy
-    sender may repeat its last packets for many seconds while every answer is lost."""
-    deadline = time.monotonic() + plan.time_limit
+def _watch(plan: _Plan, tx: Proc, rx: Proc, engine, want: str | None, output: str) -> Stopped | None:
+    """Wait for the sender to exit (None) or for the monitor to stop the run (why):
+    every monitor.WATCH_S it gets the time, the engine's state and counters, whether the
+    receiver left with its output incomplete, and the output's size."""
+    monitor = Monitor(plan.time_limit, plan.no_progress, time.monotonic_ns())
     engine_proc = engine.proc if engine is not None else None
-    last_progress = time.monotonic()
-    seen = (-1, -1, -1)
-    before: dict | None = None      # the counters at the previous check
-    answered = 0                    # reverse packets delivered, at the last progress
     next_report = time.monotonic() + 1.0
     while True:
         raise_if_terminated()
-        left = deadline - time.monotonic()
-        if tx.wait_or(engine_proc, max(0.0, min(left, WATCH_S))):
-            return _Watch()
-        now = time.monotonic()
-        if engine_proc is not None and engine_proc.wait(0):
-            return _Watch("engine died")
-        if now >= deadline:
-            return _Watch("time limit")
-        if plan.verify and rx.wait(0) and not _output_complete(plan, want, output):
-            return _Watch("receiver left")
-        stats = _engine_stats(engine)
-        if plan.progress and now >= next_report:
-            next_report = now + 1.0
+        if tx.wait_or(engine_proc, monitor.wait_s(time.monotonic_ns())):
+            return None
+        now_ns = time.monotonic_ns()
+        engine_exited = engine_proc is not None and engine_proc.wait(0)
+        receiver_exited = rx.wait(0)
+        left = plan.verify and receiver_exited and not _output_complete(plan, want, output)
+        stats = None if engine_exited else _engine_stats(engine)
+        stopped = monitor.check(now_ns, engine_exited=engine_exited, receiver_left=left, stats=stats,
+                                output_bytes=os.path.getsize(output) if os.path.exists(output) else 0,
+                                receiver_exited=receiver_exited)
+        if stopped is not None:
+            return stopped
+        if plan.progress and now_ns / 1e9 >= next_report:
+            next_report = now_ns / 1e9 + 1.0
             _report_progress(plan, tx, stats)
-        if stats is None or not plan.no_progress:
-            continue
-        fwd, rev = stats.get("forward") or {}, stats.get("reverse") or {}
-        current = (_new_payloads(fwd), _new_payloads(rev), os.path.getsize(output) if os.path.exists(output) else 0)
-        withheld = before is not None and _link_withheld(before, stats)
-        before = stats
-        if any(c > s for c, s in zip(current, seen)) or withheld:
-            seen, last_progress, answered = current, now, rev.get("delivered") or 0
-        elif now - last_progress >= plan.no_progress:
-            silent = (time.monotonic_ns() - fwd["last_in_ns"]) / 1e9 if fwd.get("last_in_ns") else None
-            answers = (rev.get("delivered") or 0) - answered
-            what = ("the sender never sent a packet" if not fwd.get("packets_in") else
-                    f"the sender has sent nothing for {silent:.1f} s" if silent and silent >= 2 * WATCH_S else
-                    "the sender only repeats packets it sent before" +
-                    (f", though {answers} answers reached it" if answers > 0 else ""))
-            return _Watch("no progress", quiet_s=now - last_progress, what=what, receiver_exited=rx.wait(0))
-
-
-def _new_payloads(direction: dict) -> int:
-    """Packets into the link whose payload it had not seen before in that direction."""
-    return (direction.get("packets_in") or 0) - (direction.get("repeats") or 0)
-
-
-def _link_withheld(before: dict, now: dict) -> bool:
-    """Between two readings of the engine's counters: the sender kept sending, nothing
-    reached it from the receiver, and either the receiver answered (every answer was
-    lost) or nothing reached the receiver (every packet was lost). The programs are
-    waiting on the link then, not stuck. A hung sender that ignores answers that reach
-    it, or a receiver that stops answering what reaches it, is not covered."""
-    def grew(direction: str, key: str) -> bool:
-        return ((now.get(direction) or {}).get(key) or 0) > ((before.get(direction) or {}).get(key) or 0)
-    return grew("forward", "packets_in") and not grew("reverse", "delivered") \
-        and (grew("reverse", "packets_in") or not grew("forward", "delivered"))
 
 
 def _engine_stats(engine) -> dict | None:
@@ -660,27 +619,30 @@ def _start(procs: Processes, role: str, program: Program, values: dict, workdir:
                        env=program_env(program), file_cap=file_cap, netns=netns)
 
 
-def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, dead_engine: Proc | None, stats: dict | None,
-            infile: str, want: str | None, output: str, watch: _Watch, where: str) -> TransferResult:
+def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, stats: dict | None, infile: str, want: str | None,
+            output: str, end: RunEnd) -> TransferResult:
     """The verdict (the first cause of failure, else the output compared) and figures;
     a failure's line ends with what the link did."""
-    error = _first_error(plan, tx, rx, watch, where, stats)
-    if dead_engine is not None:
-        why = describe_exit(dead_engine.exit_code, None, dead_engine.last_stderr_line())
-        error = f"engine failed: it exited during the transfer ({why})"
+    failure = first_failure(end)
     verified = False
-    if plan.verify and (error is None or not error.startswith("engine")):
+    if plan.verify and (failure is None or failure.kind is not ErrorKind.ENGINE):
         verified, mismatch = _verify(infile, want, output, plan.size)
-        error = error or mismatch
-    if error and stats and not error.startswith("engine") \
-            and any((stats.get(d) or {}).get("packets_in") for d in ("forward", "reverse")):
-        error += f"; link: {link_story(stats, _tail_missing(plan, infile, output))}"
-    result = TransferResult(ok=error is None, verified=verified, error=error, **base,
+        failure = failure or mismatch
+    if failure is not None:
+        failure = with_link_story(failure, stats, lambda: _tail_missing(plan, infile, output))
+    result = TransferResult(ok=failure is None, verified=verified, error=failure and failure.message,
+                            error_kind=failure and failure.kind, **base,
                             process_time_s=(tx.exited_ns - tx.started_ns) / 1e9 if tx.exited_ns else None,
                             sender=_program_result(tx), receiver=_program_result(rx),
                             printed=parse_printed(plan.sender.output_format, tx.stdout()))
     _add_link_figures(result, stats, tx)
     return result
+
+
+def _exit(plan: _Plan, p: Proc) -> Exit:
+    """How a program ended, in the monitor's terms (its exit described in words)."""
+    described = describe_exit(p.exit_code, plan.file_cap, p.last_stderr_line()) if p.exit_code is not None else ""
+    return Exit(p.exit_code, p.timed_out, described, p.stopped_when_done)
 
 
 def _tail_missing(plan: _Plan, infile: str, output: str) -> bool:
@@ -690,32 +652,6 @@ def _tail_missing(plan: _Plan, infile: str, output: str) -> bool:
         return False
     have = os.path.getsize(output)
     return 0 < have < plan.size and first_difference(infile, output) == have
-
-
-def link_story(stats: dict, tail_missing: bool = False) -> str:
-    """What the link did, for a failure line: 'forward 102 in, 79 delivered, 23 queue
-    drops, including the last packet sent; reverse 0 in'. The last packet counts as
-    dropped when the counters show it (it came in after the last one left); with
-    `tail_missing` (the output lacks only the file's end) the drops are said to have
-    taken the end of the file."""
-    parts = []
-    for d in ("forward", "reverse"):
-        c = stats.get(d) or {}
-        words = [f"{c.get('packets_in', 0)} in"]
-        if c.get("packets_in"):
-            words.append(f"{c.get('delivered', 0)} delivered")
-        for key, name in (("lost", "lost"), ("queue_drops", "queue drops"), ("down_drops", "dropped on a down path"),
-                          ("corrupted", "corrupted"), ("io_errors", "not deliverable")):
-            if c.get(key):
-                words.append(f"{c[key]} {name}")
-        last_in, last_out = c.get("last_in_ns"), c.get("last_out_ns")
-        dropped = c.get("lost") or c.get("queue_drops") or c.get("down_drops")
-        if last_in and (last_out is None or last_in > last_out) and dropped:
-            words[-1] += ", including the last packet sent"
-        elif d == "forward" and tail_missing and dropped:
-            words[-1] += ", which took the end of the file"
-        parts.append(f"{d} " + ", ".join(words))
-    return "; ".join(parts)
 
 
 def _report_progress(plan: _Plan, tx: Proc, stats: dict | None) -> None:
@@ -767,38 +703,13 @@ def _not_bound_error(rx: Proc, port: int, timeout: float, cap: int, elsewhere: s
     return f"receiver exited ({describe_exit(rx.exit_code, cap, rx.last_stderr_line())}) before binding port {port}"
 
 
-def _first_error(plan: _Plan, tx: Proc, rx: Proc, watch: _Watch, where: str, stats: dict | None) -> str | None:
-    """The cause, in the order things happen: the run stopped (time limit, no progress,
-    receiver gone), the sender crashed, then the receiver."""
-    have = f"{watch.output_bytes} of {plan.size} bytes in its output"
-    if watch.outcome == "no progress":
-        delivered = ((stats or {}).get("forward") or {}).get("bytes_delivered", 0)
-        return (f"stopped: no progress for {watch.quiet_s:.0f} s ({watch.what}); the receiver bound {where} "
-                f"{'had exited' if watch.receiver_exited else 'is running'} with {have}, "
-                f"{delivered} bytes delivered to it")
-    if watch.outcome == "receiver left":
-        return (f"receiver exited ({describe_exit(rx.exit_code, plan.file_cap, rx.last_stderr_line())}) while the "
-                "sender was still sending, " + (f"with {have}" if watch.output_bytes else
-                                                "and the receiver wrote nothing to its output file"))
-    if tx.timed_out:
-        return f"timed out after {plan.time_limit:g} s (the sender was still running; the receiver has {have})"
-    if tx.exit_code != 0:
-        return f"sender failed ({describe_exit(tx.exit_code, plan.file_cap, tx.last_stderr_line())})"
-    if rx.timed_out:
-        return (f"receiver did not exit within {plan.receiver_grace:g} s after the sender finished "
-                f"(it has {have})")
-    if rx.exit_code != 0 and not rx.stopped_when_done:
-        return f"receiver failed ({describe_exit(rx.exit_code, plan.file_cap, rx.last_stderr_line())})"
-    return None
-
-
-def _verify(infile: str, want: str, output: str, size: int) -> tuple[bool, str | None]:
-    if not os.path.exists(output) or (os.path.getsize(output) == 0 and size > 0):
-        return False, "receiver wrote nothing to its output file"
+def _verify(infile: str, want: str, output: str, size: int) -> tuple[bool, Failure | None]:
+    have = os.path.getsize(output) if os.path.exists(output) else None
+    if have is None or (have == 0 and size > 0):
+        return False, output_mismatch(size, have, None)
     if sha256_file(output) == want:
         return True, None
-    at = first_difference(infile, output)
-    return False, f"output differs from input at byte {at} (output {os.path.getsize(output)} bytes, input {size})"
+    return False, output_mismatch(size, have, first_difference(infile, output))
 
 
 def _program_result(p: Proc) -> ProgramResult:

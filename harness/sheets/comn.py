@@ -26,7 +26,7 @@ from harness.sheets.plots import errorbar
 from harness.sheets.sheet import Plot, Prompt, Results, Section, Sheet, Table
 from harness.sheets.tables import DASH, Metric, cells, comparison_table, fmt, fmt_error, mean_of, runs_text
 from harness.statistics import best_sentence, compare, order
-from harness.time_limits import time_limit
+from harness import time_limits
 from harness.transfer import Program
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -150,7 +150,7 @@ def sweeps(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs
 
     def sweep(name: str, run_one, cell_list: list[dict], kBps) -> Measured:
         cost = lambda c: expected_seconds(kBps(c), size)  # noqa: E731
-        run_one = _with_limit(run_one, lambda c: time_limit(cost(c)))   # 3x the model, 30-900 s
+        run_one = _with_limit(run_one, lambda c: time_limits.RUN(cost(c)))   # 3x the model, 30-900 s
         return Measured(Sweep(name, run_one, cell_list, runs=runs, until_margin=until_margin, cap=cap,
                               seed=seed, cost=cost, load=offered_load), cell_list)
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness import backends
+from harness import backends, time_limits
 from harness.experiments.objects import ObjectsRun, object_sizes
 from harness.experiments.sweep import Sweep, grid
 from harness.experiments.transfers import TransferRun
@@ -108,8 +108,9 @@ def packets(size: int) -> int:
 
 
 def object_limit(cell: dict) -> float:
-    """Seconds one object may take: under jitter GBN moves ~2 packets per timeout."""
-    return 60 + 1.5 * packets(cell["size"]) * max(1.0, cell.get("timeout", 700) / 700)
+    """Seconds one object may take: under jitter GBN moves ~2 packets per timeout, so
+    1.5 s a packet (at a 700 ms timeout) is a worst case."""
+    return time_limits.WORST_CASE(1.5 * packets(cell["size"]) * max(1.0, cell.get("timeout", 700) / 700))
 
 
 def expected_s(rule: str, total: int, timeout_ms: float) -> float:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from harness import time_limits
 from harness.experiments.failover import data_arrivals, in_order_stall
 from harness.experiments.sweep import Sweep
 from harness.experiments.transfers import TransferRun
@@ -108,7 +109,7 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
         sender, receiver = _programs(impl, n_paths)
         return TransferRun(sender, receiver, "", shared_queue=False, size=plan.size, backend=backend,
                            paths=(PATH,) * n_paths,
-                           time_limit=lambda c: 60 + 20 * capacity_bound_s(c, plan.size, 1),
+                           time_limit=lambda c: time_limits.BOUND(capacity_bound_s(c, plan.size, 1)),
                            no_progress=NO_PROGRESS_S, **more)
 
     def sweep(name, run_one, n_paths, **kw) -> Sweep:

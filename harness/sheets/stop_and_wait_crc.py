@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from harness import backends
+from harness import backends, time_limits
 from harness.experiments.round_trips import load_trace, mbps, resend_gaps, rtt_fields
 from harness.experiments.sweep import Sweep, grid
 from harness.experiments.transfers import TransferRun
@@ -158,7 +158,7 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
 
     def run(sender, receiver, link) -> TransferRun:
         return TransferRun(sender, receiver, link, shared_queue=False, size=plan.size, backend=backend,
-                           time_limit=lambda c: 60 + 20 * expected_s(c), ipv6=_ipv6, trace=True,
+                           time_limit=lambda c: time_limits.BOUND(expected_s(c)), ipv6=_ipv6, trace=True,
                            extra=_wire(plan.size), tcp_cc=tcp_cc)
 
     def sweep(name, run_one, cell_list, n) -> Sweep:

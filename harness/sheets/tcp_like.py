@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from harness import time_limits
 from harness.experiments.sweep import Sweep, grid
 from harness.experiments.transfers import TransferRun
 from harness.models import Link, md1_wait
@@ -127,8 +128,8 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
     def run(timeout_ms: int, size: int, extra=None) -> TransferRun:
         sender, receiver = _programs(impl, timeout_ms)
         return TransferRun(sender, receiver, LINK, shared_queue=False, size=size, backend=backend,
-                           time_limit=lambda c: 120 + 40 * lossless_s({**c, "size": c.get("size", size)})
-                           * (1 + 10 * c["loss"] / 100) ** 2,
+                           time_limit=lambda c: time_limits.LOSSY_BOUND(
+                               lossless_s({**c, "size": c.get("size", size)}) * (1 + 10 * c["loss"] / 100) ** 2),
                            fixed={"window": LOSS_WINDOW, "timeout": timeout_ms}, extra=extra,
                            no_progress=NO_PROGRESS_S)
 

@@ -1,4 +1,4 @@
-"""The no-progress rule (harness/transfer.py, `_watch`): a run whose answers the link
+"""The no-progress rule (harness/monitor.py, run by harness/transfer.py): a run whose answers the link
 withholds is waiting on the link, not stuck; a sender that repeats although answered,
 or a receiver that no longer answers what reaches it, is.
 

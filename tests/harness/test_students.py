@@ -6,7 +6,7 @@ stall use a short no-progress window (its derivation is tested in test_time_limi
 """
 import pytest
 
-from harness import Link, Program, run_transfer
+from harness import ErrorKind, Link, Program, run_transfer
 from harness.procs import UsageError
 from harness_helpers import FIXTURES
 
@@ -97,6 +97,7 @@ def test_receiver_bound_to_ipv6_loopback_fails_at_once(backend):
     res = run(prog("Sender2.py", SEND + " 30"), prog("Receiver2Ipv6.py", RECV), backend=backend)
     assert res.error.startswith("receiver bound UDP [::1]:"), res.error
     assert "where the link cannot deliver" in res.error and res.link is None
+    assert res.error_kind is ErrorKind.UNREACHABLE
     if backend == "netns":
         assert "IPv6 loopback is reachable only from the host's own lo" in res.error
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from harness import BackendUnavailable, Link, Program, SpecError, UsageError, run_transfer
+from harness import BackendUnavailable, ErrorKind, Link, Program, SpecError, UsageError, run_transfer
 from harness_helpers import FIXTURES, REPO, bad, interrupted_run, sw_receiver, sw_sender
 
 LOSSY = Link("delay 2ms loss 10%")
@@ -69,8 +69,8 @@ def failed(sender, receiver, **kw):
 
 
 def test_sender_command_not_found():
-    assert failed(Program("no-such-sender-rdt {receiver_port}"), sw_receiver()).error == \
-        "sender command not found: 'no-such-sender-rdt'"
+    res = failed(Program("no-such-sender-rdt {receiver_port}"), sw_receiver())
+    assert (res.error, res.error_kind) == ("sender command not found: 'no-such-sender-rdt'", ErrorKind.NOT_FOUND)
 
 
 def test_receiver_command_not_found():
@@ -79,8 +79,9 @@ def test_receiver_command_not_found():
 
 
 def test_receiver_crashing_at_start():
-    err = failed(sw_sender(), bad("crash")).error
-    assert err.startswith("receiver exited (exit 3: badprog: crashing on purpose) before binding port")
+    res = failed(sw_sender(), bad("crash"))
+    assert res.error.startswith("receiver exited (exit 3: badprog: crashing on purpose) before binding port")
+    assert res.error_kind is ErrorKind.NOT_BOUND
 
 
 def test_sender_crashing_at_start():
@@ -91,6 +92,7 @@ def test_sender_crashing_at_start():
 
 def test_hanging_sender_is_killed_at_the_time_limit():
     res = failed(bad("hang"), sw_receiver(), time_limit=1.5)
+    assert res.error_kind is ErrorKind.TIME_LIMIT
     assert res.error == "timed out after 1.5 s (the sender was still running; the receiver has 0 of 5000 bytes in its output)"
     assert res.sender.timed_out and res.sender.exit_code == -9   # it ignores SIGTERM
 
@@ -121,11 +123,13 @@ def test_corrupted_output_names_the_first_differing_byte():
     res = run_transfer(sw_sender(), sw_receiver(), Link("corrupt 100%", reverse=""), size=3000, seed=2,
                        backend="local", time_limit=10)
     assert not res.ok and res.error.startswith("output differs from input at byte ")
+    assert res.error_kind is ErrorKind.OUTPUT_DIFFERS
 
 
 def test_engine_failure_is_a_failed_result(monkeypatch):
     monkeypatch.setenv("RDTLAB_LINKEMU", str(FIXTURES / "broken_linkemu.py"))
-    assert failed(sw_sender(), sw_receiver()).error == \
+    res = failed(sw_sender(), sw_receiver())
+    assert res.error_kind is ErrorKind.ENGINE and res.error == \
         "engine failed: linkemu exited before it was ready: linkemu: cannot open /dev/net/tun: Operation not permitted"
 
 
