@@ -56,6 +56,7 @@ up, RTT samples grow, and a deadline fixed at send time would fire too early.
 from __future__ import annotations
 
 import heapq
+import math
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
@@ -68,6 +69,9 @@ from reference.core.rto import RtoEstimator
 
 
 TAIL_COPIES = 3   # what the command line sends (and mh's own tail copies): see "Tail copies"
+# The last few packets (at most LAST_FEW in flight: the link idles) go up to LAST_COPIES
+# times, so that a round fails at most LAST_ROUND_FAILS of the time.
+LAST_FEW, LAST_COPIES, LAST_ROUND_FAILS = 4, 8, 0.01
 
 
 @dataclass(slots=True)
@@ -226,8 +230,17 @@ class SelectiveRepeatSender(SenderBase):
         self._queue_resend(packet)
 
     def _tail_copies(self) -> int:
-        """Copies of a resend: ``tail_copies`` once nothing new is left to send."""
-        return self.config.tail_copies if self.next_seq >= self.packet_count else 1
+        """Copies of a resend: ``tail_copies`` once nothing new is left to send; more
+        for the last few packets, enough that a round of them all fails at most
+        LAST_ROUND_FAILS of the time at the round-trip success rate seen so far."""
+        copies = self.config.tail_copies
+        if copies == 1 or self.next_seq < self.packet_count:
+            return 1
+        sent, answered = self.stats.packets_sent, self.stats.acks_received
+        if len(self.in_flight) <= LAST_FEW and 0 < answered < sent:
+            needed = math.ceil(math.log(LAST_ROUND_FAILS) / math.log(1 - answered / sent))
+            copies = max(copies, min(needed, LAST_COPIES))
+        return copies
 
     def _queue_resend(self, packet: InFlight) -> None:
         if not packet.queued:

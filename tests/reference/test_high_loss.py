@@ -56,19 +56,25 @@ def test_the_reference_keeps_90_percent_of_capacity_at_30_percent_loss_each_way(
     assert statistics.mean(shares) >= 0.93 and min(shares) >= 0.90, shares
 
 
-def test_the_last_packet_and_resends_at_the_tail_go_three_times():
-    config = CoreConfig(window=4, timeout=0.1, tail_copies=3, dup_ack_threshold=3)
-    sender = make_sender("sr", bytes(6 * 1024), config)
-    assert [m.seq for m in sender.datagrams_to_send(0.0)] == [0, 1, 2, 3]
+def test_the_last_packet_and_resends_at_the_tail_go_three_times_the_last_few_more():
+    config = CoreConfig(window=8, timeout=0.1, tail_copies=3, dup_ack_threshold=3)
+    sender = make_sender("sr", bytes(10 * 1024), config)
+    assert [m.seq for m in sender.datagrams_to_send(0.0)] == list(range(8))
     sender.handle_timer(0.1)                       # not the tail yet: one copy each
-    assert [m.seq for m in sender.datagrams_to_send(0.1)] == [0, 1, 2, 3]
-    for seq in (0, 1, 2):
+    assert [m.seq for m in sender.datagrams_to_send(0.1)] == list(range(8))
+    for seq in range(4):
         sender.receive(Ack(seq), 0.15)
-    # 4 is new; 5, the last packet, goes three times: nothing after it can show it lost
-    assert [m.seq for m in sender.datagrams_to_send(0.15)] == [4, 5, 5, 5]
-    sender.handle_timer(0.25)                      # 3, 4 and 5 time out at the tail
-    assert [m.seq for m in sender.datagrams_to_send(0.25)] == [3, 3, 3, 4, 4, 4, 5, 5, 5]
-    assert sender.stats.timeouts == 4 + 3
+    # 8 is new; 9, the last packet, goes three times: nothing after it can show it lost
+    assert [m.seq for m in sender.datagrams_to_send(0.15)] == [8, 9, 9, 9]
+    sender.handle_timer(0.21)                      # 4..7 time out at the tail
+    assert [m.seq for m in sender.datagrams_to_send(0.21)] == [4, 4, 4, 5, 5, 5, 6, 6, 6, 7, 7, 7]
+    assert sender.stats.timeouts == 8 + 4
+    for seq in range(4, 9):
+        sender.receive(Ack(seq), 0.22)
+    # 9 alone is left: the link idles, and 9 of 32 messages were answered, so a round
+    # of 3 copies would fail 37% of the time: as many as LAST_COPIES (8) go, 7% then.
+    sender.handle_timer(0.3)
+    assert [m.seq for m in sender.datagrams_to_send(0.3)] == [9] * 8
 
 
 def test_copies_count_as_one_try_towards_the_retry_limit():
