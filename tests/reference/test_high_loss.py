@@ -56,25 +56,41 @@ def test_the_reference_keeps_90_percent_of_capacity_at_30_percent_loss_each_way(
     assert statistics.mean(shares) >= 0.93 and min(shares) >= 0.90, shares
 
 
-def test_the_last_packet_and_resends_at_the_tail_go_three_times_the_last_few_more():
-    config = CoreConfig(window=8, timeout=0.1, tail_copies=3, dup_ack_threshold=3)
-    sender = make_sender("sr", bytes(10 * 1024), config)
-    assert [m.seq for m in sender.datagrams_to_send(0.0)] == list(range(8))
-    sender.handle_timer(0.1)                       # not the tail yet: one copy each
-    assert [m.seq for m in sender.datagrams_to_send(0.1)] == list(range(8))
-    for seq in range(4):
-        sender.receive(Ack(seq), 0.15)
-    # 8 is new; 9, the last packet, goes three times: nothing after it can show it lost
-    assert [m.seq for m in sender.datagrams_to_send(0.15)] == [8, 9, 9, 9]
-    sender.handle_timer(0.21)                      # 4..7 time out at the tail
-    assert [m.seq for m in sender.datagrams_to_send(0.21)] == [4, 4, 4, 5, 5, 5, 6, 6, 6, 7, 7, 7]
-    assert sender.stats.timeouts == 8 + 4
-    for seq in range(4, 9):
-        sender.receive(Ack(seq), 0.22)
-    # 9 alone is left: the link idles, and 9 of 32 messages were answered, so a round
-    # of 3 copies would fail 37% of the time: as many as LAST_COPIES (8) go, 7% then.
-    sender.handle_timer(0.3)
-    assert [m.seq for m in sender.datagrams_to_send(0.3)] == [9] * 8
+def _tail_sender(acked_first: int):
+    """16 packets, a window of 12, a 100 ms timeout; packets 0..acked_first-1 (at least
+    4) acked after a 50 ms round trip, which sends 12..15 (15, the last, three times:
+    nothing sent after it can show that it was lost)."""
+    sender = make_sender("sr", bytes(16 * 1024), CoreConfig(window=12, timeout=0.1, tail_copies=3))
+    assert [m.seq for m in sender.datagrams_to_send(0.0)] == list(range(12))
+    for seq in range(acked_first):
+        sender.receive(Ack(seq), 0.05)
+    assert [m.seq for m in sender.datagrams_to_send(0.05)] == [12, 13, 14, 15, 15, 15]
+    return sender
+
+
+def test_resends_go_three_times_at_the_tail_while_the_path_has_room():
+    sender = _tail_sender(8)          # 8 in flight, 8 acked in the last round trip
+    sender.handle_timer(0.1)          # 8..11 time out
+    assert [m.seq for m in sender.datagrams_to_send(0.1)] == [s for s in range(8, 12) for _ in range(3)]
+    for seq in range(8, 15):
+        sender.receive(Ack(seq), 0.12)
+    # 15 alone is left: the link idles, and 15 of 30 messages were answered, so a round
+    # of 3 copies would fail 12% of the time: 7 go (1%; at most LAST_COPIES, 8).
+    sender.handle_timer(0.16)
+    assert [m.seq for m in sender.datagrams_to_send(0.16)] == [15] * 7
+
+
+def test_no_tail_copies_while_the_path_is_full():
+    sender = _tail_sender(4)          # 12 in flight, only 4 acked in the last round trip
+    sender.handle_timer(0.1)          # 4..11 time out, once each
+    assert [m.seq for m in sender.datagrams_to_send(0.1)] == list(range(4, 12))
+
+
+def test_no_tail_copies_before_the_tail():
+    sender = make_sender("sr", bytes(16 * 1024), CoreConfig(window=12, timeout=0.1, tail_copies=3))
+    sender.datagrams_to_send(0.0)
+    sender.handle_timer(0.1)          # 12..15 are still to be sent
+    assert [m.seq for m in sender.datagrams_to_send(0.1)] == list(range(12))
 
 
 def test_copies_count_as_one_try_towards_the_retry_limit():
