@@ -150,6 +150,7 @@ class SelectiveRepeatSender(SenderBase):
             self._acked(packet.seq)
             self._estimator(packet.path).progress()
             self._acked_at.append(now)
+        self._delivered_lately(now)
         while self.base < self.packet_count and self.acked[self.base]:
             self.base += 1
         self._detect_losses(list(newly), now)
@@ -261,12 +262,14 @@ class SelectiveRepeatSender(SenderBase):
         """Are fewer packets in flight than the path delivered in the last shortest
         round trip? A window wider than that (or than the bottleneck's queue) keeps
         the queue full to the end, and copies would only queue, or be dropped, there."""
-        if self.min_rtt is None:
-            return False
+        return self.min_rtt is not None and len(self.in_flight) <= self._delivered_lately(now)
+
+    def _delivered_lately(self, now: float) -> int:
+        """Packets acked in the last shortest round trip (all of them until one is known)."""
         acked_at = self._acked_at
-        while acked_at and acked_at[0] < now - self.min_rtt:
+        while self.min_rtt is not None and acked_at and acked_at[0] < now - self.min_rtt:
             acked_at.popleft()
-        return len(self.in_flight) <= len(acked_at)
+        return len(acked_at)
 
     def _queue_resend(self, packet: InFlight) -> None:
         if not packet.queued:
