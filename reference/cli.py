@@ -13,6 +13,7 @@ import json
 import sys
 
 from reference.core import PROTOCOLS, CoreConfig, make_receiver, make_sender
+from reference.core.sr import TAIL_COPIES
 from reference.ending import LINGER
 from reference.runtime import UsageError, main_guard, receive_file, send_file
 from reference.wire import FORMATS, get_format
@@ -90,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     send.add_argument("--repair-copies", type=positive_int, metavar="N",
                       help="SR, mh: send a packet that later ACKs show lost N times at once "
                            "(default 1; Sender4: 2)")
+    send.add_argument("--tail-copies", type=positive_int, metavar="N",
+                      help="SR: once every packet has been sent, send each resend (and the last "
+                           "packet) N times at once (default 3; 1 = off)")
     send.add_argument("--path", type=host_port, action="append", default=[], metavar="HOST:PORT",
                       help="mh: a further path to the receiver (repeat for each)")
     send.add_argument("--dead-path-timeouts", type=positive_int, metavar="N",
@@ -133,6 +137,10 @@ def settings(args) -> tuple[CoreConfig, object]:
                    paths=paths, sack=fmt.has_sack, seq_modulus=1 << fmt.seq_bits)
     if args.command == "send":
         options.update(adaptive=args.adaptive, backoff=args.backoff, pace=args.pace)
+        if args.protocol == "sr":
+            options["tail_copies"] = TAIL_COPIES if args.tail_copies is None else args.tail_copies
+        elif args.tail_copies is not None:
+            raise UsageError("--tail-copies is for --protocol sr only (mh sends its own, over its other paths)")
         if args.timeout is not None:
             options["initial_rto" if args.adaptive else "timeout"] = args.timeout / 1000
         for name, field in (("fast_retransmit", "dup_ack_threshold"), ("dead_path_timeouts", "dead_path_timeouts"),

@@ -201,9 +201,35 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
             for path, sock in enumerate(sockets):
                 selector.register(sock, selectors.EVENT_READ, path)
             give_up.started(clock())
+
+            def read_acks(sock: socket.socket, path: int) -> None:
+                for datagram, _source in _drain(sock):
+                    now = clock()
+                    try:
+                        ack = fmt.decode_ack(datagram, highest_sent)
+                    except ValueError:
+                        result.bad_datagrams += 1
+                        continue
+                    if ack.seq > highest_sent:   # acknowledges what was never sent
+                        result.bad_datagrams += 1
+                        continue
+                    if len(sockets) > 1:         # the socket it came in on is the path
+                        ack = Ack(ack.seq, ack.sack, path)
+                    give_up.heard(now)
+                    core.receive(ack, now)
+                    if core.done and result.last_ack is None:
+                        result.last_ack = now
+
             while True:
                 now = clock()
                 deadline = core.next_timer()
+                if deadline is not None and deadline <= now:
+                    # ACKs already waiting come first: a sender that woke late (a loaded
+                    # machine) would otherwise resend packets whose ACKs it holds.
+                    for path, sock in enumerate(sockets):
+                        read_acks(sock, path)
+                    now = clock()
+                    deadline = core.next_timer()
                 if deadline is not None and deadline <= now:
                     core.handle_timer(now)
                 for msg in core.datagrams_to_send(now):
@@ -227,22 +253,7 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
                 wakes = [t for t in (quit_at, core.next_timer()) if t is not None]
                 # (a core not done always has a timer; the fallback only keeps the loop alive)
                 for key, _ in selector.select(max(0.0, min(wakes) - clock()) if wakes else give_up_after):
-                    for datagram, _source in _drain(key.fileobj):
-                        now = clock()
-                        try:
-                            ack = fmt.decode_ack(datagram, highest_sent)
-                        except ValueError:
-                            result.bad_datagrams += 1
-                            continue
-                        if ack.seq > highest_sent:   # acknowledges what was never sent
-                            result.bad_datagrams += 1
-                            continue
-                        if len(sockets) > 1:         # the socket it came in on is the path
-                            ack = Ack(ack.seq, ack.sack, key.data)
-                        give_up.heard(now)
-                        core.receive(ack, now)
-                        if core.done and result.last_ack is None:
-                            result.last_ack = now
+                    read_acks(key.fileobj, key.data)
     finally:
         for sock in sockets:
             sock.close()

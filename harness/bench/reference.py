@@ -1,6 +1,6 @@
 """Benchmark: the reference programs on real sockets through the link engine.
 
-    python -m harness.bench reference [--quick] [--size BYTES] [--seed N]
+    python -m harness.bench reference [--quick] [--size BYTES] [--seed N] [--only sr|sr-ext|gbn|sw ...]
 
 Link: 10 Mbit/s, 25 ms one-way delay, random loss X% in each direction (netem order:
 loss before the rate queue, so a lost packet costs no capacity), a full-duplex link
@@ -46,7 +46,7 @@ def fixed_timeout_ms(window: int) -> int:
     return round(1000 * (2 * DELAY_S + window * t_data) + 20)
 
 
-def programs(kind: str, window: int, max_in_flight: int | None = None):
+def programs(kind: str, window: int, max_in_flight: int | None = None, extra: str = ""):
     from harness import Program
     if kind == "sw":
         return (Program(COMN.replace("{n}", "2"), output_format="comn-sw"),
@@ -60,7 +60,7 @@ def programs(kind: str, window: int, max_in_flight: int | None = None):
     opts = "--protocol sr --format ext --window {window}"
     cap = f" --max-in-flight {max_in_flight}" if max_in_flight else ""
     return (Program("python3 -m reference send --host {receiver_host} --port {receiver_port} --file {file} "
-                    "--adaptive --timeout {timeout} " + opts + cap),
+                    "--adaptive --timeout {timeout} " + opts + cap + (f" {extra}" if extra else "")),
             Program("python3 -m reference recv --port {listen_port} --file {output} " + opts))
 
 
@@ -74,10 +74,12 @@ def model_kBps(kind: str, loss: float, window: int, timeout_ms: int, size: int):
     return None
 
 
-def measure(kind: str, loss: float, window: int, size: int, seed: int, max_in_flight: int | None = None) -> dict:
+def measure(kind: str, loss: float, window: int, size: int, seed: int, max_in_flight: int | None = None,
+            extra: str = "") -> dict:
+    """One transfer; ``extra``: more options for the sr-ext sender."""
     from harness import Link, run_transfer
     timeout_ms = fixed_timeout_ms(window) if kind != "sr-ext" else 100   # ext: initial RTO
-    sender, receiver = programs(kind, window, max_in_flight)
+    sender, receiver = programs(kind, window, max_in_flight, extra)
     spec = f"delay {DELAY_S * 1000:g}ms loss {loss * 100:g}% rate {RATE_BPS / 1e6:g}mbit"
     began = time.monotonic()
     r = run_transfer(sender=sender, receiver=receiver, link=Link(forward=spec),
@@ -131,6 +133,8 @@ def run(argv: list[str]) -> int:
     parser.add_argument("--gbn-size", type=int, default=256 << 10, help="file bytes for GBN (default 256 KiB)")
     parser.add_argument("--sw-size", type=int, default=100 << 10, help="file bytes for stop-and-wait (100 KiB)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", action="append", choices=["sr", "sr-ext", "gbn", "sw"],
+                        help="these programs only (repeat for more)")
     args = parser.parse_args(argv)
     from harness.engine import find_linkemu
     try:
@@ -142,6 +146,8 @@ def run(argv: list[str]) -> int:
     print(HEADER_LINE, flush=True)
     failed = 0
     for kind, loss, window, cap in plan(args.quick):
+        if args.only and kind not in args.only:
+            continue
         size = {"sw": args.sw_size, "gbn": args.gbn_size}.get(kind, args.size)
         row = measure(kind, loss, window, size, args.seed, cap)
         failed += not row["ok"]

@@ -4,7 +4,8 @@
 
 1. Selective Repeat at its best window on the issue's link: 10 Mbit/s, 25 ms one way,
    random loss 5/15/30% in each direction before the rate queue, separate queues,
-   extended format (12-byte header, SACK). Ceiling = rate x payload / wire bytes.
+   extended format (12-byte header, SACK), tail copies as the command line sends them.
+   Ceiling = rate x payload / wire bytes.
 2. Stop-and-wait at the COMN part-2 setting (5 ms, 5%, timeouts 5-100 ms) and
    Go-Back-N at the part-3 settings (windows 1-256 x 5/25/100 ms at 5%), netem on lo
    (one shared queue), COMN format, against harness.models.
@@ -21,6 +22,7 @@ from harness.models.link import Link
 from harness.models.sliding_window import gbn_timeout
 from harness.models.stop_and_wait import stop_and_wait
 from reference.core import CoreConfig, make_receiver, make_sender
+from reference.core.sr import TAIL_COPIES
 from reference.sim import IP_UDP, Channel, SimPath, WireSizes, simulate
 
 RATE = 10e6
@@ -81,7 +83,8 @@ def sr_best_window(data: bytes, seeds, quick: bool) -> bool:
             for cap in caps:
                 if cap is not None and cap >= window:
                     continue
-                config = CoreConfig(window=window, max_in_flight=cap, adaptive=True, sack=True)
+                config = CoreConfig(window=window, max_in_flight=cap, adaptive=True, sack=True,
+                                    tail_copies=TAIL_COPIES)   # as `python3 -m reference` sends
                 results.append((*goodput("sr", config, data, link, seeds, EXT), window, cap))
         classic = max(r for r in results if r[3] is None)
         best = max(results)

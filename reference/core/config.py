@@ -42,6 +42,9 @@ class CoreConfig:
     # SR: a packet found lost that way is sent this many times at once (sr.py, "Repair
     # copies"); 1 = once, as usual.
     repair_copies: int = 1
+    # SR: once every packet has been sent, a resend (timed out or found lost) goes this
+    # many times at once (sr.py, "Tail copies"); 1 = once, as usual.
+    tail_copies: int = 1
     # SR: space new packets out, a window per shortest round trip (pacing.py).
     pace: bool = False
     paths: int = 1                    # multi-homed: number of paths
@@ -80,6 +83,9 @@ class CoreConfig:
         if self.dup_ack_threshold < 0:
             raise ValueError(f"dup_ack_threshold must be 0 (off) or more, got {self.dup_ack_threshold}")
         _positive("repair_copies", self.repair_copies)
+        _positive("tail_copies", self.tail_copies)
+        if self.tail_copies > 1 and protocol != "sr":   # mh has its own, over its other paths
+            raise ValueError(f"tail_copies is for protocol 'sr' only, got {protocol!r}")
         if self.pace and protocol != "sr":
             raise ValueError(f"pace is for protocol 'sr' only, got {protocol!r}")
         _positive("paths", self.paths)

@@ -30,10 +30,7 @@ from __future__ import annotations
 from reference.core.api import Data
 from reference.core.config import CoreConfig
 from reference.core.rto import BACKOFF_CEILING, RtoEstimator
-from reference.core.sr import InFlight, SelectiveRepeatReceiver, SelectiveRepeatSender
-
-
-TAIL_COPIES = 3
+from reference.core.sr import TAIL_COPIES, InFlight, SelectiveRepeatReceiver, SelectiveRepeatSender
 
 
 class MultiHomedSender(SelectiveRepeatSender):

@@ -11,6 +11,7 @@ import pytest
 
 from reference.comn.common import SR_REFINEMENTS
 from reference.core import CoreConfig, make_receiver, make_sender
+from reference.core.sr import TAIL_COPIES
 from reference.ending import LINGER, ReceiverEnding, SenderGiveUp
 from reference.sim import COMN_SIZES, Channel, Ending, SimPath, WireSizes, simulate
 
@@ -79,8 +80,9 @@ def _cases():
         refinements = SR_REFINEMENTS if protocol == "sr" else {}     # Sender4's pacing and repair copies
         yield f"{protocol}-comn-{round(timeout * 1000)}ms", protocol, \
             CoreConfig(window=window, timeout=timeout, **COMN, **refinements), True, COMN_SIZES, max(10.0, 20 * timeout)
-    for protocol, window, extra in (("sw", 1, {}), ("gbn", 16, {}), ("sr", 64, {}), ("tcp", 64, {}),
-                                    ("sr", 1024, {"max_in_flight": 96}), ("mh", 64, {"paths": 2})):
+    tail = {"tail_copies": TAIL_COPIES}    # the command line's SR default
+    for protocol, window, extra in (("sw", 1, {}), ("gbn", 16, {}), ("sr", 64, tail), ("tcp", 64, {}),
+                                    ("sr", 1024, {"max_in_flight": 96, **tail}), ("mh", 64, {"paths": 2})):
         name = f"{protocol}-ext" + ("-w1024" if window == 1024 else "")
         yield name, protocol, CoreConfig(window=window, **EXT, **extra), False, WireSizes(), 30.0
 
