@@ -145,31 +145,43 @@ def jailed(sandbox: Sandbox):
 def remeasure_student(course_dir: str, assignment: str, student: str, backend: str = "auto",
                       hidden: tuple[str, ...] = ()) -> list[Verdict]:
     """The verdicts of one student's re-measured cells (the autograded notebooks are
-    rewritten with them; grader.gradebook.set_cell_scores puts them in the gradebook)."""
+    rewritten with them; grader.gradebook.set_cell_scores puts them in the gradebook).
+    Every question's sample is re-run in one pool, then the samples a reported figure
+    fell outside of once more, together (see _decide_all)."""
     course_dir = os.path.abspath(course_dir)
     programs = os.path.join(course_dir, "submitted", student, assignment)
-    notebooks = sorted(glob.glob(os.path.join(course_dir, "autograded", student, assignment, "*.ipynb")))
+    notebooks = {path: nbformat.read(path, as_version=4) for path in
+                 sorted(glob.glob(os.path.join(course_dir, "autograded", student, assignment, "*.ipynb")))}
+    found = [(path, cell, q, k) for path, nb in notebooks.items() for cell, q, k in remeasured_cells(nb)]
+    if not found:
+        return []
     key = course_key(course_dir)
-    verdicts = []
-    with contextlib.ExitStack() as stack:
-        lab = sandbox = None
-        for path in notebooks:
-            nb = nbformat.read(path, as_version=4)
+    with jailed_copy(programs, sorted({course_dir, str(REPO), *(os.path.abspath(h) for h in hidden)})) as sandbox:
+        lab = Lab("quick", assignment, folder=sandbox.scratch, backend=backend, progress=False)
+        verdicts = []
+        for path, cell, q, k in found:
             name = os.path.splitext(os.path.basename(path))[0]
-            for cell, q, k in remeasured_cells(nb):
-                if lab is None:
-                    sandbox = stack.enter_context(jailed_copy(
-                        programs, sorted({course_dir, str(REPO), *(os.path.abspath(h) for h in hidden)})))
-                    lab = Lab("quick", assignment, folder=sandbox.scratch, backend=backend, progress=False)
-                verdict = Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, "", rule=rule(lab))
-                verdicts.append(_decide(verdict, lab, sandbox, cell, q, k, key, assignment, student))
-                _show(cell, verdicts[-1])
-            nbformat.write(nb, path)
+            verdicts.append(_prepare(Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, "", rule=rule(lab)),
+                                     lab, cell, q, k, key, assignment, student))
+        verdicts = _decide_all(verdicts, lab, sandbox)
+    for (path, cell, _, _), verdict in zip(found, verdicts):
+        _show(cell, verdict)
+    for path, nb in notebooks.items():
+        nbformat.write(nb, path)
     return verdicts
 
 
-def _decide(verdict: Verdict, lab: Lab, sandbox: Sandbox, cell, q: str, k: int, key: bytes, assignment: str,
-            student: str) -> Verdict:
+@dataclass
+class _Pending:
+    """A re-measured cell whose table passed the checks: its verdict waits for the runs."""
+    verdict: Verdict
+    table: pd.DataFrame
+    cells: list[dict]
+
+
+def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assignment: str,
+             student: str) -> Verdict | _Pending:
+    """The verdict where the table handed in decides it alone, else its sample to re-run."""
     payload, why = handed_in(cell, q)
     missing = lab.unavailable(q)
     if missing:
@@ -183,21 +195,54 @@ def _decide(verdict: Verdict, lab: Lab, sandbox: Sandbox, cell, q: str, k: int, 
     problems = check_table(q, table, lab)
     if problems:
         return replace(verdict, reason=problems[0])
-    cells = lab.sample(q, k, seed=draw_seed(key, assignment, student, q, payload))
-    try:
-        frame = lab.rerun(q, cells, programs=jailed(sandbox), reruns=GRADER_RERUNS)
-    except Exception as e:      # the grader's own trouble too: 0 and why, never the kernel's verdict
-        return replace(verdict, reason=f"re-measurement failed: {type(e).__name__}: {one_line(e)}")
-    problems, figures = lab.judge(q, table, cells, frame)
-    if problems:    # a run the machine slowed is not alone: the cells once more, judged on all runs
+    return _Pending(verdict, table, lab.sample(q, k, seed=draw_seed(key, assignment, student, q, payload)))
+
+
+def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox) -> list[Verdict]:
+    """Re-run every pending sample (one pool), judge each on the grader's runs alone; a
+    sample a reported figure fell outside of runs once more (a run the machine slowed is
+    not alone) and is judged on all its runs. The grader's own trouble is a 0 with why,
+    never the kernel's verdict."""
+    pending = {i: p for i, p in enumerate(prepared) if isinstance(p, _Pending)}
+    out = list(prepared)
+    frames: dict[int, pd.DataFrame] = {}
+    for attempt in range(2):
+        todo = [i for i in pending if attempt == 0 or lab.judge(pending[i].verdict.question, pending[i].table,
+                                                                pending[i].cells, frames[i])[0]]
+        if not todo:
+            break
         try:
-            frame = pd.concat([frame, lab.rerun(q, cells, programs=jailed(sandbox), reruns=GRADER_RERUNS)],
-                              ignore_index=True)
+            fresh = _rerun(lab, sandbox, {i: pending[i] for i in todo})
         except Exception as e:
-            return replace(verdict, reason=f"re-measurement failed: {type(e).__name__}: {one_line(e)}")
-        problems, figures = lab.judge(q, table, cells, frame)
-    extra = f" [{len(problems) - 1} more]" if len(problems) > 1 else ""
-    return replace(verdict, passed=not problems, reason=(problems[0] + extra) if problems else "", figures=figures)
+            for i in todo:
+                out[i] = replace(pending[i].verdict, reason=f"re-measurement failed: {type(e).__name__}: {one_line(e)}")
+                pending.pop(i)
+            continue
+        for i in todo:
+            frames[i] = pd.concat([frames[i], fresh[i]], ignore_index=True) if i in frames else fresh[i]
+    for i, p in pending.items():
+        problems, figures = lab.judge(p.verdict.question, p.table, p.cells, frames[i])
+        extra = f" [{len(problems) - 1} more]" if len(problems) > 1 else ""
+        out[i] = replace(p.verdict, passed=not problems, reason=(problems[0] + extra) if problems else "",
+                         figures=figures)
+    return out
+
+
+def _rerun(lab: Lab, sandbox: Sandbox, pending: dict[int, _Pending]) -> dict[int, pd.DataFrame]:
+    """The grader's runs of each pending sample, all in one pool (a question re-measured
+    in two cells would share its sweep: those go in pools of their own)."""
+    fresh: dict[int, pd.DataFrame] = {}
+    batches: list[dict[int, _Pending]] = []
+    for i, p in pending.items():
+        batch = next((b for b in batches if all(o.verdict.question != p.verdict.question for o in b.values())), None)
+        if batch is None:
+            batches.append(batch := {})
+        batch[i] = p
+    for batch in batches:
+        frames = lab.rerun_all({p.verdict.question: p.cells for p in batch.values()}, programs=jailed(sandbox),
+                               reruns=GRADER_RERUNS)
+        fresh.update({i: frames[p.verdict.question] for i, p in batch.items()})
+    return fresh
 
 
 def _show(cell, verdict: Verdict) -> None:

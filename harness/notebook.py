@@ -319,12 +319,22 @@ class Lab:
         """Fresh runs of `cells` with the same programs, link and seeds (no stored results;
         the plan's runs, no repeat-until-margin), each seed `reruns` times. `programs`
         (Program -> Program) changes how each program starts: the grader jails them."""
-        run = self.sweeps[q].run_one
-        if programs is not None:
-            run = _with_programs(run, programs)
-        sweep = replace(self.sweeps[q], run_one=run, cells=cells, until_margin=None)
-        return pd.concat([run_sweeps([sweep], results_path=None, progress=False)[q] for _ in range(reruns)],
-                         ignore_index=True)
+        return self.rerun_all({q: cells}, programs, reruns)[q]
+
+    def rerun_all(self, samples: dict[str, list[dict]], programs=None, reruns: int = 1) -> dict[str, pd.DataFrame]:
+        """`rerun` of several questions' cells at once: every repeat of every question in
+        one pool (each its own sweep, drawing its question's seeds), so they overlap as a
+        sheet's cells do, within the same CPU budget."""
+        sweeps = []
+        for q, cells in samples.items():
+            run = self.sweeps[q].run_one
+            if programs is not None:
+                run = _with_programs(run, programs)
+            sweeps += [replace(self.sweeps[q], name=f"{q}#{i}", seed_name=q, run_one=run, cells=cells,
+                               until_margin=None) for i in range(reruns)]
+        frames = run_sweeps(sweeps, results_path=None, progress=False)
+        return {q: pd.concat([frames[f"{q}#{i}"].assign(sweep=q) for i in range(reruns)], ignore_index=True)
+                for q in samples}
 
     def judge(self, q: str, reported: pd.DataFrame, cells: list[dict], frame: pd.DataFrame
               ) -> tuple[list[str], list[str]]:

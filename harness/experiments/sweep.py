@@ -70,6 +70,8 @@ class Sweep:
     seed: int = 1
     cost: Callable[[dict], float] | None = None   # expected seconds of one run
     load: Callable[[dict], float] | None = None   # share of the CPU budget one run takes
+    seed_name: str | None = None           # the name seeds derive from (default: name), so a
+                                           # repeat under another name draws the same seeds
 
     def __post_init__(self) -> None:
         if self.runs < 1:
@@ -283,7 +285,7 @@ def _admits(load: float, in_flight: list[float], heavy_left: bool, budget: float
 
 
 def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:
-    seed = derive_seed(sweep.seed, sweep.name, cell, rep)
+    seed = derive_seed(sweep.seed, sweep.seed_name or sweep.name, cell, rep)
     started = time.monotonic()
     try:
         out = dict(sweep.run_one(dict(cell), seed))

@@ -26,6 +26,20 @@ def test_grid_and_seeds():
     assert s1 not in others and len(others) == 4
 
 
+def test_repeats_under_other_names_draw_the_same_seeds_in_one_pool():
+    """How the grader re-runs a sample (harness.notebook Lab.rerun): each repeat a sweep of
+    its own, named apart, its seeds those of the question; one pool runs them all."""
+    from harness.experiments.sweep import run_sweeps
+    cells = grid(window=[1, 2])
+    once = run_sweep(Sweep("q3", noisy_goodput, cells, runs=2), jobs=1, progress=False)
+    twice = run_sweeps([Sweep(f"q3#{i}", noisy_goodput, cells, runs=2, seed_name="q3") for i in range(2)],
+                       jobs=4, progress=False)
+    for frame in twice.values():
+        assert list(frame["seed"]) == list(once["seed"])
+        assert list(frame["goodput_kBps"]) == list(once["goodput_kBps"])
+    assert list(run_sweep(Sweep("q5", noisy_goodput, cells, runs=2), progress=False)["seed"]) != list(once["seed"])
+
+
 def test_parallel_and_serial_give_the_same_table(tmp_path):
     cells = grid(window=[1, 2, 4, 8])
     serial = run_sweep(Sweep("s", noisy_goodput, cells, runs=3), jobs=1, progress=False)
