@@ -77,10 +77,10 @@ docker-lab-down:
 	docker/lab.sh down
 
 bench: setup
-	$(PY) -m harness.bench all
-	$(PY) -m grader.bench
-	$(PY) -m grader.bench_notebooks
-	$(PY) -m grader.calibrate --seeds 1,2,3 --jobs 2 --allow-expected
+	$(PY) -m bench all
+	$(PY) -m bench.grader
+	$(PY) -m bench.notebooks
+	$(PY) -m bench.calibrate --seeds 1,2,3 --jobs 2 --allow-expected
 
 clean:
 	rm -rf $(VENV) $(CRATE)/target out

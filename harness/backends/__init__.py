@@ -23,7 +23,7 @@ from harness.procs import UsageError
 
 BACKENDS = ("auto", "local", "netns", "kernel")
 # Not offered to users: loopback with no engine at all, the baseline of the overhead
-# benchmark (harness/bench/transfer.py).
+# benchmark (bench/transfer.py).
 DIRECT = "direct"
 
 

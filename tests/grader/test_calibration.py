@@ -2,14 +2,14 @@
 implementations written the ways students write them must get full marks, planted
 bugs must lose points in the scenario that names their fault. Here the fast subset
 (the members and bugs marked `fast` in the manifests, one seed, the scenarios of
-grader.calibrate.FAST_SCENARIOS), graded side by side by the real grader in the jail;
-`make bench` runs the whole matrix on three seeds (python -m grader.calibrate).
+bench.calibrate.FAST_SCENARIOS), graded side by side by the real grader in the jail;
+`make bench` runs the whole matrix on three seeds (python -m bench.calibrate).
 
 A member the manifest says the grader may still penalise (`expected`, none today) is
 xfail, not strict."""
 import pytest
 
-from grader.calibrate import (FAST_SCENARIOS, Cell, Member, judge, load_corpus, main, matrix,
+from bench.calibrate import (FAST_SCENARIOS, Cell, Member, judge, load_corpus, main, matrix,
                               grade_corpus)
 
 pytestmark = pytest.mark.netns

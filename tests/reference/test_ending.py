@@ -3,7 +3,7 @@ rules alone, then every protocol over the simulated channel with the programs' o
 ending rules at 30% and 50% loss each way, 200 seeds each: the receiver never leaves
 while the sender still needs it, and the sender never gives up on a receiver that is
 there. (Real sockets: test_programs.py, and the 20-run sample in
-`python -m harness.bench reference_ending`.)
+`python -m bench reference_ending`.)
 """
 import random
 

@@ -4,7 +4,7 @@ waiting for it before it fires a timer (reference/runtime.py).
 
 The figures come from the simulator (deterministic, simulated time); one short run on
 real sockets through the link engine checks that the programs do what the core does.
-The 10-seed measurements are `python -m harness.bench reference_sim` and `reference`.
+The 10-seed measurements are `python -m bench reference_sim` and `reference`.
 """
 from __future__ import annotations
 
@@ -189,7 +189,7 @@ def test_the_reference_at_30_percent_loss_on_real_sockets():
     the wire. Its goodput is reported, not asserted (a loaded machine slows the
     Python programs); the bench measures 10 seeds of 4 MiB."""
     from harness import Link, run_transfer
-    from harness.bench.reference import programs
+    from bench.reference import programs
     from harness.engine import find_linkemu
     try:
         find_linkemu()

@@ -564,14 +564,14 @@ def test_extended_format_survives_corruption_through_the_link_engine():
 def test_the_end_of_a_transfer_holds_at_50_percent_loss_each_way_through_the_link_engine(kind, seed):
     """Issue 8: the receiver has everything and the last ACKs are lost; it must stay
     until the sender has one (PROTOCOL.md "How a transfer ends"). A sample of the
-    20-run benchmark (`python -m harness.bench reference_ending`); the simulator covers
+    20-run benchmark (`python -m bench reference_ending`); the simulator covers
     200 seeds per protocol (test_ending.py)."""
     requires_core("sr")
     requires_engine()
     from dataclasses import replace
 
     from harness import Link, run_transfer
-    from harness.bench.reference import programs
+    from bench.reference import programs
     sender, receiver = programs("sr-ext", 1024, 96) if kind == "sr-ext" else programs("sr", 16)
     if kind == "sr-comn-little":
         sender, receiver = (replace(p, env={"RDT_BYTE_ORDER": "little"}) for p in (sender, receiver))

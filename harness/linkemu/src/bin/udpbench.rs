@@ -1,4 +1,4 @@
-//! Helpers for the engine benchmark (harness/bench/engine.py), not part of the kit:
+//! Helpers for the engine benchmark (bench/engine.py), not part of the kit:
 //!   udpbench relay LISTEN TO      the minimal plain relay: recv, send, nothing else;
 //!                                 prints how many it forwarded on SIGTERM/SIGINT
 //!   udpbench blast TO SIZE SECS   send SIZE-byte datagrams to TO as fast as possible

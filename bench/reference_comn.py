@@ -2,7 +2,7 @@
 models and against seed 004's student (issue 8: the reference must be at least as
 fast as its model and as the best student on the same contract).
 
-    python -m harness.bench reference_comn [--quick] [--runs 5] [--size BYTES]
+    python -m bench reference_comn [--quick] [--runs 5] [--size BYTES]
 
 The course's link: netem on `lo`, so both directions share one rate queue
 (`Link(..., shared_queue=True)`), `delay D loss 5% rate 10mbit`, local backend, 1 MiB
@@ -84,7 +84,7 @@ def _mean_sd(xs: list[float]) -> str:
 
 
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.bench reference_comn")
+    parser = argparse.ArgumentParser(prog="python -m bench reference_comn")
     parser.add_argument("--quick", action="store_true", help="Q5 at window 64 only")
     parser.add_argument("--runs", type=int, default=5, help="runs per cell (default 5, as the sheet)")
     parser.add_argument("--size", type=int, default=1 << 20, help="file bytes (default 1 MiB)")

@@ -1,7 +1,7 @@
 """Benchmark: the reference Selective Repeat at 5/15/30% loss each way, 10 seeds each,
 in the simulator and on real sockets, with and without tail copies (issue 22).
 
-    python -m harness.bench reference_loss [--seeds N] [--size BYTES] [--no-sockets] [--no-before]
+    python -m bench reference_loss [--seeds N] [--size BYTES] [--no-sockets] [--no-before]
 
 The program is the issue's: `python3 -m reference send|recv --protocol sr --format ext
 --window 1024 --max-in-flight 96 --adaptive --timeout 100` (SACK, RFC 6298 RTO from
@@ -59,7 +59,7 @@ def simulated(loss: float, seed: int, size: int, extra: tuple[str, ...] = ()) ->
 
 
 def real(loss: float, seed: int, size: int, extra: tuple[str, ...] = ()) -> dict:
-    from harness.bench.reference import measure
+    from bench.reference import measure
     row = measure("sr-ext", loss, 1024, size, seed, 96, " ".join(extra))
     return {"ok": row["ok"], "share": (row["goodput"] or 0) * 1024 / capacity_Bps() if row["ok"] else 0.0,
             "per_unique": row["per_unique"] or 0.0, "error": row["error"]}
@@ -73,7 +73,7 @@ def summary(runs: list[dict]) -> str:
 
 
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.bench reference_loss")
+    parser = argparse.ArgumentParser(prog="python -m bench reference_loss")
     parser.add_argument("--seeds", type=int, default=10, help="seeds per loss rate (default 10)")
     parser.add_argument("--size", type=int, default=4 << 20, help="file bytes (default 4 MiB)")
     parser.add_argument("--no-sockets", action="store_true", help="the simulator only")

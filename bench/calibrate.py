@@ -2,8 +2,8 @@
 one must score full marks, every planted bug must lose points in the scenario that
 names its fault, on every seed.
 
-    python -m grader.calibrate [--seeds 1,2,3] [--jobs N] [--subset fast] [--only NAME ...]
-    python -m grader.calibrate --smoke [--only NAME ...]
+    python -m bench.calibrate [--seeds 1,2,3] [--jobs N] [--subset fast] [--only NAME ...]
+    python -m bench.calibrate --smoke [--only NAME ...]
 
 The corpus is tests/fixtures/corpus/ (corpus.toml: the correct implementations and the
 conventions each uses; bugs/bugs.toml: the planted bugs and the scenarios that must
@@ -275,7 +275,7 @@ def smoke(member: Member, backend: str, size: int, seed: int) -> list[tuple[int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.calibrate", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m bench.calibrate", description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", default="1,2,3", help="comma-separated seed numbers (default 1,2,3)")
     p.add_argument("--jobs", type=int, default=2, metavar="N", help="members graded at once (default 2)")
     p.add_argument("--subset", choices=["fast"], help="fast: the members and scenarios marked fast")

@@ -1,6 +1,6 @@
 """The COMN notebook in quick mode in the lab image and on the host: same figures?
 
-``python -m harness.bench lab_container [--pairs N] [--mode quick|tiny]``
+``python -m bench lab_container [--pairs N] [--mode quick|tiny]``
 
 A student's folder is the image's own release of `comn` plus a student's stand-alone
 programs (tests/fixtures/students: Sender/Receiver 1-4, standard library only); a
@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IMAGE = "rdtlab/lab:latest"
 # Stand-alone COMN programs, as a student hands them in (the image has no reference/comn,
 # which the reference programs import).
@@ -139,7 +139,7 @@ def _runs(folder: str) -> dict:
 
 
 def run(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.bench lab_container")
+    ap = argparse.ArgumentParser(prog="python -m bench lab_container")
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument("--mode", default="quick", choices=("quick", "tiny"))
     ap.add_argument("--keep", metavar="DIR", help="keep the executed folders in DIR (else a temporary one)")

@@ -5,7 +5,7 @@ COMN programs Sender3/Receiver3, over the real link engine; harness.models gives
 analytic value. Real and simulated agreeing says the harness adds no distortion; the
 gap to the model is the model's own error.
 
-    python -m harness.bench gbn_crosscheck [--seeds N] [--windows 8,16,64]
+    python -m bench gbn_crosscheck [--seeds N] [--windows 8,16,64]
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from reference.core.config import CoreConfig
 from reference.sim import COMN_SIZES, Channel, simulate
 
 DELAY_S, LOSS, SIZE = 0.025, 0.05, 1 << 20
-COMN = Path(__file__).resolve().parents[2] / "reference" / "comn"
+COMN = Path(__file__).resolve().parents[1] / "reference" / "comn"
 
 
 def timeout_for(window: int) -> float:
@@ -51,7 +51,7 @@ def real(window: int, timeout: float, seed: int) -> float:
 
 
 def run(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.bench gbn_crosscheck")
+    ap = argparse.ArgumentParser(prog="python -m bench gbn_crosscheck")
     ap.add_argument("--seeds", type=int, default=6)
     ap.add_argument("--windows", default="8,16,64")
     args = ap.parse_args(argv)

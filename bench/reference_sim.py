@@ -1,6 +1,6 @@
 """Reference protocol cores on the simulated channel (reference/sim.py): goodput figures.
 
-    python -m harness.bench reference_sim [--quick] [--size MB] [--seeds N]
+    python -m bench reference_sim [--quick] [--size MB] [--seeds N]
 
 1. Selective Repeat at its best window on the issue's link: 10 Mbit/s, 25 ms one way,
    random loss 5/15/30% in each direction before the rate queue, separate queues,
@@ -33,7 +33,7 @@ GBN_TIMEOUTS = {0.005: 0.020, 0.025: 0.066, 0.100: 0.219}    # seed 004's choice
 
 
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.bench reference_sim")
+    parser = argparse.ArgumentParser(prog="python -m bench reference_sim")
     parser.add_argument("--quick", action="store_true", help="fewer windows and seeds")
     parser.add_argument("--size", type=float, default=4.0, help="file size in MiB (default 4)")
     parser.add_argument("--seeds", type=int, default=3, help="runs per setting (default 3)")

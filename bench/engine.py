@@ -1,4 +1,4 @@
-"""Link engine benchmark: `python -m harness.bench engine [--quick]`.
+"""Link engine benchmark: `python -m bench engine [--quick]`.
 
 Measures the real `linkemu` on loopback (UDP-relay mode):
 
@@ -35,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from harness.engine import REPO
 CRATE = REPO / "harness" / "linkemu"
 RELEASE = CRATE / "target" / "release"
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
@@ -288,7 +288,7 @@ def run(argv: list[str]) -> int:
     quick = "--quick" in argv
     unknown = [a for a in argv if a != "--quick"]
     if unknown:
-        print(f"harness.bench engine: unknown argument {unknown[0]!r}; expected --quick", file=sys.stderr)
+        print(f"bench engine: unknown argument {unknown[0]!r}; expected --quick", file=sys.stderr)
         return 2
     build()
     secs = 3 if quick else 10

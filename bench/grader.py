@@ -1,7 +1,7 @@
 """Benchmark: how many COMN submissions an hour the grader grades on this machine,
 on the full battery, with copies of the reference and planted-bug variants.
 
-    python -m grader.bench [--copies 3] [--jobs 4] [--backend netns]
+    python -m bench.grader [--copies 3] [--jobs 4] [--backend netns]
 
 Prints the figures for BENCHMARKS.md: wall time, submissions per hour, the serial
 estimate (the sum of the jobs' own times), the machine's load, and checks that every
@@ -26,7 +26,7 @@ FIXTURES = os.path.join(REPO, "tests", "fixtures", "submissions")
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.bench")
+    p = argparse.ArgumentParser(prog="python -m bench.grader")
     p.add_argument("--copies", type=int, default=3, help="copies of the reference (default 3)")
     p.add_argument("--jobs", type=int, default=4)
     p.add_argument("--backend", default="auto")

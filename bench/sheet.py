@@ -1,7 +1,7 @@
 """Results-sheet benchmarks: how long the COMN sheet takes, and whether running
 transfers in parallel changes what they measure.
 
-    python -m harness.bench sheet [quick] [full] [agreement]     (default: all three)
+    python -m bench sheet [quick] [full] [agreement]     (default: all three)
 
 - quick / full: `rdtlab sheet comn [--quick] --fresh` timed end to end, with the serial
   estimate (the sum of every run's own duration: what one-at-a-time would take).

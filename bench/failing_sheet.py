@@ -1,6 +1,6 @@
 """How long the quick COMN sheet takes for implementations that fail every cell.
 
-    python -m harness.bench failing_sheet [silent] [unreachable] [loopback] [backend=B ...]
+    python -m bench failing_sheet [silent] [unreachable] [loopback] [backend=B ...]
                                                        (default: all kinds, backend auto)
 
 Each kind is a folder of COMN programs (Sender2-4 / Receiver2-4) written to fail the way

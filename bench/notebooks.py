@@ -1,6 +1,6 @@
 """Benchmark: students' notebooks autograded per hour with jailed kernels (as root).
 
-    python -m grader.bench_notebooks [--assignment comn] [--students 4] [--jobs 2] [--mode quick]
+    python -m bench.notebooks [--assignment comn] [--students 4] [--jobs 2] [--mode quick]
 
 Makes a course in a temporary folder (assignments/' config and source, nbgrader's
 release), hands in copies of the reference (grader.planted) with the reference answers
@@ -74,7 +74,7 @@ def points(course: str, assignment: str, student: str) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.bench_notebooks")
+    p = argparse.ArgumentParser(prog="python -m bench.notebooks")
     p.add_argument("--assignment", default="comn", choices=MODULES)
     p.add_argument("--students", type=int, default=4)
     p.add_argument("--jobs", type=int, default=2)

@@ -1,7 +1,7 @@
 """Kernel Reno through the engine against the models that describe it (issue 20).
 
-    python -m harness.bench tcp_models [--seeds N] [--cap S] [--losses 0.5,1,2,3,5] [--rtts 20,50,100,200]
-    python -m harness.bench tcp_models --q7 [--runs 5]
+    python -m bench tcp_models [--seeds N] [--cap S] [--losses 0.5,1,2,3,5] [--rtts 20,50,100,200]
+    python -m bench tcp_models --q7 [--runs 5]
 
 --q7: the COMN sheet's Q7 cell at -w 32 KB (1 MiB, 25 ms each way, 5% loss each way,
 10 Mbit/s, one shared queue) with each algorithm pinned, whatever the host's default.
@@ -62,7 +62,7 @@ def measure_reno(loss: float, rtt_s: float, seed: int, duration_s: float) -> dic
 
 
 def run(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m harness.bench tcp_models")
+    ap = argparse.ArgumentParser(prog="python -m bench tcp_models")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--cap", type=float, default=60.0, help="longest run, seconds (default 60)")
     ap.add_argument("--losses", default="0.5,1,2,3,5", help="percent, data direction")

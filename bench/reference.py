@@ -1,6 +1,6 @@
 """Benchmark: the reference programs on real sockets through the link engine.
 
-    python -m harness.bench reference [--quick] [--size BYTES] [--seed N] [--only sr|sr-ext|gbn|sw ...]
+    python -m bench reference [--quick] [--size BYTES] [--seed N] [--only sr|sr-ext|gbn|sw ...]
 
 Link: 10 Mbit/s, 25 ms one-way delay, random loss X% in each direction (netem order:
 loss before the rate queue, so a lost packet costs no capacity), a full-duplex link
@@ -127,7 +127,7 @@ HEADER_LINE = ("| program | loss each way | window | max in flight | timeout ms 
 
 
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.bench reference")
+    parser = argparse.ArgumentParser(prog="python -m bench reference")
     parser.add_argument("--quick", action="store_true", help="fewer windows")
     parser.add_argument("--size", type=int, default=4 << 20, help="file bytes for SR (default 4 MiB)")
     parser.add_argument("--gbn-size", type=int, default=256 << 10, help="file bytes for GBN (default 256 KiB)")

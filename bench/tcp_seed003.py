@@ -1,6 +1,6 @@
 """The TCP-like reference against seed 003's own sender, in the simulator (issue 11).
 
-    python -m harness.bench tcp_seed003 [--seeds N]
+    python -m bench tcp_seed003 [--seeds N]
 
 The report's sender is bene's tcp.py as its trace shows it (a public copy with the
 report's trace messages and end-of-run prints): a fixed window of bytes, one 1 s timer
@@ -131,7 +131,7 @@ def row(label: str, s: dict) -> str:
 
 
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.bench tcp_seed003")
+    parser = argparse.ArgumentParser(prog="python -m bench tcp_seed003")
     parser.add_argument("--seeds", type=int, default=20, help="runs per setting (default 20)")
     try:
         args = parser.parse_args(argv)

@@ -2,7 +2,7 @@
 sockets through the link engine (issue 8; the rules: reference/PROTOCOL.md "How a
 transfer ends", simulated over 200 seeds in tests/reference/test_ending.py).
 
-    python -m harness.bench reference_ending [--runs 20] [--size BYTES] [--only NAME,...]
+    python -m bench reference_ending [--runs 20] [--size BYTES] [--only NAME,...]
 
 Link: `delay 25ms loss X% rate 10mbit` each way, full duplex, local backend. Programs:
 - sr-ext: the issue's reproducer, `python3 -m reference send/recv --protocol sr
@@ -23,7 +23,7 @@ import sys
 import time
 from dataclasses import replace
 
-from harness.bench.reference import fixed_timeout_ms, programs
+from bench.reference import fixed_timeout_ms, programs
 
 LOSSES = (0.30, 0.50)
 KINDS = {   # name -> (programs kind, window, max in flight, timeout ms, share of --size)
@@ -50,7 +50,7 @@ def one_run(name: str, loss: float, seed: int, size: int):
 
 
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.bench reference_ending")
+    parser = argparse.ArgumentParser(prog="python -m bench reference_ending")
     parser.add_argument("--runs", type=int, default=20, help="seeds per program and loss (default 20)")
     parser.add_argument("--size", type=int, default=1 << 20, help="file bytes for sr-ext (default 1 MiB)")
     parser.add_argument("--only", help=f"comma-separated subset of {', '.join(KINDS)}")
