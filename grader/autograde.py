@@ -51,7 +51,6 @@ class Autograded:
     remeasure_seconds: float = 0.0
     kernel_tcp: str = ""             # the student's congestion control, or why kernel TCP was not graded
 
-
     def remeasure_line(self) -> str:
         """The re-measured cells in one line: each question, passed or why not."""
         return "; ".join(f"{v.question} {'passed' if v.passed else 'failed: ' + v.reason}" for v in self.remeasured) \
