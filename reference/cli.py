@@ -13,7 +13,7 @@ import json
 import sys
 
 from reference.core import PROTOCOLS, CoreConfig, make_receiver, make_sender
-from reference.core.sr import TAIL_COPIES
+from reference.core.config import TAIL_COPIES
 from reference.ending import LINGER
 from reference.runtime import UsageError, main_guard, receive_file, send_file
 from reference.wire import FORMATS, get_format

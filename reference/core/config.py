@@ -9,6 +9,10 @@ import math
 from dataclasses import dataclass
 
 PROTOCOLS = ("sw", "gbn", "sr", "tcp", "mh")
+# What the command line's SR sends at the tail, and mh's own tail copies (reference/core/sr.py,
+# "Tail copies"). Here, not in sr.py: the command line reads it, and a notebook's kernel
+# imports the command line (kernel TCP's program) in a jail that hides the protocols.
+TAIL_COPIES = 3
 
 
 @dataclass(frozen=True)

@@ -73,12 +73,11 @@ from dataclasses import dataclass
 
 from reference.core.api import Ack, Data
 from reference.core.base import ReceiverBase, SenderBase
-from reference.core.config import CoreConfig
+from reference.core.config import TAIL_COPIES, CoreConfig  # noqa: F401  (TAIL_COPIES: sr's default, here too)
 from reference.core.pacing import Pacer
 from reference.core.rto import RtoEstimator
 
 
-TAIL_COPIES = 3   # what the command line sends (and mh's own tail copies): see "Tail copies"
 # The last few packets (at most LAST_FEW in flight: the link idles) go up to LAST_COPIES
 # times, so that a round fails at most LAST_ROUND_FAILS of the time.
 LAST_FEW, LAST_COPIES, LAST_ROUND_FAILS = 4, 8, 0.01
