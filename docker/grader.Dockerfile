@@ -19,6 +19,7 @@ RUN apt-get update \
 
 # The kit with the grader and the reference solutions, installed in place.
 COPY pyproject.toml /opt/rdtlab/
+COPY rdtlab /opt/rdtlab/rdtlab
 COPY harness /opt/rdtlab/harness
 COPY reference /opt/rdtlab/reference
 COPY grader /opt/rdtlab/grader

@@ -21,6 +21,7 @@ RUN useradd --create-home --uid "${NB_UID}" --gid "${NB_GID}" --shell /bin/bash 
 # The harness reads the wire formats from reference/, so that package comes too, but
 # not reference/comn: the programs the students are asked to write.
 COPY pyproject.toml /opt/rdtlab/
+COPY rdtlab /opt/rdtlab/rdtlab
 COPY harness /opt/rdtlab/harness
 COPY reference /opt/rdtlab/reference
 RUN rm -rf /opt/rdtlab/reference/comn \

@@ -183,6 +183,7 @@ class Proc:
 
 
 LAST_LINE_CHARS = 240
+KILL_SETTLE_S = 2.0       # at most this long for a SIGKILLed group to be gone
 
 
 class Terminated(KeyboardInterrupt):
@@ -340,8 +341,13 @@ class Processes:
             if not proc.wait(grace):
                 proc.signal_group(signal.SIGKILL)
                 proc.wait(None)
-        # The leader is a zombie here, so its group id is still ours: clear stragglers.
+        # The leader is a zombie here, so its group id is still ours: clear stragglers,
+        # and see them gone (SIGKILL lands asynchronously: on a loaded machine a killed
+        # grandchild can still be listed for a moment), so "stopped" means nothing is left.
         proc.signal_group(signal.SIGKILL)
+        deadline = time.monotonic() + KILL_SETTLE_S
+        while pids_in_group(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.005)
         proc.exit_code = proc._popen.wait()
         os.close(proc._pidfd)
         proc._out.thread.join(timeout=2.0)

@@ -95,3 +95,27 @@ def test_iperf3_through_the_cli(capsys):
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["ok"] and not out["verified"]
     assert 0 < out["printed"]["throughput_kBps"] <= 1230
+
+
+BLOCK = '''
+import sys
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name == {block!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name={missing!r})
+sys.meta_path.insert(0, Missing())
+from rdtlab.cli import main
+sys.exit(main(["--help"]))
+'''
+
+
+def test_an_installation_without_the_grader_says_so_and_a_broken_part_is_loud():
+    """The students' lab image has no grader: `rdtlab --help` offers no grade or check and
+    says why. A grader that is there but cannot load (a dependency missing) stops `rdtlab`."""
+    done = subprocess.run([sys.executable, "-c", BLOCK.format(block="grader", missing="grader")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "grade, check: not in this installation" in done.stdout and "check your programs" not in done.stdout
+    broken = subprocess.run([sys.executable, "-c", BLOCK.format(block="grader.cli", missing="nbgrader")],
+                            capture_output=True, text=True, timeout=60)
+    assert broken.returncode == 1 and "No module named 'grader.cli'" in broken.stderr, broken.stderr

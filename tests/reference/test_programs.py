@@ -36,10 +36,21 @@ CLI_ENV = {**ENV, "PYTHONPATH": str(REPO)}
 # ---------------------------------------------------------------- helpers
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
-        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        s.bind(("::", 0))
-        return s.getsockname()[1]
+    """A UDP port free now, for a receiver to bind a moment later. Drawn below the
+    kernel's ephemeral range (ip_local_port_range), so no socket another test opens on
+    port 0 in the meantime can take it (port 0 itself is drawn from that range)."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        first_ephemeral = int(f.read().split()[0])
+    draw = random.SystemRandom()
+    while True:
+        port = draw.randrange(10_000, first_ephemeral)
+        with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as s:
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            try:
+                s.bind(("::", port))
+            except OSError:
+                continue
+            return port
 
 
 def wait_bound(port: int, proc: subprocess.Popen, limit: float = 10.0) -> None:
