@@ -1,0 +1,67 @@
+"""Where one jailed notebook autograde spends its time (issue 22 item 3).
+
+    python -m bench notebook_phases [--mode tiny|quick]   (as root: the jail, netns)
+
+One course (tests/course's helpers: the comn release), one student handing in the
+reference programs; `grader.autograde.autograde_students` at --jobs 1, then the phases:
+nbgrader's autograde of the notebook (the kernel in the jail), each measured cell's time
+in the kernel (nbclient's execution timestamps), and the grader's re-measurement outside
+the kernel (grader/remeasure.py), with the children's CPU-seconds.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from datetime import datetime
+
+from harness.engine import REPO
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench notebook_phases")
+    parser.add_argument("--mode", choices=("tiny", "quick"), default="tiny")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, os.path.join(REPO, "tests", "course"))
+    import course as C                      # noqa: E402  (the course tests' helpers)
+    import nbformat
+    from grader.autograde import autograde_students
+    from grader.planted import reference_submission
+
+    root = tempfile.mkdtemp(prefix="rdtlab-bench-course-", dir="/opt")   # /opt: a folder the jail shows
+    os.chmod(root, 0o755)
+    try:
+        started = time.monotonic()
+        course = C.make_course(root)
+        print(f"course made (nbgrader generate_assignment): {time.monotonic() - started:.1f} s")
+        dest = os.path.join(course, "submitted", "ann", "comn")
+        os.makedirs(os.path.dirname(dest))
+        C.student_folder(course, dest, programs=None)
+        reference_submission(dest, who="Ann s0000001")
+        with C.environment(RDTLAB_NOTEBOOK_MODE=args.mode):
+            before, began = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+            [result] = autograde_students(course, "comn", ["ann"], jobs=1)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {args.mode} mode, load "
+              f"{os.getloadavg()[0]:.1f}: autograde {result.seconds:.1f} s, re-measurement "
+              f"{result.remeasure_seconds:.1f} s, {time.monotonic() - began:.1f} s in all; children "
+              f"{cpu:.1f} CPU-s, this process {time.process_time():.1f} CPU-s; {result.remeasure_line()}")
+        nb = nbformat.read(os.path.join(course, "autograded", "ann", "comn", C.NOTEBOOK), as_version=4)
+        total = 0.0
+        for cell in nb.cells:
+            ex = cell.get("metadata", {}).get("execution", {})
+            if "iopub.execute_input" in ex and "shell.execute_reply" in ex:
+                took = (datetime.fromisoformat(ex["shell.execute_reply"].replace("Z", "+00:00"))
+                        - datetime.fromisoformat(ex["iopub.execute_input"].replace("Z", "+00:00"))).total_seconds()
+                total += took
+                if took >= 0.5:
+                    print(f"  cell {cell.get('id')}: {took:.1f} s")
+        print(f"  cells in all: {total:.1f} s (the rest of the autograde: the kernel's start, nbgrader)")
+        return 0 if result.ok else 1
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
