@@ -106,8 +106,9 @@ def remove_stale_projects() -> list[str]:
     stale: dict[str, list[str]] = {}
     for line in filter(None, listed):
         project, cid = line.split()
-        m = re.fullmatch(rf"{PROJECT_PREFIX}(\d+)", project)
-        if m and not pid_alive(int(m.group(1))):
+        # `rdtlabtest` alone: the one project all sessions shared before, always stale now
+        m = re.fullmatch(rf"{PROJECT_PREFIX}(\d*)", project)
+        if m and not (m.group(1) and pid_alive(int(m.group(1)))):
             stale.setdefault(project, []).append(cid)
     for project, ids in stale.items():
         run("docker", "rm", "-f", "-v", *ids, check=False)
