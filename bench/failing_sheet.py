@@ -15,16 +15,15 @@ Figures go in BENCHMARKS.md, section "Sheets of failing programs".
 from __future__ import annotations
 
 import collections
-import glob
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
 from harness.engine import REPO
+
+from bench.sheet import run_sheet
 
 STUDENTS = REPO / "tests" / "fixtures" / "students"
 SILENT = "import time\nwhile True:\n    time.sleep(1)\n"
@@ -65,13 +64,7 @@ def run(argv: list[str]) -> int:
             shutil.rmtree(out, ignore_errors=True)
             argv = [sys.executable, "-m", "rdtlab", "sheet", "comn", "--quick", "--impl", impl,
                     "--questions", "q1,q3,q5", "--no-progress", "--out", out, "--backend", backend]
-            started = time.monotonic()
-            proc = subprocess.run(argv, capture_output=True, text=True)
-            wall = time.monotonic() - started
-            rows = []
-            for path in glob.glob(os.path.join(out, "comn", "runs-*.jsonl")):
-                with open(path) as f:
-                    rows += [json.loads(line) for line in f if line.strip()]
+            proc, wall, rows = run_sheet(argv, out)
             causes = collections.Counter((r.get("error") or "ok").split(";")[0].split(" (")[0][:60] for r in rows)
             print(f"failing sheet {kind} (backend {backend}): wall {wall:.0f} s, {len(rows)} runs ({sum(r['ok'] for r in rows)} ok), "
                   f"exit {proc.returncode}, load at start {load:.1f}; causes: "

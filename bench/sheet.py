@@ -35,10 +35,8 @@ def run(argv: list[str]) -> int:
     return status
 
 
-def time_sheet(quick: bool) -> int:
-    out = os.path.join("out", "bench-sheet-quick" if quick else "bench-sheet-full")   # kept to look at
-    argv = [sys.executable, "-m", "rdtlab", "sheet", "comn", "--fresh", "--no-progress", "--out", out]
-    argv += ["--quick"] if quick else []
+def run_sheet(argv: list[str], out: str) -> tuple[subprocess.CompletedProcess, float, list[dict]]:
+    """`rdtlab sheet` as `argv` (writing to `out`): its process, wall seconds and run rows."""
     started = time.monotonic()
     proc = subprocess.run(argv, capture_output=True, text=True)
     wall = time.monotonic() - started
@@ -46,6 +44,14 @@ def time_sheet(quick: bool) -> int:
     for path in glob.glob(os.path.join(out, "comn", "runs-*.jsonl")):
         with open(path) as f:
             rows += [json.loads(line) for line in f if line.strip()]
+    return proc, wall, rows
+
+
+def time_sheet(quick: bool) -> int:
+    out = os.path.join("out", "bench-sheet-quick" if quick else "bench-sheet-full")   # kept to look at
+    argv = [sys.executable, "-m", "rdtlab", "sheet", "comn", "--fresh", "--no-progress", "--out", out]
+    argv += ["--quick"] if quick else []
+    proc, wall, rows = run_sheet(argv, out)
     serial = sum(r.get("elapsed_s") or 0 for r in rows)
     ok = sum(1 for r in rows if r.get("ok"))
     lags = sorted(r["lag_p99_us"] for r in rows if r.get("lag_p99_us") is not None)
