@@ -75,8 +75,8 @@ def judge(q: str, question: Question, tolerance: dict, reported: pd.DataFrame, c
                                 f"fail there when re-run ({why})")
                 continue
             low, high = accepted_range(values, tolerance.get(metric, 0.0))
-            figures.append(f"{where}: {col} re-measured {', '.join(f'{v:.1f}' for v in values)} "
-                           f"(accepted {low:.1f}–{high:.1f}); you report {num_or(value)}")
+            figures.append(f"{where}: {col} re-measured {', '.join(f'{v:.1f}' for v in values)}"
+                           f"{_unused(runs, ok, metric)} (accepted {low:.1f}–{high:.1f}); you report {num_or(value)}")
             if row is None or not finite(value):
                 problems.append(f"{where}: no {col} reported")
             elif not low <= float(value) <= high:
@@ -84,6 +84,20 @@ def judge(q: str, question: Question, tolerance: dict, reported: pd.DataFrame, c
                                 f"{min(values):.1f}–{max(values):.1f} over {len(values)} runs "
                                 f"(accepted {low:.1f}–{high:.1f})")
     return problems, figures
+
+
+def _unused(runs: pd.DataFrame, ok: pd.DataFrame, metric: str) -> str:
+    """", and N more runs that failed (the first error)" when some runs gave no figure:
+    the accepted range comes from the others, and the feedback says so."""
+    failed = len(runs) - len(ok)
+    blank = sum(1 for v in ok[metric] if not finite(v)) if metric in ok else len(ok)
+    if not failed and not blank:
+        return ""
+    err = runs[~runs["ok"].astype(bool)]["error"].dropna() if "ok" in runs and "error" in runs else []
+    why = f": {err.iloc[0]}" if len(err) else ""
+    parts = ([f"{failed} run{'s' * (failed > 1)} failed{why}"] if failed else []) + \
+            ([f"{blank} gave no figure"] if blank else [])
+    return f" (and {'; '.join(parts)})"
 
 
 # ---- reading tables ----------------------------------------------------------------------

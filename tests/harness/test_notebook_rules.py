@@ -113,6 +113,16 @@ def test_judge_when_the_programs_fail_or_nothing_was_reported():
     assert problems == ["Q1 timeout_ms=20: no throughput_kBps reported", "Q1 timeout_ms=20: no retransmissions reported"]
 
 
+def test_runs_that_gave_no_figure_are_named_beside_the_ones_that_did():
+    runs = pd.concat([fresh([60.0, 64.0]), fresh([math.nan], ok=False, error="sender ran past its time limit (30 s)")])
+    problems, figures = R.judge("q1", Q1, {}, q1(), [{"timeout": 20}], runs)
+    assert problems == []      # judged on the runs that succeeded
+    assert figures[0] == ("Q1 timeout_ms=20: throughput_kBps re-measured 60.0, 64.0 (and 1 run failed: sender ran "
+                          "past its time limit (30 s)) (accepted 40.0–96.0); you report 60.0")
+    blank = fresh([60.0, math.nan])
+    assert "re-measured 60.0 (and 1 gave no figure) (accepted" in R.judge("q1", Q1, {}, q1(), [{"timeout": 20}], blank)[1][0]
+
+
 def test_a_row_is_found_by_number_or_by_text():
     table = pd.DataFrame({"window": ["4", "8"], "delay_ms": [25.0, 25.0], "x": [1, 2]})
     assert R.row_of(table, {"window": "8"})["x"] == 2          # text matches text
