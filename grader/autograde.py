@@ -70,10 +70,11 @@ def time_limit_of_mode() -> float:
 
 def autograde_students(course_dir: str, assignment: str, students: list[str], jobs: int = 1,
                        time_limit: float | None = None, extra_args: tuple[str, ...] = (),
-                       hidden: tuple[str, ...] = (), done=None, backend: str = "auto") -> list[Autograded]:
+                       hidden: tuple[str, ...] = (), done=None, backend: str = "local") -> list[Autograded]:
     """Autograde each student's notebooks with a jailed kernel, `jobs` at once, then
-    decide their re-measured cells outside the kernel (grader/remeasure.py, on `backend`)
-    and write those scores over the kernel's in the gradebook. The course folder, and
+    decide their re-measured cells outside the kernel (grader/remeasure.py, on `backend`:
+    the local one, where the jailed kernel measured the figures it checks, each run in a
+    network namespace of its own) and write those scores over the kernel's in the gradebook. The course folder, and
     `hidden`, are out of the kernels' and the programs' sight (wherever they are)."""
     why = available()
     if why:

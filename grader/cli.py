@@ -140,8 +140,10 @@ def _autograde_notebooks(args: argparse.Namespace, students: list[str]) -> None:
                                         if a.remeasured else "")
               + (f"; {a.kernel_tcp}" if a.kernel_tcp else ""), file=sys.stderr, flush=True)
 
+    # re-measured on the local backend, as the jailed kernels measured (not --backend,
+    # which is the protocol battery's)
     autograde_students(args.gradebook, args.assignment, have, jobs=args.jobs, done=done,
-                       hidden=(args.submissions, args.out), backend=args.backend)
+                       hidden=(args.submissions, args.out))
 
 
 # ---- rdtlab check -------------------------------------------------------------------

@@ -387,10 +387,12 @@ def _address(hexaddr: str) -> str:
     return socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, words)
 
 
-def bound_sockets(pid: int, pgid: int | None = None) -> list[tuple[str, str, int]]:
+def bound_sockets(pid: int, pgid: int | None = None, port: int | None = None) -> list[tuple[str, str, int]]:
     """(proto, address, port) of every UDP socket and listening TCP socket in PID's
     network namespace (/proc/PID/net/* shows that namespace); with `pgid`, only those
-    open in a process of that group (on loopback other programs hold sockets too)."""
+    open in a process of that group (on loopback other programs hold sockets too); with
+    `port`, only those on that port (a poll for one bind then reads no process's fds
+    until some socket has that port)."""
     found: dict[str, tuple[str, str, int]] = {}
     for table in ("udp", "udp6", "tcp", "tcp6"):
         try:
@@ -399,8 +401,10 @@ def bound_sockets(pid: int, pgid: int | None = None) -> list[tuple[str, str, int
                 for line in f:
                     cols = line.split()
                     if table.startswith("udp") or cols[3] == "0A":
-                        addr, port = cols[1].rsplit(":", 1)
-                        found[f"socket:[{cols[9]}]"] = (table[:3], _address(addr), int(port, 16))
+                        addr, hex_port = cols[1].rsplit(":", 1)
+                        number = int(hex_port, 16)
+                        if port is None or number == port:
+                            found[f"socket:[{cols[9]}]"] = (table[:3], _address(addr), number)
         except (OSError, StopIteration, ValueError):
             continue
     if pgid is None or not found:
@@ -423,7 +427,7 @@ def bound_sockets(pid: int, pgid: int | None = None) -> list[tuple[str, str, int
 
 def port_bound(pid: int, port: int, pgid: int | None = None) -> bool:
     """Whether a process of the group has bound UDP `port` (or listens on TCP `port`)."""
-    return any(p == port for _, _, p in bound_sockets(pid, pgid))
+    return bool(bound_sockets(pid, pgid, port))
 
 
 def describe_exit(code: int, file_cap: int | None = None, last_line: str = "") -> str:

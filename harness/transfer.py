@@ -671,7 +671,7 @@ def _wait_bound(rx: Proc, port: int, timeout: float) -> list[tuple[str, str, int
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         raise_if_terminated()
-        on_port = [s for s in bound_sockets(rx.pid, rx.pid) if s[2] == port]
+        on_port = bound_sockets(rx.pid, rx.pid, port)
         if on_port:
             return on_port
         if rx.wait(0.01):

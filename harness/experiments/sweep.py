@@ -117,6 +117,7 @@ class _Results:
     def __init__(self, sweep: Sweep, path: str | None):
         self.sweep, self.path = sweep, path
         self.rows: list[dict] = []
+        self._by_cell: dict[str, list[dict]] = {}    # the scheduler asks per cell after every run
         self.lock = threading.Lock()
         wanted = {cell_key(c) for c in sweep.cells}
         if path and os.path.exists(path):
@@ -127,20 +128,24 @@ class _Results:
                     except json.JSONDecodeError:
                         continue   # a line cut short by a crash
                     if row.get("sweep") == sweep.name and row.get("cell") in wanted:
-                        self.rows.append(row)
+                        self._keep(row)
         if path:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
 
+    def _keep(self, row: dict) -> None:
+        self.rows.append(row)
+        self._by_cell.setdefault(row["cell"], []).append(row)
+
     def add(self, row: dict) -> None:
         with self.lock:
-            self.rows.append(row)
+            self._keep(row)
             if self.path:
                 with open(self.path, "a") as f:
                     f.write(json.dumps(row, default=str) + "\n")
 
     def of_cell(self, key: str) -> list[dict]:
         with self.lock:
-            return [r for r in self.rows if r["cell"] == key]
+            return list(self._by_cell.get(key, ()))
 
 
 def is_complete(sweep: Sweep, results_path: str) -> bool:
@@ -155,9 +160,10 @@ class _Plan:
     def __init__(self, sweep: Sweep, results: _Results):
         self.sweep, self.results = sweep, results
 
-    def more(self, cell: dict, running: set[int]) -> list[int]:
-        """Repetition numbers this cell still needs, besides those `running`."""
-        rows = self.results.of_cell(cell_key(cell))
+    def more(self, cell: dict, running: set[int], key: str | None = None) -> list[int]:
+        """Repetition numbers this cell still needs, besides those `running` (`key`: the
+        cell's cell_key, when the caller has it)."""
+        rows = self.results.of_cell(key or cell_key(cell))
         done = {r["rep"] for r in rows}
         good = [r.get(self.sweep.metric) for r in rows if r["ok"]]
         failures = len(rows) - len(good)
@@ -214,16 +220,17 @@ def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | None,
         raise ValueError(f"sweep names must differ: {names}")
     jobs = max(1, jobs or DEFAULT_JOBS)
     plans = {s.name: _Plan(s, _Results(s, results_path)) for s in sweeps}
-    load_of = {(s.name, cell_key(c)): (s.load(c) if s.load else 0.0) for s in sweeps for c in s.cells}
+    # (sweep, cell, (sweep name, cell key)) with each key made once: the scheduler looks
+    # every cell up after every run
+    cells = [(s, c, (s.name, cell_key(c))) for s in sweeps for c in s.cells]
+    load_of = {key: (s.load(c) if s.load else 0.0) for s, c, key in cells}
     # Heavy (CPU-sensitive) runs go one or two at a time, so they form a critical path of
     # their own: start them first, then the rest longest-first around them.
-    order = sorted(((s, c) for s in sweeps for c in s.cells),
-                   key=lambda sc: (load_of[(sc[0].name, cell_key(sc[1]))] < HEAVY,
-                                   -(sc[0].cost(sc[1]) if sc[0].cost else 0)))
-    running: dict[tuple[str, str], set[int]] = {(s.name, cell_key(c)): set() for s, c in order}
+    order = sorted(cells, key=lambda sck: (load_of[sck[2]] < HEAVY, -(sck[0].cost(sck[1]) if sck[0].cost else 0)))
+    running: dict[tuple[str, str], set[int]] = {key: set() for _, _, key in order}
     in_flight: dict[Future, tuple[str, str, int]] = {}
     loads: dict[Future, float] = {}
-    planned = sum(len(plans[s.name].more(c, set())) for s, c in order)
+    planned = sum(len(plans[s.name].more(c, set(), key[1])) for s, c, key in order)
     bar = tqdm(total=planned, desc=desc or ",".join(names), unit="run", disable=not progress, leave=True)
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="sweep")
     children_before = _child_groups()
@@ -235,12 +242,11 @@ def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | None,
         # Only as many as there are workers, so each start is decided on fresh results
         # (a cell whose first runs all failed is not started again). While heavy runs
         # remain, light ones keep within `cpu_budget - 1`, so a heavy one can always start.
-        heavy_left = any(load_of[(s.name, cell_key(c))] >= HEAVY and plans[s.name].more(c, running[(s.name, cell_key(c))])
-                         for s, c in order) or any(load >= HEAVY for load in loads.values())
-        for sweep, cell in order:
-            key = (sweep.name, cell_key(cell))
+        heavy_left = any(load_of[key] >= HEAVY and plans[s.name].more(c, running[key], key[1])
+                         for s, c, key in order) or any(load >= HEAVY for load in loads.values())
+        for sweep, cell, key in order:
             load = load_of[key]
-            for rep in plans[sweep.name].more(cell, running[key]):
+            for rep in plans[sweep.name].more(cell, running[key], key[1]):
                 if len(in_flight) >= jobs:
                     return
                 if in_flight and not _admits(load, list(loads.values()), heavy_left, cpu_budget):
