@@ -146,7 +146,7 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
              "other student": os.path.join(alice, C.NOTEBOOK),
              "reference": os.path.join(REPO, "reference", "comn", "Sender4.py"),
              "reference core": os.path.join(REPO, "reference", "core", "sr.py"),
-             "battery": os.path.join(REPO, "grader", "batteries", "comn.toml"),
+             "battery": os.path.join(REPO, "assignments", "comn", "battery.toml"),
              "shadow passwords": "/etc/shadow"}
     writes = {"gradebook": os.path.join(course, "gradebook.db"),
               "autograded": os.path.join(course, "autograded", "mallory", "comn", C.NOTEBOOK),
