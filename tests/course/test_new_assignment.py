@@ -25,16 +25,15 @@ REFERENCE = "comn"
 ''',
     "sheet.py": '''
 """The sixth sheet: goodput of stop-and-wait against the timeout, one question."""
-import os
 from dataclasses import dataclass
 
+from assignments.comn.sheet import REFERENCE
 from harness.experiments.sweep import Sweep
 from harness.experiments.transfers import TransferRun
 from harness.sheets import programs
 from harness.sheets.sheet import Section, Sheet, Table
 from harness.sheets.tables import Metric, comparison_table
 
-REFERENCE = os.path.join(os.path.dirname(programs.__file__), "..", "..", "reference", "comn")
 FILES = ("Sender2.py", "Receiver2.py")
 LINK = "delay 2ms rate 10mbit"
 
