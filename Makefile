@@ -1,6 +1,7 @@
 # rdtlab: every target sets up what it needs on a fresh machine.
 #   make demo   set up, then run the main job
 #   make test   set up, then run every test (Rust and Python)
+#   make test-unit  the unit tier only: pure code, no root, no network, under a minute
 #   make bench  set up, then run the long measurements (figures go in BENCHMARKS.md)
 #   make build  build the link engine (harness/linkemu/target/release/linkemu)
 #   make lab    set up, then JupyterLab on 127.0.0.1 on a student's copy of the COMN release (prints the URL;
@@ -21,7 +22,7 @@ CARGO   ?= cargo
 DEBS    := iperf3 nft:nftables bwrap:bubblewrap chromium
 PYTEST_ARGS ?=
 
-.PHONY: all setup build demo test test-rust test-python bench debs clean lab images docker-lab docker-lab-down
+.PHONY: all setup build demo test test-unit test-rust test-python bench debs clean lab images docker-lab docker-lab-down
 
 all: build
 
@@ -58,6 +59,9 @@ test-rust:
 
 test-python: setup
 	$(PY) -m pytest -q --durations=30 $(PYTEST_ARGS)
+
+test-unit: $(VENV)/.installed build
+	$(PY) -m pytest -q -m unit $(PYTEST_ARGS)
 
 # The course (assignments/): a student's copy in out/lab/<assignment>, kept between runs;
 # LAB_PORT=8888, LAB_ASSIGNMENT=comn (or tcp-like, multihoming, gbn-vs-tcp, stop-and-wait-crc).

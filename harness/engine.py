@@ -5,6 +5,7 @@ wait for its ready line, talk to its control socket, stop it and read its stats.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -54,14 +55,29 @@ def find_linkemu() -> str:
 
 def check_spec(spec: str, what: str = "link spec") -> None:
     """Raise SpecError (one line naming the bad token) if linkemu rejects the netem spec."""
+    spec_summary(spec, what)
+
+
+@functools.lru_cache(maxsize=256)
+def _summary(spec: str) -> tuple[int, str, str]:
     try:
-        done = subprocess.run([find_linkemu(), "check", spec], capture_output=True, text=True, timeout=10)
+        done = subprocess.run([find_linkemu(), "check", "--json", spec], capture_output=True, text=True, timeout=10)
     except subprocess.TimeoutExpired:
         raise EngineError(f"`linkemu check` did not answer within 10 s for {spec!r}") from None
-    if done.returncode != 0:
-        lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
-        why = lines[-1] if lines else f"linkemu check exited {done.returncode}"
+    return done.returncode, done.stdout, done.stderr
+
+
+def spec_summary(spec: str, what: str = "link spec") -> dict:
+    """The engine's own parse of a netem spec, as the harness plans with it (`linkemu
+    check --json`, src/summary.rs): delay_s, jitter_s, rate_bps (None: unlimited), loss
+    (the long-run fraction of any loss model), loss_model, duplicate, corrupt, reorder,
+    limit. The one parser of netem's syntax is the engine's; SpecError if it rejects it."""
+    code, out, err = _summary(spec)
+    if code != 0:
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        why = lines[-1] if lines else f"linkemu check exited {code}"
         raise SpecError(f"bad {what} {spec!r}: {why.removeprefix('linkemu: ')}")
+    return json.loads(out)
 
 
 def control_socket_path(workdir: str) -> str:

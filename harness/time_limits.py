@@ -21,10 +21,10 @@ the named policies below; every number lives here.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from harness import models
+from harness.engine import spec_summary
 from harness.models import Link, stop_and_wait
 
 
@@ -99,60 +99,29 @@ NO_PROGRESS_FLOOR_S, PATIENCE = RUN_WINDOW.floor_s, RUN_WINDOW.rounds
 MODELS = ("blast", "stop-and-wait", "go-back-n", "selective-repeat")
 PIPELINED = {"go-back-n": models.gbn_timeout, "selective-repeat": models.sr_timeout}   # -> throughput in KB/s
 
-_TIME = re.compile(r"^(\d+(?:\.\d+)?)(us|usec|ms|msec|s|sec|secs)?$")
-_RATE = re.compile(r"^(\d+(?:\.\d+)?)(bit|kbit|mbit|gbit|tbit|bps|kbps|mbps|gbps)?$", re.I)
-_SECONDS = {None: 1e-6, "us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0}
-_BPS = {None: 1, "bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12,
-        "bps": 8, "kbps": 8e3, "mbps": 8e6, "gbps": 8e9}
-_GEMODEL = re.compile(r"\bloss\s+gemodel\s+([\d.]+)%?(?:\s+([\d.]+)%?)?(?:\s+([\d.]+)%?)?(?:\s+([\d.]+)%?)?")
-
 
 def link_of(spec: str, shared_queue: bool = True) -> Link:
-    """The models' Link for a netem spec (delay, loss and rate; the rest is ignored:
-    the spec was checked by the engine before, so only what matters here is read)."""
-    words = spec.split()
-    delay, loss, rate = 0.0, 0.0, 1e9
-    for i, word in enumerate(words[:-1]):
-        nxt = words[i + 1]
-        if word == "delay" and (m := _TIME.match(nxt)):
-            delay = float(m.group(1)) * _SECONDS[m.group(2)]
-        elif word == "loss":
-            value = words[i + 2] if nxt == "random" and i + 2 < len(words) else nxt
-            if value.endswith("%"):
-                loss = min(0.95, float(value[:-1]) / 100)
-        elif word == "rate" and (m := _RATE.match(nxt)):
-            rate = float(m.group(1)) * _BPS[(m.group(2) or "bit").lower()]
-    return Link(delay, loss, rate, shared_queue=shared_queue)
+    """The models' Link for a netem spec: its delay, its long-run loss (any loss model,
+    at most 95%) and its rate, as the engine parses them (harness.engine.spec_summary)."""
+    parsed = spec_summary(spec)
+    return Link(parsed["delay_s"], min(0.95, parsed["loss"]), parsed["rate_bps"] or 1e9, shared_queue=shared_queue)
 
 
 def jitter_of(spec: str) -> float:
     """netem's `delay D J`: the jitter J in seconds (0 without one)."""
-    words = spec.split()
-    for i, word in enumerate(words[:-2]):
-        if word == "delay" and (m := _TIME.match(words[i + 2])):
-            return float(m.group(1)) * _SECONDS[m.group(2)]
-    return 0.0
+    return spec_summary(spec)["jitter_s"]
 
 
 def mean_loss(spec: str) -> float:
-    """The long-run loss of a netem spec: `loss P%`, or a Gilbert-Elliott `loss gemodel
-    p [r [1-h [1-k]]]` (netem's defaults: r = 1-p, 1-h = 100%, 1-k = 0) by its
-    stationary mix of the bad and good states."""
-    m = _GEMODEL.search(spec)
-    if not m:
-        return link_of(spec).loss
-    p, r, bad, good = (float(g) / 100 if g is not None else None for g in m.groups())
-    r = 1 - p if r is None else r
-    bad = 1.0 if bad is None else bad
-    good = 0.0 if good is None else good
-    share_bad = p / (p + r) if p + r > 0 else 0.0
-    return min(0.95, share_bad * bad + (1 - share_bad) * good)
+    """The long-run loss of a netem spec: `loss P%`, a Gilbert-Elliott `loss gemodel` or
+    a 4-state `loss state` by the stationary mix of its states (the engine's summary)."""
+    return min(0.95, spec_summary(spec)["loss"])
 
 
 def worse_link(forward: str, reverse: str, shared_queue: bool = True) -> Link:
     """The worse direction of the two as the models' Link, burst loss at its mean."""
     fwd, rev = link_of(forward, shared_queue), link_of(reverse, shared_queue)
-    return Link(max(fwd.delay_s, rev.delay_s), max(mean_loss(forward), mean_loss(reverse)),
+    return Link(max(fwd.delay_s, rev.delay_s), max(fwd.loss, rev.loss),
                 min(fwd.rate_bps, rev.rate_bps), shared_queue=shared_queue)
 
 

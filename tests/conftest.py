@@ -1,13 +1,30 @@
 """Shared pytest set-up.
 
+The unit tier (``pytest -m unit``, `make test-unit`): the modules in UNIT test pure code
+(protocol cores, models, statistics, the grading rules, the monitor, battery parsing)
+with no root, no network and no programs of their own, in seconds. A socket a unit
+test opens is an error, so the tier stays what it says. Everything else is the
+integration tier: real engines, namespaces, kernels, Docker and a browser.
+
 Tests that need network namespaces and TUN devices are marked ``netns``. On a
 developer's machine without root they skip with the reason. In CI (``CI`` set, run as
 root) a skip of such a test is a failure: the namespace tests are the ones that show
 TCP and the TUN mode work, so they must run there.
 """
 import os
+import socket
 
 import pytest
+
+UNIT = {
+    "harness/test_monitor.py", "harness/test_notebook_rules.py", "harness/test_time_limits.py",
+    "reference/test_core_efficiency.py", "reference/test_core_properties.py", "reference/test_core_protocols.py",
+    "reference/test_core_rto.py", "reference/test_sim.py", "reference/test_sr_window_bound.py",
+    "reference/test_wire.py", "experiments/test_models.py", "experiments/test_statistics.py",
+    "course/test_remeasure_rules.py", "grader/test_battery.py", "grader/test_collect.py",
+    "plots/test_trace.py", "sheets/test_conclusions.py",
+}
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def netns_available() -> tuple[bool, str]:
@@ -19,6 +36,9 @@ def netns_available() -> tuple[bool, str]:
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if os.path.relpath(str(item.path), HERE) in UNIT:
+            item.add_marker(pytest.mark.unit)
     ok, why = netns_available()
     if ok:
         return
@@ -38,3 +58,15 @@ def pytest_runtest_makereport(item, call):
     if os.environ.get("CI") and "netns" in item.keywords and report.skipped:
         report.outcome = "failed"
         report.longrepr = f"netns test skipped in CI: {report.longrepr}"
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_open_no_sockets(request, monkeypatch):
+    """A unit test that reaches for the network belongs in the integration tier."""
+    if "unit" not in request.keywords:
+        return
+
+    def refused(*args, **kwargs):
+        raise AssertionError(f"{request.node.nodeid} is in the unit tier (tests/conftest.py UNIT) but opens a socket")
+    for name in ("bind", "connect", "connect_ex", "sendto"):
+        monkeypatch.setattr(socket.socket, name, refused)

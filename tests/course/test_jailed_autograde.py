@@ -1,7 +1,8 @@
 """`rdtlab grade --gradebook COURSE` autogrades the students' notebooks with real nbgrader,
 each kernel in the student's bubblewrap jail (grader/notebook_jail.py), then writes the
 protocol scores beside them: one honest student, one whose answer cell attacks its jail,
-and one whose cell kills its own kernel, graded side by side."""
+one whose cell kills its own kernel, and three who fake their re-measured tables, graded
+side by side by one call."""
 from __future__ import annotations
 
 import csv
@@ -14,6 +15,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 
 import nbformat
 import pytest
@@ -112,18 +114,6 @@ def _grade(*args: str, timeout: float) -> tuple[int, str, int]:
     return proc.returncode, stderr, proc.pid
 
 
-@pytest.fixture
-def course_in_opt():
-    """A course of its own (the shared course's submitted/ has other students), under
-    /opt: a folder the jail shows (read-only) unless the grader hides the course."""
-    root = tempfile.mkdtemp(prefix="rdtlab-course-", dir="/opt")
-    os.chmod(root, 0o755)
-    try:
-        yield C.make_course(root)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
-
-
 def _settled_leftovers(grader: int) -> tuple[list[int], list[str]]:
     """What is left once SIGKILLed processes had a moment to go."""
     left = _jail_leftovers(grader)
@@ -135,43 +125,88 @@ def _settled_leftovers(grader: int) -> tuple[list[int], list[str]]:
     return left
 
 
-def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_in_opt, tmp_path):
-    course = course_in_opt
-    alice = _submit(course, "alice", "Alice Honest s0000001")
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    reads = {"gradebook": os.path.join(course, "gradebook.db"),
-             "solutions": os.path.join(course, "source", "comn", C.NOTEBOOK),
-             "other student": os.path.join(alice, C.NOTEBOOK),
-             "reference": os.path.join(REPO, "reference", "comn", "Sender4.py"),
-             "reference core": os.path.join(REPO, "reference", "core", "sr.py"),
-             "battery": os.path.join(REPO, "assignments", "comn", "battery.toml"),
-             "shadow passwords": "/etc/shadow"}
-    writes = {"gradebook": os.path.join(course, "gradebook.db"),
-              "autograded": os.path.join(course, "autograded", "mallory", "comn", C.NOTEBOOK),
-              "kit": os.path.join(REPO, "harness", "notebook.py")}
-    mallory = _submit(course, "mallory", "Mallory Hostile s0000002",
-                      PROBE.format(reads=repr(reads), writes=repr(writes), port=listener.getsockname()[1]))
-    # a cell that kills its own kernel: nbgrader cannot finish that notebook
-    crasher = _submit(course, "crasher", "Carl Crash s0000003", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
-    # kernel TCP with the student's algorithm: alice (and the crasher) ask for Reno, the
-    # hostile notebook for one the grading machine lacks (its Q7 is left ungraded)
-    for folder, cc in ((alice, "reno"), (crasher, "reno"), (mallory, "nosuchcc")):
-        C.set_parameter(os.path.join(folder, C.NOTEBOOK), "TCP_CC", cc)
-    before = {p: _sha(p) for p in (os.path.join(alice, C.NOTEBOOK), os.path.join(REPO, "harness", "notebook.py"))}
+@dataclass
+class Graded:
+    """One `rdtlab grade --gradebook` run over the class below, which both tests read."""
+    course: str
+    out: str
+    stderr: str
+    grader: int
+    reads: dict
+    writes: dict
+    before: dict
 
-    out = tmp_path / "graded"
-    started = time.monotonic()
-    status, stderr, grader = _grade(os.path.join(course, "submitted"), "--assignment", "comn", "--battery",
-                                    TINY_BATTERY, "--scenario", "t-clean", "--gradebook", course, "--jobs", "2",
-                                    "--out", str(out), timeout=600)
-    listener.close()
-    assert status == 0, stderr[-3000:]
+    def line(self, student: str) -> str:
+        return next(l for l in self.stderr.splitlines() if f"  {student}: notebook" in l)
+
+
+@pytest.fixture(scope="module")
+def graded_class():
+    """alice (honest), mallory (attacks its jail), crasher (kills its kernel) and the three
+    HOSTILE notebooks faking their re-measured tables, graded by one call, two at a
+    time: each notebook costs a kernel's measurements and the grader's re-measurements,
+    so the tests share them. The course is under /opt: a folder the jail shows
+    (read-only) unless the grader hides the course."""
+    root = tempfile.mkdtemp(prefix="rdtlab-course-", dir="/opt")
+    os.chmod(root, 0o755)
+    listener = socket.socket()
+    try:
+        course = C.make_course(root)
+        alice = _submit(course, "alice", "Alice Honest s0000001")
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        reads = {"gradebook": os.path.join(course, "gradebook.db"),
+                 "solutions": os.path.join(course, "source", "comn", C.NOTEBOOK),
+                 "other student": os.path.join(alice, C.NOTEBOOK),
+                 "reference": os.path.join(REPO, "reference", "comn", "Sender4.py"),
+                 "reference core": os.path.join(REPO, "reference", "core", "sr.py"),
+                 "battery": os.path.join(REPO, "assignments", "comn", "battery.toml"),
+                 "shadow passwords": "/etc/shadow"}
+        writes = {"gradebook": os.path.join(course, "gradebook.db"),
+                  "autograded": os.path.join(course, "autograded", "mallory", "comn", C.NOTEBOOK),
+                  "kit": os.path.join(REPO, "harness", "notebook.py")}
+        mallory = _submit(course, "mallory", "Mallory Hostile s0000002",
+                          PROBE.format(reads=repr(reads), writes=repr(writes), port=listener.getsockname()[1]))
+        # a cell that kills its own kernel: nbgrader cannot finish that notebook
+        crasher = _submit(course, "crasher", "Carl Crash s0000003",
+                          "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+        # kernel TCP with the student's algorithm: alice (and all but mallory) ask for Reno,
+        # so it is measured once; mallory for one the grading machine lacks (its Q7 is left ungraded)
+        folders = {"alice": alice, "crasher": crasher}
+        for n, (student, answers) in enumerate(HOSTILE.items()):
+            dest = folders[student] = _submit(course, student, f"Hostile Student{n} s000002{n}")
+            if student == "other_programs":
+                reference_submission(os.path.join(dest, "fast"), who=f"Hostile Student{n} s000002{n}")
+                for k in (2, 3, 4):
+                    with open(os.path.join(dest, f"Sender{k}.py"), "w") as f:
+                        f.write(SLOW.format(who=f"Hostile Student{n} s000002{n}", name=f"Sender{k}"))
+            C.answer_cells(os.path.join(dest, C.NOTEBOOK), answers)
+        for folder in folders.values():
+            C.set_parameter(os.path.join(folder, C.NOTEBOOK), "TCP_CC", "reno")
+        C.set_parameter(os.path.join(mallory, C.NOTEBOOK), "TCP_CC", "nosuchcc")
+        before = {p: _sha(p) for p in (os.path.join(alice, C.NOTEBOOK), os.path.join(REPO, "harness", "notebook.py"))}
+
+        out = os.path.join(course, "graded")
+        started = time.monotonic()
+        status, stderr, grader = _grade(os.path.join(course, "submitted"), "--assignment", "comn", "--battery",
+                                        TINY_BATTERY, "--scenario", "t-clean", "--gradebook", course, "--jobs", "2",
+                                        "--out", out, timeout=1200)
+        listener.close()
+        assert status == 0, stderr[-3000:]
+        print(f"graded {3 + len(HOSTILE)} students with notebooks in {time.monotonic() - started:.0f} s")
+        yield Graded(course, out, stderr, grader, reads, writes, before)
+    finally:
+        listener.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.timeout(1200)   # the first test using graded_class waits for it: six notebooks, ~3 min
+def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(graded_class, tmp_path):
+    g = graded_class
+    course, stderr = g.course, g.stderr
     assert "alice: notebook autograded" in stderr and "mallory: notebook autograded" in stderr, stderr
-    crashed = next(line for line in stderr.splitlines() if "crasher: notebook" in line)
+    crashed = g.line("crasher")
     assert "not autograded: " in crashed and "Kernel" in crashed, crashed   # one line: why
-    print(f"graded 3 students with notebooks in {time.monotonic() - started:.0f} s")
 
     # the kernels ran in the jail: a private copy of the folder, the local backend
     graded = {s: nbformat.read(os.path.join(course, "autograded", s, "comn", C.NOTEBOOK), as_version=4)
@@ -183,9 +218,9 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
     assert "Kernel TCP: reno congestion control" in setup, setup
     q7 = C.text_output(graded["alice"], "q7_measure")
     assert "the runs measured on the netns backend" in q7 and "kernel TCP ran reno (read back" in q7, q7
-    assert "kernel TCP measured with reno" in next(l for l in stderr.splitlines() if "alice: notebook" in l)
+    assert "kernel TCP measured with reno" in g.line("alice")
     # ... and an algorithm this machine lacks: Q7 ungraded, its points kept, and why
-    line = next(l for l in stderr.splitlines() if "mallory: notebook" in l)
+    line = g.line("mallory")
     assert "kernel TCP (nosuchcc) left ungraded, its cells keep their points: TCP congestion control 'nosuchcc' " \
            "is not available on this machine's Linux" in line, line
     said = C.text_output(graded["mallory"], "test_q7_table")
@@ -196,14 +231,14 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
     line = next(l for l in C.text_output(graded["mallory"], "q1_answer").splitlines() if l.startswith("PROBES "))
     probes = json.loads(line[len("PROBES "):])
     print("hostile kernel:", probes)
-    for name in [f"read {n}" for n in reads] + [f"write {n}" for n in writes]:
+    for name in [f"read {n}" for n in g.reads] + [f"write {n}" for n in g.writes]:
         assert probes[name] in ("FileNotFoundError", "PermissionError", "OSError"), (name, probes[name])
     assert probes["host service"] == "ConnectionRefusedError", probes
     assert probes["internet"] == "OSError", probes          # network unreachable: no route at all
     assert 100 < probes["forked"] < 256, probes              # stopped at the jail's process limit
     assert probes["fork 400"] == "BlockingIOError", probes
     assert probes["memory 8 GiB"] == "MemoryError", probes
-    for path, sha in before.items():
+    for path, sha in g.before.items():
         assert _sha(path) == sha, f"{path} was changed from the hostile kernel"
 
     # both notebooks graded in full (the probe does not change mallory's answers), and
@@ -215,15 +250,16 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(course_
     C.nbgrader(course, "export", "--to", str(tmp_path / "grades.csv"))
     with open(tmp_path / "grades.csv") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == "comn"}
-    protocol = json.loads((out / "alice" / "results.json").read_text())["score"]
+    with open(os.path.join(g.out, "alice", "results.json")) as f:
+        protocol = json.load(f)["score"]
     assert protocol > 0
     assert float(rows["alice"]["raw_score"]) == pytest.approx(FULL_MARKS + protocol)
 
-    assert _settled_leftovers(grader) == ([], [])
+    assert _settled_leftovers(g.grader) == ([], [])
 
 
 def test_a_notebook_that_never_ends_stops_at_its_time_limit(tmp_path):
-    LIMIT = 25      # whether it stops in the spinning cell or before, the stop is what is tested
+    LIMIT = 15      # whether it stops in the spinning cell or before, the stop is what is tested
     course = C.make_course(str(tmp_path))
     _submit(course, "spinner", "Sam Spin s0000005", "while True:\n    pass")
     from grader.autograde import autograde_students
@@ -323,35 +359,21 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 '''
 
 
-@pytest.mark.timeout(900)   # four notebooks autograded two at a time, then re-measured: ~3 min
-def test_remeasured_cells_are_decided_outside_the_kernel(course_in_opt):
+@pytest.mark.timeout(1200)   # waits for graded_class when run alone
+def test_remeasured_cells_are_decided_outside_the_kernel(graded_class):
     """Three hostile notebooks, five ways of fabricating the Q1, Q3 and Q5 tables among them, score 0
     on every re-measured cell, with the grader's reason and fresh figures; the honest one
-    beside them keeps full marks. One `rdtlab grade --gradebook` call grades them all."""
-    course = course_in_opt
-    _submit(course, "honest", "Hank Honest s0000010")
-    for n, (student, answers) in enumerate(HOSTILE.items()):
-        dest = _submit(course, student, f"Hostile Student{n} s000002{n}")
-        if student == "other_programs":
-            reference_submission(os.path.join(dest, "fast"), who=f"Hostile Student{n} s000002{n}")
-            for k in (2, 3, 4):
-                with open(os.path.join(dest, f"Sender{k}.py"), "w") as f:
-                    f.write(SLOW.format(who=f"Hostile Student{n} s000002{n}", name=f"Sender{k}"))
-        C.answer_cells(os.path.join(dest, C.NOTEBOOK), answers)
-    started = time.monotonic()
-    status, stderr, grader = _grade(os.path.join(course, "submitted"), "--assignment", "comn", "--battery",
-                                    TINY_BATTERY, "--scenario", "t-clean", "--gradebook", course, "--jobs", "2",
-                                    "--out", os.path.join(course, "graded"), timeout=1200)
-    assert status == 0, stderr[-3000:]
-    print(f"graded {1 + len(HOSTILE)} notebooks in {time.monotonic() - started:.0f} s")
-    lines = {s: next(l for l in stderr.splitlines() if f"  {s}: notebook" in l) for s in ["honest", *HOSTILE]}
+    beside them (alice) keeps full marks. One `rdtlab grade --gradebook` call graded them all."""
+    g = graded_class
+    course = g.course
+    lines = {s: g.line(s) for s in ["alice", *HOSTILE]}
     print("\n".join(lines.values()))
 
     scores = C.scores(course)
-    honest = {k: v for k, v in scores["honest"].items() if k.startswith("test_")}
-    assert sum(honest.values()) == FULL_MARKS, (honest, lines["honest"])
-    assert "q1 passed; q3 passed; q5 passed" in lines["honest"], lines["honest"]
-    graded = nbformat.read(os.path.join(course, "autograded", "honest", "comn", C.NOTEBOOK), as_version=4)
+    honest = {k: v for k, v in scores["alice"].items() if k.startswith("test_")}
+    assert sum(honest.values()) == FULL_MARKS, (honest, lines["alice"])
+    assert "q1 passed; q3 passed; q5 passed" in lines["alice"], lines["alice"]
+    graded = nbformat.read(os.path.join(course, "autograded", "alice", "comn", C.NOTEBOOK), as_version=4)
     said = C.text_output(graded, "test_q3_remeasured")
     assert "Re-measured by the grader outside your notebook: passed" in said and "Rule:" in said, said
     # k=3 of Q3's light cells, with the fresh figures of each: 2 seeds, each run twice (or 4
@@ -372,5 +394,3 @@ def test_remeasured_cells_are_decided_outside_the_kernel(course_in_opt):
                              r"over \d+ runs \(accepted", why), (student, why)
             assert "Rule:" in C.text_output(graded, grade_id)
         assert "q1 failed: " in lines[student] and "q5 failed: " in lines[student], lines[student]
-
-    assert _settled_leftovers(grader) == ([], [])

@@ -4,6 +4,7 @@ no-progress windows."""
 import pytest
 
 from harness import time_limits as tl
+from harness.engine import SpecError
 from harness.models import Link, stop_and_wait
 
 
@@ -22,6 +23,23 @@ def test_burst_loss_counts_at_its_long_run_mean():
     assert tl.mean_loss(spec) == pytest.approx(share_bad * 0.8 + (1 - share_bad) * 0.01)
     assert tl.worse_link(spec, "delay 10ms").loss == tl.mean_loss(spec)
     assert tl.mean_loss("loss 5%") == 0.05
+
+
+def test_the_engine_parses_the_spec_so_every_form_tc_takes_counts():
+    """One parser (the engine's): what tc accepts and a Python regex did not read before
+    (a percentage without its sign, abbreviated keywords, the 4-state model) plans the
+    run as the engine runs it; what the engine refuses is one line naming the token."""
+    assert tl.link_of("lat 25ms lo 5 ra 1mbit") == tl.link_of("delay 25ms loss 5% rate 1mbit")
+    assert tl.link_of("lat 25ms lo 5").loss == 0.05
+    # 4-state: 1% into a burst, 30% back to the gap, bursts of lost packets only; 0.5% isolated losses
+    p13, p31, p14 = 0.01, 0.30, 0.005
+    w1, w3 = p31 / p13, 1.0
+    expected = (w3 + w1 * p14) / (w1 + w3 + w1 * p14)
+    assert tl.mean_loss("loss state 1% 30% 0% 100% 0.5%") == pytest.approx(expected)
+    assert tl.expected_seconds("loss state 1% 30% 0% 100% 0.5%", "", 100_000, {"timeout": 50}) > \
+        tl.expected_seconds("", "", 100_000, {"timeout": 50})
+    with pytest.raises(SpecError, match="bad link spec 'delay 5 parsecs': .*parsecs"):
+        tl.link_of("delay 5 parsecs")
 
 
 def test_the_run_limit_follows_the_expected_duration_within_floor_and_cap():

@@ -1,7 +1,8 @@
 //! linkemu: tc-netem semantics in user space.
 //!
 //! The netem pipeline (`spec`, `rng`, `dist`, `loss`, `link`) is sans-IO: it is fed
-//! packets and the current time and asked what leaves when. The I/O side (`udp`,
+//! packets and the current time and asked what leaves when; `summary` tells the harness
+//! what a spec means for planning (delay, rate, long-run loss). The I/O side (`udp`,
 //! `tun`, `event`, `control`, `stats`, `pcap`, `trace`) runs it on real sockets and TUN devices.
 
 // netem semantics (sans-IO)
@@ -10,6 +11,7 @@ pub mod link;
 pub mod loss;
 pub mod rng;
 pub mod spec;
+pub mod summary;
 
 // I/O around it
 pub mod checksum;

@@ -8,7 +8,7 @@ use std::process::exit;
 use linkemu::config::{self, Config, ConfigError, UDP_USAGE};
 use linkemu::event::Engine;
 
-const USAGE: &str = "usage: linkemu udp --listen HOST:PORT --to HOST:PORT [options] | linkemu run CONFIG.json | linkemu check SPEC";
+const USAGE: &str = "usage: linkemu udp --listen HOST:PORT --to HOST:PORT [options] | linkemu run CONFIG.json | linkemu check [--json] SPEC";
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> ! {
     eprintln!("linkemu: {msg}");
@@ -34,7 +34,12 @@ fn parse_args(args: &[String]) -> Result<Option<Config>, ConfigError> {
         },
         Some("check") => match args.get(1..) {
             Some([spec]) => config::check_spec("spec", spec).map(|_| None),
-            _ => Err(ConfigError("check takes one argument, the spec: linkemu check SPEC".into())),
+            // the parse as the harness plans with it (linkemu::summary), one JSON line
+            Some([flag, spec]) if flag == "--json" => config::check_spec("spec", spec).map(|parsed| {
+                println!("{}", linkemu::summary::summary(&parsed));
+                None
+            }),
+            _ => Err(ConfigError("check takes the spec, and --json before it to print the parse: linkemu check [--json] SPEC".into())),
         },
         Some("-h" | "--help") => {
             println!("{USAGE}");
