@@ -1,8 +1,11 @@
 """`rdtlab sheet NAME`: measure (or resume) and render a results sheet.
 
-    rdtlab sheet comn [--impl reference|DIR] [--quick] [--runs N] [--margin F [--cap N]]
+    rdtlab sheet NAME [--impl reference|DIR] [--quick] [--runs N] [--margin F [--cap N]]
                       [--out DIR] [--backend auto|local|netns] [--jobs N] [--fresh]
-                      [--tcp-cc reno|cubic|bbr]
+                      [--tcp-cc reno|cubic|bbr] [--questions LIST (comn)]
+
+NAME is an assignment of the course (assignments/<name>/sheet.py, found by the registry
+in assignments/__init__.py).
 
 Results are appended to out/<sheet>/runs-<key>.jsonl as they arrive, keyed by what
 changes the numbers (programs, file size, backend, plan, TCP's congestion control), so re-running the same
@@ -20,9 +23,6 @@ import time
 from harness.backends import BACKENDS, resolve
 from harness.procs import UsageError
 
-QUESTIONS = ("q1", "q3", "q5", "q7")     # comn's, the one sheet whose questions run one by one (its QUESTIONS)
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     import assignments
     p.add_argument("name", choices=assignments.names(), help="which sheet (an assignment of the course: assignments/)")
@@ -36,7 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cap", type=_positive_int, default=None, metavar="N",
                    help="most runs per cell with --margin (default 30; the multihoming sheet: 20, 8 with --quick)")
     p.add_argument("--questions", default=None, metavar="LIST",
-                   help=f"which measured questions to run, for a sheet that has some (comn: default {','.join(QUESTIONS)})")
+                   help="which measured questions to run (e.g. q1,q3), for a sheet whose questions run one by one "
+                        "(comn's QUESTIONS; default all)")
     p.add_argument("--size", type=_size, default=None, metavar="BYTES", help="file size (default 1MiB; 100KiB with --quick)")
     p.add_argument("--out", default="out", metavar="DIR", help="the sheet goes to DIR/<name>/ (default out)")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
