@@ -66,7 +66,7 @@ def _search_path() -> list[str]:
     return list(__path__)
 
 
-def all() -> dict[str, Entry]:  # noqa: A001 (assignments.all(): the course's assignments)
+def by_name() -> dict[str, Entry]:
     """name -> Entry of every assignment found, by name."""
     found: dict[str, Entry] = {}
     for info in pkgutil.iter_modules(_search_path(), f"{__name__}."):
@@ -82,12 +82,12 @@ def all() -> dict[str, Entry]:  # noqa: A001 (assignments.all(): the course's as
 
 
 def names() -> list[str]:
-    return list(all())
+    return list(by_name())
 
 
 def get(name: str) -> Entry:
     """The assignment called `name` (a one-line error naming the known ones otherwise)."""
-    found = all()
+    found = by_name()
     if name not in found:
         raise ValueError(f"no assignment {name!r}; the course has {', '.join(found)}")
     return found[name]

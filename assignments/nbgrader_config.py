@@ -21,7 +21,7 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # files with the source versions unless told otherwise). A missing program stays
 # missing, and the questions that need it score zero.
 # Each assignment's folder names them (assignments/<name>/__init__.py: PROGRAMS).
-c.Autograde.exclude_overwriting = {name: list(a.programs) for name, a in assignments.all().items()}
+c.Autograde.exclude_overwriting = {name: list(a.programs) for name, a in assignments.by_name().items()}
 
 # What students do to a notebook: a deleted cell is put back, a changed grade_id restored
 # from the cell id, an edited read-only cell graded as handed out, each said in one line

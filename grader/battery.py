@@ -91,7 +91,7 @@ class Battery:
 def batteries() -> dict[str, str]:
     """assignment -> its battery's path, for the assignments that have one."""
     import assignments
-    return {name: a.battery for name, a in assignments.all().items() if a.battery}
+    return {name: a.battery for name, a in assignments.by_name().items() if a.battery}
 
 
 def load_battery(name_or_path: str) -> Battery:

@@ -20,7 +20,7 @@ import assignments
 import course as C
 
 # Every assignment of the course's registry but comn (test_course.py's)
-ASSIGNMENTS = {name: entry for name, entry in assignments.all().items() if name != "comn"}
+ASSIGNMENTS = {name: entry for name, entry in assignments.by_name().items() if name != "comn"}
 
 
 def programs_of(name: str) -> tuple[str, ...]:

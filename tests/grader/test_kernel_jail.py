@@ -87,11 +87,11 @@ import importlib, os, sys
 import assignments
 for name in ("harness.notebook", "harness.plots.trace", "reference.tcpfile", "matplotlib.pyplot", "ipykernel"):
     importlib.import_module(name)
-for entry in assignments.all().values():     # every assignment's sheet and spec, not its answers
+for entry in assignments.by_name().values():     # every assignment's sheet and spec, not its answers
     entry.spec()
 assert sorted(assignments.names()) == ["comn", "gbn-vs-tcp", "multihoming", "stop-and-wait-crc", "tcp-like"]
 for path in ["assignments/source/comn/results_sheet.ipynb", "assignments/results_sheets/builder.py",
-             *(os.path.join(e.folder, f) for e in assignments.all().values() for f in ("notebook.py", "battery.toml"))]:
+             *(os.path.join(e.folder, f) for e in assignments.by_name().values() for f in ("notebook.py", "battery.toml"))]:
     try:
         if open(os.path.join(sys.argv[1], path)).read():
             print("read", path)
