@@ -5,6 +5,7 @@ import os
 
 from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds, OverwriteKernelspec
 
+import assignments
 from grader.restorecells import RestoreCells
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
@@ -19,12 +20,8 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # submitted ones, not put the starter code back (nbgrader overwrites non-notebook
 # files with the source versions unless told otherwise). A missing program stays
 # missing, and the questions that need it score zero.
-COMN_FILES = [f"{kind}{n}.py" for kind in ("Sender", "Receiver") for n in range(1, 5)] + ["rdt.py"]
-c.Autograde.exclude_overwriting = {"comn": COMN_FILES,
-                                   "tcp-like": ["Sender.py", "Receiver.py", "rdt.py"],
-                                   "multihoming": ["Sender.py", "Receiver.py", "rdt.py"],
-                                   "gbn-vs-tcp": ["Sender3.py", "Receiver3.py", "rdt.py"],
-                                   "stop-and-wait-crc": ["Sender.py", "Receiver.py", "rdt.py"]}
+# Each assignment's folder names them (assignments/<name>/__init__.py: PROGRAMS).
+c.Autograde.exclude_overwriting = {name: list(a.programs) for name, a in assignments.by_name().items()}
 
 # What students do to a notebook: a deleted cell is put back, a changed grade_id restored
 # from the cell id, an edited read-only cell graded as handed out, each said in one line

@@ -19,7 +19,8 @@ import time
 
 import nbformat
 
-from harness.assignments import MODULES, get as get_assignment
+import assignments
+from harness.assignments import get as get_assignment
 from harness.engine import REPO
 
 from grader.autograde import autograde_students
@@ -29,11 +30,11 @@ NOTEBOOK = "results_sheet.ipynb"
 
 
 def reference_programs(assignment: str) -> tuple[str, tuple[str, ...]]:
-    """The reference's package for the assignment (its harness module's name) and the
+    """The reference's package for the assignment (its folder's REFERENCE) and the
     programs its notebook measures."""
     spec = get_assignment(assignment)
     names = {p[:-3] for q in spec.questions.values() for p in q.programs}
-    return MODULES[assignment], tuple(sorted(names))
+    return assignments.get(assignment).reference, tuple(sorted(names))
 
 
 def make_course(root: str, assignment: str) -> str:
@@ -49,8 +50,7 @@ def make_course(root: str, assignment: str) -> str:
 
 
 def hand_in(course: str, assignment: str, student: str) -> None:
-    sys.path.insert(0, os.path.join(REPO, "assignments"))
-    import build_results_sheet
+    from assignments import build_results_sheet
     dest = os.path.join(course, "submitted", student, assignment)
     shutil.copytree(os.path.join(course, "release", assignment), dest)
     package, names = reference_programs(assignment)
@@ -75,7 +75,7 @@ def points(course: str, assignment: str, student: str) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.notebooks")
-    p.add_argument("--assignment", default="comn", choices=MODULES)
+    p.add_argument("--assignment", default="comn", choices=assignments.names())
     p.add_argument("--students", type=int, default=4)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--mode", default="quick", choices=("quick", "full", "tiny"))

@@ -66,7 +66,7 @@ def time_sheet(quick: bool) -> int:
 
 def agreement() -> int:
     from harness.experiments.sweep import Sweep, run_sweeps, summarize_cells
-    from harness.sheets import comn
+    from assignments.comn import sheet as comn
 
     sheet = comn.build(comn.REFERENCE, comn.FULL, "auto", runs=5, questions=("q1", "q3"))
     q1, q3 = sheet.sections[0].sweeps[0], sheet.sections[2].sweeps[0]

@@ -116,7 +116,7 @@ def run(argv: list[str]) -> int:
 def q7_per_algorithm(runs: int, jobs: int) -> int:
     """COMN Q7 at -w 32 KB with each available algorithm pinned: the host's default decides
     nothing (its own is printed beside)."""
-    from harness.sheets.comn import LINK
+    from assignments.comn.sheet import LINK
     from harness.statistics import summarize
     with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:
         host = f.read().strip()

@@ -17,12 +17,14 @@ RUN apt-get update \
         bubblewrap make gcc libc6-dev \
  && rm -rf /var/lib/apt/lists/*
 
-# The kit with the grader and the reference solutions, installed in place.
+# The kit with the grader, the reference solutions and the assignments' folders (their
+# batteries; the course itself is mounted at /course), installed in place.
 COPY pyproject.toml /opt/rdtlab/
 COPY rdtlab /opt/rdtlab/rdtlab
 COPY harness /opt/rdtlab/harness
 COPY reference /opt/rdtlab/reference
 COPY grader /opt/rdtlab/grader
+COPY assignments /opt/rdtlab/assignments
 RUN pip install -q --no-deps --no-index --no-build-isolation --no-cache-dir -e /opt/rdtlab \
  && rm -rf /opt/rdtlab/harness/linkemu /opt/rdtlab/build \
  && python3 -m compileall -q /opt/rdtlab

@@ -19,12 +19,19 @@ RUN useradd --create-home --uid "${NB_UID}" --gid "${NB_GID}" --shell /bin/bash 
 
 # The kit, installed in place (its code finds the engine and its files from the tree).
 # The harness reads the wire formats from reference/, so that package comes too, but
-# not reference/comn: the programs the students are asked to write.
+# not reference/comn: the programs the students are asked to write. Of the assignments'
+# folders, what a notebook imports (the registry, each one's sheet and spec: as
+# grader/notebook_jail.py's ASSIGNMENT_VISIBLE), not the course's answers, notebook
+# sources or batteries.
 COPY pyproject.toml /opt/rdtlab/
 COPY rdtlab /opt/rdtlab/rdtlab
 COPY harness /opt/rdtlab/harness
 COPY reference /opt/rdtlab/reference
+COPY assignments /opt/rdtlab/assignments
 RUN rm -rf /opt/rdtlab/reference/comn \
+ && find /opt/rdtlab/assignments -mindepth 1 -maxdepth 1 ! -name __init__.py -type f -delete \
+ && find /opt/rdtlab/assignments -mindepth 2 -type f ! -name __init__.py ! -name sheet.py ! -name spec.py -delete \
+ && rm -rf /opt/rdtlab/assignments/source /opt/rdtlab/assignments/results_sheets \
  && pip install -q --no-deps --no-index --no-build-isolation --no-cache-dir -e /opt/rdtlab \
  && rm -rf /opt/rdtlab/harness/linkemu /opt/rdtlab/build \
  && python3 -m compileall -q /opt/rdtlab

@@ -1,7 +1,7 @@
 """rdtlab's protocol autograder.
 
 One small module per grading step (the shape of nbgrader's preprocessors):
-  battery.py          a battery of scenarios, read from batteries/<name>.toml
+  battery.py          a battery of scenarios, read from assignments/<name>/battery.toml
   collect.py          find the submissions (folders, nbgrader's submitted/, archives)
   build.py            build a submission with its Makefile; find its programs
   sandbox.py          the command prefix that jails a student's program (bubblewrap)

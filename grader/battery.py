@@ -1,4 +1,5 @@
-"""A battery: the scenarios an assignment is graded on, read from TOML (batteries/*.toml).
+"""A battery: the scenarios an assignment is graded on, read from TOML (the assignment's
+folder's battery.toml, assignments/<name>/battery.toml).
 
 Every field an instructor writes is checked here, so a typo is one line naming the
 scenario and the field, not a failure half-way through grading a class.
@@ -16,7 +17,6 @@ from harness.procs import UsageError
 from grader import limits
 from grader.limits import MODELS
 
-BATTERIES = Path(__file__).resolve().parent / "batteries"
 MEETINGS = ("student", "sender", "receiver")
 SCENARIO_KEYS = {"name", "part", "what", "link", "reverse", "shared_queue", "size", "meet", "time_limit",
                  "no_progress", "points", "public", "printed", "goodput_vs_ref", "retx_vs_ref", "repeat", "params",
@@ -88,13 +88,20 @@ class Battery:
         return Battery(self.name, self.title, self.programs, keep, self.source, self.reference, self.conventions)
 
 
+def batteries() -> dict[str, str]:
+    """assignment -> its battery's path, for the assignments that have one."""
+    import assignments
+    return {name: a.battery for name, a in assignments.by_name().items() if a.battery}
+
+
 def load_battery(name_or_path: str) -> Battery:
-    """A battery by name (grader/batteries/NAME.toml) or by path to a TOML file."""
+    """A battery by the name of its assignment (assignments/<name>/battery.toml, from the
+    course's registry) or by path to a TOML file."""
     path = Path(name_or_path)
     if not path.suffix:
-        path = BATTERIES / f"{name_or_path}.toml"
+        path = Path(batteries().get(name_or_path, path))
     if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in BATTERIES.glob("*.toml")))
+        known = ", ".join(batteries())
         raise UsageError(f"no battery {name_or_path!r} (expected a TOML file or one of: {known})")
     try:
         data = tomllib.loads(path.read_text())

@@ -23,7 +23,7 @@ from grader.sandbox import available
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--assignment", default="comn", help="the battery: grader/batteries/NAME.toml (default comn)")
+    p.add_argument("--assignment", default="comn", help="the battery: assignments/NAME/battery.toml (default comn)")
     p.add_argument("--battery", metavar="TOML", help="a battery file instead of the assignment's")
     p.add_argument("--part", type=int, metavar="N", help="only the scenarios of part N")
     p.add_argument("--scenario", action="append", metavar="NAME", help="only this scenario (repeatable)")

@@ -12,7 +12,8 @@ instead, configured by the driver (grader/autograde.py) in RDTLAB_KERNEL_JAIL:
     (the programs it measures, the notebook's data); nothing else writable;
   - seeing the system's folders, the interpreter, the venv and only the parts of the
     kit a notebook imports (KIT_VISIBLE: the harness, the reference's wire format and
-    runtime, not its protocols or programs, not the grader or its batteries);
+    runtime, not its protocols or programs, not the grader; of each assignment's folder
+    its sheet and spec, ASSIGNMENT_VISIBLE, not its notebook's answers or its battery);
   - talking to nbgrader over Unix sockets (ZeroMQ's ipc transport) in a folder of its
     copy, since it has no network to share: the connection file is written there,
     readable by the jail alone.
@@ -46,7 +47,11 @@ SOCKETS = os.path.join(".rdtlab", "kernel")   # the harness's own folder in the 
 # programs (the answers), the grader, its batteries, the course.
 KIT_VISIBLE = ("harness", "pyproject.toml", "reference/__init__.py", "reference/cli.py", "reference/ending.py", "reference/runtime.py",
                "reference/wire.py", "reference/tcpfile.py", "reference/core/__init__.py", "reference/core/api.py",
-               "reference/core/config.py", "reference/core/rto.py")
+               "reference/core/config.py", "reference/core/rto.py", "assignments/__init__.py")
+# Of each assignment's folder (assignments/<name>/, and those of RDTLAB_ASSIGNMENTS_PATH):
+# what the Lab imports. Its notebook.py (reference answers, marking notes), battery and
+# the course's own files beside them stay hidden, wherever the course directory is.
+ASSIGNMENT_VISIBLE = ("__init__.py", "sheet.py", "spec.py")
 
 # A kernel with numpy, pandas and matplotlib maps far more than the programs it runs:
 # the notebook's own limits (the programs it starts inherit them).
@@ -92,22 +97,40 @@ def kit_root() -> str:
 
 
 def kit_paths(root: str | None = None) -> tuple[list[str], list[str]]:
-    """(visible, hidden) of the kit for a kernel: KIT_VISIBLE read-only, and every
-    sibling on the way to them hidden (the kit may lie under a folder the jail shows
-    anyway, /opt/rdtlab in the images). The venv stays visible if it is in the kit."""
+    """(visible, hidden) of the kit for a kernel: KIT_VISIBLE and each assignment's
+    ASSIGNMENT_VISIBLE read-only, and everything else of the kit and of the assignments'
+    folders hidden (the kit may lie under a folder the jail shows anyway, /opt/rdtlab in
+    the images). The venv stays visible if it is in the kit."""
     root = root or kit_root()
     allowed = [os.path.join(root, p) for p in KIT_VISIBLE]
     allowed += [p for p in (os.path.realpath(sys.prefix),) if p.startswith(root + "/")]
+    searched = [os.path.join(root, "assignments")] + assignment_search_path()
+    allowed += [os.path.join(folder, name) for where in searched for folder in glob.glob(os.path.join(where, "*"))
+                if os.path.isfile(os.path.join(folder, "spec.py")) for name in ASSIGNMENT_VISIBLE]
     allowed = [p for p in allowed if os.path.exists(p)]
-    hidden: list[str] = []
-    parents = {os.path.dirname(p) for p in allowed}
-    parents |= {os.path.dirname(d) for d in set(parents)}
-    for folder in sorted(p for p in parents if p == root or p.startswith(root + "/")):
-        for name in os.listdir(folder):
-            path = os.path.join(folder, name)
-            if path not in allowed and path not in parents:
-                hidden.append(path)
-    return allowed, hidden
+    return allowed, uncover([root] + searched[1:], allowed)
+
+
+def assignment_search_path() -> list[str]:
+    """The course's folders of assignments beside the kit's (RDTLAB_ASSIGNMENTS_PATH)."""
+    from assignments import PATH_ENV
+    return [os.path.abspath(p) for p in os.environ.get(PATH_ENV, "").split(os.pathsep) if p]
+
+
+def uncover(hidden: list[str], visible: list[str]) -> list[str]:
+    """`hidden` with every folder that holds a visible path replaced by what else it
+    holds (a folder of the course that holds an assignment's sheet: its other files and
+    folders hidden, the sheet shown)."""
+    out: list[str] = []
+    for path in hidden:
+        inside = [v for v in visible if v.startswith(path + "/")]
+        if path in visible:
+            continue
+        if not inside or not os.path.isdir(path):
+            out.append(path)
+            continue
+        out += uncover([os.path.join(path, name) for name in sorted(os.listdir(path))], inside)
+    return out
 
 
 def interpreter_paths() -> list[str]:
@@ -125,7 +148,8 @@ def kernel_sandbox(jail: NotebookJail, work: str) -> Sandbox:
     # editable install points (another checkout, which the jail does not show)
     env.update({"PATH": os.path.join(sys.prefix, "bin") + ":" + SAFE_PATH, "PYTHONPATH": kit_root(),
                 "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter"})
-    return Sandbox(jail.uid, work, hidden=sorted(set(hidden + jail.hidden)), limits=jail.limits, network=False,
+    hidden = uncover(sorted(set(hidden + jail.hidden)), visible)   # a course holding the assignments' folders
+    return Sandbox(jail.uid, work, hidden=sorted(set(hidden)), limits=jail.limits, network=False,
                    visible=sorted(set(visible + interpreter_paths())), env=env, run_dir=False)
 
 

@@ -2,7 +2,7 @@
 calls, so each notebook stays a sheet of questions and not a program.
 
 A `Lab` measures the programs in the student's folder with the sweeps of the
-assignment's terminal sheet (harness/assignments/<name>.py names the sheet, its plans
+assignment's terminal sheet (assignments/<name>/spec.py names the sheet, its plans
 and its questions: same link, cells, seeds and parallel runner as `rdtlab sheet NAME
 --impl DIR`), turns each sweep into a numeric table (mean and 95% CI half-width per
 cell) and draws the sheet's plots. Nothing here raises into the notebook while
@@ -506,8 +506,12 @@ def assert_close_each(name: str, answer, expected: dict, rel: float) -> None:
     _fail(wrong)
 
 
-# comn's model answers, where its notebook calls them (nb.model_mathis_q8() ...)
-from harness.assignments.comn import model_bdp_packets, model_mathis_q8, model_utilisation_q1  # noqa: E402,F401
+def __getattr__(name: str):
+    """comn's model answers, where its notebook calls them (nb.model_mathis_q8() ...); the
+    other notebooks call their assignment's as lab.models.<name>()."""
+    if name.startswith("model_"):
+        return getattr(get_assignment("comn").models, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def given(name: str, scope: dict):

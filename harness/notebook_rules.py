@@ -5,9 +5,9 @@ the shape of a reported table (`check_table`), the re-measurement rule (`rule`,
 and calls these, and so does the grader (grader/remeasure.py), outside the kernel;
 tests/harness/test_notebook_rules.py checks them on synthetic tables.
 
-A question is an assignment's `Question` (harness/assignments: its params and metrics,
-each sweep field -> table column, and the student's programs it runs); cells are the
-sweep's dicts of parameters.
+A question is an assignment's `Question` (harness/assignments; each assignment's
+assignments/<name>/spec.py declares its own: its params and metrics, each sweep field ->
+table column, and the student's programs it runs); cells are the sweep's dicts of parameters.
 """
 from __future__ import annotations
 

@@ -1,16 +1,15 @@
-"""What each course assignment's notebook measures: one small module per assignment
-(comn, tcp_like, multihoming, gbn_vs_tcp, stop_and_wait_crc), read by the one notebook runtime (harness/notebook.py).
+"""What a course assignment's notebook measures, read by the one notebook runtime
+(harness/notebook.py); each assignment's folder declares its own (assignments/<name>/spec.py).
 
 An `Assignment` names the results sheet whose sweeps the notebook runs on the student's
 own programs (its `build(folder, plan, backend, seed=...)`: the same link, cells and seeds as
 `rdtlab sheet NAME --impl DIR`), a plan per notebook mode, and its measured questions:
 which sweep, which parameters and metrics become the table's columns, and which of the
 student's files it runs. Model answers the hidden tests compare with are plain functions
-of the assignment's module (`lab.models`).
+of the assignment's spec module (`lab.models`).
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -37,12 +36,8 @@ class Assignment:
     models: object = None                 # module with the model answers (lab.models)
 
 
-MODULES = {"comn": "comn", "tcp-like": "tcp_like", "multihoming": "multihoming", "gbn-vs-tcp": "gbn_vs_tcp",
-           "stop-and-wait-crc": "stop_and_wait_crc"}
-
-
 def get(name: str) -> Assignment:
-    """The assignment called `name` (one line naming the known ones otherwise)."""
-    if name not in MODULES:
-        raise ValueError(f"no assignment {name!r}; the course has {', '.join(MODULES)}")
-    return importlib.import_module(f"harness.assignments.{MODULES[name]}").ASSIGNMENT
+    """The assignment called `name`, from the course's registry (assignments/__init__.py;
+    one line naming the known ones otherwise)."""
+    import assignments
+    return assignments.get(name).spec()

@@ -1,8 +1,11 @@
 """`rdtlab sheet NAME`: measure (or resume) and render a results sheet.
 
-    rdtlab sheet comn [--impl reference|DIR] [--quick] [--runs N] [--margin F [--cap N]]
+    rdtlab sheet NAME [--impl reference|DIR] [--quick] [--runs N] [--margin F [--cap N]]
                       [--out DIR] [--backend auto|local|netns] [--jobs N] [--fresh]
-                      [--tcp-cc reno|cubic|bbr]
+                      [--tcp-cc reno|cubic|bbr] [--questions LIST (comn)]
+
+NAME is an assignment of the course (assignments/<name>/sheet.py, found by the registry
+in assignments/__init__.py).
 
 Results are appended to out/<sheet>/runs-<key>.jsonl as they arrive, keyed by what
 changes the numbers (programs, file size, backend, plan, TCP's congestion control), so re-running the same
@@ -20,24 +23,21 @@ import time
 from harness.backends import BACKENDS, resolve
 from harness.procs import UsageError
 
-SHEETS = ("comn", "tcp-like", "multihoming", "gbn-vs-tcp", "stop-and-wait-crc")
-OTHER_SHEETS = {"tcp-like": "tcp_like", "multihoming": "multihoming",
-                "gbn-vs-tcp": "gbn_vs_tcp", "stop-and-wait-crc": "stop_and_wait_crc"}   # name -> module of harness.sheets
-QUESTIONS = ("q1", "q3", "q5", "q7")
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", choices=SHEETS, help="which sheet")
+    import assignments
+    p.add_argument("name", choices=assignments.names(), help="which sheet (an assignment of the course: assignments/)")
     p.add_argument("--impl", default="reference", metavar="reference|DIR",
-                   help="the programs: the reference ones, or a directory of COMN programs (Sender2.py ... Receiver4.py)")
+                   help="the programs: the reference ones, or a directory of the assignment's programs "
+                        "(comn: Sender2.py ... Receiver4.py)")
     p.add_argument("--quick", action="store_true", help="fewer cells and runs, a 100 KiB file (a few minutes)")
     p.add_argument("--runs", type=_positive_int, default=None, metavar="N", help="runs per cell (default 5; 2 with --quick)")
     p.add_argument("--margin", type=_fraction, default=None, metavar="F",
                    help="repeat each cell until the 95%% margin of error is below F of the mean (e.g. 0.1), at least --runs times")
     p.add_argument("--cap", type=_positive_int, default=None, metavar="N",
                    help="most runs per cell with --margin (default 30; the multihoming sheet: 20, 8 with --quick)")
-    p.add_argument("--questions", default=",".join(QUESTIONS), metavar="LIST",
-                   help=f"which measured questions to run (default {','.join(QUESTIONS)})")
+    p.add_argument("--questions", default=None, metavar="LIST",
+                   help="which measured questions to run (e.g. q1,q3), for a sheet whose questions run one by one "
+                        "(comn's QUESTIONS; default all)")
     p.add_argument("--size", type=_size, default=None, metavar="BYTES", help="file size (default 1MiB; 100KiB with --quick)")
     p.add_argument("--out", default="out", metavar="DIR", help="the sheet goes to DIR/<name>/ (default out)")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
@@ -54,66 +54,67 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
-    from harness.backends import tcp
-    from harness.sheets import comn
-
-    args.tcp_cc = tcp.check(tcp.DEFAULT if args.tcp_cc is None else args.tcp_cc)
-    if args.name in OTHER_SHEETS:
-        return _main_sheet(args)
-    impl = comn.REFERENCE if args.impl == "reference" else os.path.abspath(args.impl)
-    if not os.path.isdir(impl):
-        raise UsageError(f"--impl {args.impl!r}: no such directory (expected 'reference' or a directory of COMN programs)")
-    questions = tuple(q.strip() for q in args.questions.split(",") if q.strip())
-    unknown = [q for q in questions if q not in QUESTIONS]
-    if unknown or not questions:
-        raise UsageError(f"--questions: unknown {', '.join(unknown) or '(empty)'}; expected some of {', '.join(QUESTIONS)}")
-    missing = comn.missing_programs(impl)
-    needed = {q: files for q, files in missing.items() if q in questions}
-    if needed and len(needed) == len([q for q in questions if q in comn.PROGRAMS]):
-        raise UsageError(f"{impl} has none of the programs these questions need: "
-                         + "; ".join(f"{q} needs {', '.join(f)}" for q, f in needed.items()))
-    for q, files in needed.items():
-        print(f"rdtlab sheet: {q} will not run: {impl} lacks {', '.join(files)}", file=sys.stderr)
-    backend = resolve(args.backend)
-    plan = comn.QUICK if args.quick else comn.FULL
-    if args.size is not None:
-        plan = replace(plan, size=args.size)
-    sheet = comn.build(impl, plan, backend, runs=args.runs, until_margin=args.margin, cap=args.cap or 30,
-                       seed=args.seed, questions=questions, tcp_cc=args.tcp_cc)
-
-    return _measure_and_write(args, sheet, _config_key(impl, plan, backend, args.seed, args.tcp_cc), impl, plan,
-                              backend)
-
-
-def _main_sheet(args: argparse.Namespace) -> int:
-    """A sheet other than comn: its module gives build(), QUICK/FULL plans and missing_programs()."""
-    import importlib
+    """Any assignment's sheet: its folder's sheet.py gives build(), QUICK/FULL plans and
+    missing_programs(); a sheet whose questions run one by one (comn) also gives QUESTIONS
+    and missing_by_question(), and runs the questions whose programs are there."""
     from dataclasses import asdict, replace
 
+    import assignments
     from harness.backends import tcp
 
-    module = importlib.import_module(f"harness.sheets.{OTHER_SHEETS[args.name]}")
+    args.tcp_cc = tcp.check(tcp.DEFAULT if args.tcp_cc is None else args.tcp_cc)
+    module = assignments.get(args.name).sheet()
+    questions = _questions(args, getattr(module, "QUESTIONS", None))
     impl = None
     if args.impl != "reference":
         impl = os.path.abspath(args.impl)
         if not os.path.isdir(impl):
             raise UsageError(f"--impl {args.impl!r}: no such directory (expected 'reference' or a directory of programs)")
-        missing = module.missing_programs(impl)
-        if missing:
-            raise UsageError(f"{impl} lacks {', '.join(missing)}, which the {args.name} sheet runs")
+        if questions is None:
+            missing = module.missing_programs(impl)
+            if missing:
+                raise UsageError(f"{impl} lacks {', '.join(missing)}, which the {args.name} sheet runs")
+        else:
+            _runnable(impl, questions, module.missing_by_question(impl))
     backend = resolve(args.backend)
     plan = module.QUICK if args.quick else module.FULL
     if args.size is not None:   # every file of the plan (tcp-like has one per sweep)
         plan = replace(plan, **{f: args.size for f in ("size", "loss_size") if hasattr(plan, f)})
     runs_tcp = tcp.runs_kernel_tcp(module.build)     # a sheet with kernel-TCP rows
     sheet = module.build(impl, plan, backend, runs=args.runs, until_margin=args.margin, seed=args.seed,
-                         **({"cap": args.cap} if args.cap else {}), **({"tcp_cc": args.tcp_cc} if runs_tcp else {}))
+                         **({"cap": args.cap} if args.cap else {}), **({"tcp_cc": args.tcp_cc} if runs_tcp else {}),
+                         **({"questions": questions} if questions is not None else {}))
     key = hashlib.sha256(json.dumps([impl or "reference", asdict(plan), backend, args.seed]
                                     + ([args.tcp_cc] if runs_tcp else []), sort_keys=True,
                                     default=str).encode()).hexdigest()[:10]   # any change of plan: new results
     return _measure_and_write(args, sheet, key, impl or "reference", plan, backend)
+
+
+def _questions(args: argparse.Namespace, known: tuple | None) -> tuple | None:
+    """--questions for a sheet with QUESTIONS (all by default); None for one without."""
+    if known is None:
+        if args.questions is not None:
+            raise UsageError(f"--questions: the {args.name} sheet runs all its questions together")
+        return None
+    if args.questions is None:
+        return tuple(known)
+    questions = tuple(q.strip() for q in args.questions.split(",") if q.strip())
+    unknown = [q for q in questions if q not in known]
+    if unknown or not questions:
+        raise UsageError(f"--questions: unknown {', '.join(unknown) or '(empty)'}; expected some of {', '.join(known)}")
+    return questions
+
+
+def _runnable(impl: str, questions: tuple, missing: dict) -> None:
+    """A sheet whose questions run one by one runs those whose programs `impl` has
+    (`missing`: question -> the files it lacks, for each question that runs programs):
+    one line per question left out, an error when none is left."""
+    needed = {q: files for q, files in missing.items() if q in questions and files}
+    if needed and len(needed) == len([q for q in questions if q in missing]):
+        raise UsageError(f"{impl} has none of the programs these questions need: "
+                         + "; ".join(f"{q} needs {', '.join(f)}" for q, f in needed.items()))
+    for q, files in needed.items():
+        print(f"rdtlab sheet: {q} will not run: {impl} lacks {', '.join(files)}", file=sys.stderr)
 
 
 def _measure_and_write(args, sheet, key: str, impl: str, plan, backend: str) -> int:
@@ -165,11 +166,6 @@ def _failed_cells(sheet, results) -> list[str]:
             cell = ", ".join(f"{p}={row[p]}" for p in sweep.param_names)
             lines.append(f"{sweep.name} cell {cell}: every run failed: {row['error']}")
     return lines
-
-
-def _config_key(impl: str, plan, backend: str, seed: int, tcp_cc: str) -> str:
-    text = json.dumps([impl, plan.size, backend, seed, tcp_cc], sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 def _count_lines(path: str) -> int:

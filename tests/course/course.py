@@ -11,13 +11,13 @@ import sys
 
 import nbformat
 
+from assignments import build_results_sheet  # the reference answers, by grade_id
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ASSIGNMENTS = os.path.join(REPO, "assignments")
 REFERENCE = os.path.join(REPO, "reference", "comn")
 NOTEBOOK = "results_sheet.ipynb"
 BIN = os.path.dirname(sys.executable)
-sys.path.insert(0, ASSIGNMENTS)
-import build_results_sheet  # noqa: E402  (the reference answers, by grade_id)
 
 # The tiny mode (harness/notebook.py TINY: 20 KB transfers, fewer cells, 2 runs per
 # cell), so a notebook runs in well under a minute and a class of three in a few.

@@ -1,4 +1,4 @@
-"""Every assignment of the course besides comn (tcp-like, multihoming, gbn-vs-tcp, stop-and-wait-crc) with the
+"""Every assignment of the course besides comn (tcp-like, multihoming, gbn-vs-tcp, stop-and-wait-crc: the registry's) with the
 real nbgrader and a real Jupyter kernel: the release leaks no solution, hidden test or
 marking note; the starter programs say what is missing; and an honest student (the
 reference programs with the assignment's command lines, the reference answers typed in)
@@ -8,6 +8,7 @@ hidden re-measurements, gets every autograded point.
 comn has its own, fuller tests (test_course.py: a class of three, feedback, export)."""
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -15,23 +16,21 @@ import subprocess
 import nbformat
 import pytest
 
+import assignments
 import course as C
 
-# name -> (reference programs, the starter's message for what is missing, a command line that triggers it)
-ASSIGNMENTS = {
-    "tcp-like": ("tcp_like", "fast retransmit is not written yet",
-                 ["Sender.py", "localhost", "9", "x", "10000", "4", "0"]),
-    "multihoming": ("multihoming", "multi-homing is not written yet",
-                    ["Sender.py", "x", "localhost:9", "localhost:10"]),
-    "gbn-vs-tcp": ("gbn_vs_tcp", "Go-Back-N is not written yet",
-                   ["Sender3.py", "localhost", "9", "x", "700", "25"]),
-    "stop-and-wait-crc": ("stop_and_wait_crc", "exponential back-off is not written yet",   # at its first timeout
-                          ["Sender.py", "127.0.0.1", "9", "x", "1000"]),
-}
+# Every assignment of the course's registry but comn (test_course.py's)
+ASSIGNMENTS = {name: entry for name, entry in assignments.by_name().items() if name != "comn"}
 
 
-def programs_of(name: str) -> tuple[str, str]:
-    return ("Sender3.py", "Receiver3.py") if name == "gbn-vs-tcp" else ("Sender.py", "Receiver.py")
+def programs_of(name: str) -> tuple[str, ...]:
+    """The student's programs (the folder's PROGRAMS but the common module)."""
+    return tuple(p for p in ASSIGNMENTS[name].programs if p != "rdt.py")
+
+
+def starter_todo(name: str) -> tuple[str, list[str]]:
+    """What the starter says is missing, and a command line that triggers it (STARTER_TODO)."""
+    return importlib.import_module(ASSIGNMENTS[name].package).STARTER_TODO
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +87,7 @@ def test_release_has_no_solutions_hidden_tests_or_marking_notes(course, name):
 @pytest.mark.parametrize("name", ASSIGNMENTS)
 def test_starter_programs_say_what_is_missing(course, name, tmp_path):
     release = os.path.join(course, "release", name)
-    _, missing, argv = ASSIGNMENTS[name]
+    missing, argv = starter_todo(name)
     (tmp_path / "x").write_bytes(b"12345")
     done = subprocess.run(["python3", os.path.join(release, argv[0]), *argv[1:]], capture_output=True, text=True,
                           cwd=tmp_path, timeout=30)
@@ -159,11 +158,11 @@ def graded(course):
     from grader.autograde import autograde_students
     from grader.planted import reference_submission
     from grader.sandbox import available
-    for name, (programs, _, _) in ASSIGNMENTS.items():
+    for name, entry in ASSIGNMENTS.items():
         folder = os.path.join(course, "submitted", "honest", name)
         shutil.copytree(os.path.join(course, "release", name), folder)
         reference_submission(folder, names=tuple(p[:-3] for p in programs_of(name)), who="Honest Student s0000003",
-                             package=programs)
+                             package=entry.reference)
         answers = C.build_results_sheet.solutions(name)
         answers.update({c.id: "My discussion: the numbers in my tables show ..." for c in roles(source(name), "manual")})
         C.answer_cells(os.path.join(folder, C.NOTEBOOK), answers)

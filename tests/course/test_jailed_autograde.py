@@ -160,7 +160,7 @@ def graded_class():
                  "other student": os.path.join(alice, C.NOTEBOOK),
                  "reference": os.path.join(REPO, "reference", "comn", "Sender4.py"),
                  "reference core": os.path.join(REPO, "reference", "core", "sr.py"),
-                 "battery": os.path.join(REPO, "grader", "batteries", "comn.toml"),
+                 "battery": os.path.join(REPO, "assignments", "comn", "battery.toml"),
                  "shadow passwords": "/etc/shadow"}
         writes = {"gradebook": os.path.join(course, "gradebook.db"),
                   "autograded": os.path.join(course, "autograded", "mallory", "comn", C.NOTEBOOK),

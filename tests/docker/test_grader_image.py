@@ -50,12 +50,12 @@ def test_grading_image_without_net_admin_says_so_in_one_line(images, tmp_path):
 
 
 # What a student's answer cell tries in the grading image, where the kit (its reference
-# protocols, the grader's batteries) lies under /opt, a folder the jail shows.
+# protocols, the assignments' batteries) lies under /opt, a folder the jail shows.
 PROBE = '''
 import json
 probes = {}
 for path in ("/opt/rdtlab/reference/comn/Sender4.py", "/opt/rdtlab/reference/core/sr.py",
-             "/opt/rdtlab/grader/batteries/comn.toml", "/course/gradebook.db", "/results/grades.csv"):
+             "/opt/rdtlab/assignments/comn/battery.toml", "/course/gradebook.db", "/results/grades.csv"):
     try:
         probes[path] = "read %d bytes" % len(open(path, "rb").read())
     except OSError as e:

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from harness.experiments.sweep import run_sweeps, summarize_cells
-from harness.sheets import comn
+from assignments.comn import sheet as comn
 
 SIZE = 200 << 10
 # (question, cell, model, largest |error| allowed): regimes where the models hold.

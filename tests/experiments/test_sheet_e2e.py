@@ -12,7 +12,7 @@ import pytest
 from rdtlab.cli import main as rdtlab
 from harness.experiments.sweep import Sweep, grid, run_sweep, summarize_cells
 from harness.experiments.transfers import TransferRun
-from harness.sheets import comn
+from assignments.comn import sheet as comn
 from harness.sheets.render import write_sheet
 from harness.sheets.sheet import measure
 from harness.transfer import Program

@@ -111,7 +111,7 @@ def test_student_style_programs_of_each_convention_get_full_marks_against_the_re
 @pytest.mark.netns
 def test_a_departure_from_a_fixed_convention_fails_the_interop_with_a_reason_naming_it(tmp_path):
     battery = tmp_path / "fixed.toml"
-    text = (Path(__file__).resolve().parents[2] / "grader" / "batteries" / "comn.toml").read_text()
+    text = (Path(__file__).resolve().parents[2] / "assignments" / "comn" / "battery.toml").read_text()
     battery.write_text(text.replace("[defaults]", '[conventions]\nnumbering = "count"\n\n[defaults]', 1))
     result = grade(CONV / "rdt30", battery=str(battery), names=P2, out=tmp_path / "out")
     assert result["conventions"]["2"]["departures"]

@@ -60,7 +60,7 @@ def test_every_hostile_submission_scores_zero_and_spares_its_neighbour(tmp_path)
     (course / "gradebook.db").write_bytes(b"SQLite format 3\0")
     (course / "source" / "answers.ipynb").write_text("{}")
     secrets = [str(course / "gradebook.db"), str(course / "source" / "answers.ipynb"),
-               str(REPO / "grader" / "batteries" / "comn.toml"), str(REPO / "reference" / "comn" / "Sender2.py"),
+               str(REPO / "assignments" / "comn" / "battery.toml"), str(REPO / "reference" / "comn" / "Sender2.py"),
                str(root / "good" / "rdt.py"), str(out / "good" / "results.json"), "/etc/shadow"]
     writes = [str(out / "good" / "results.json"), str(out / "gradebook.db"), str(REPO / "grader" / "owned.txt")]
     subs = [hostile_submission(name, root, writes if name == "write-results" else secrets) for name in sorted(EXPECT)]

@@ -12,7 +12,7 @@ import pytest
 
 from grader.autograde import students_with_notebooks
 from grader.grade import allocate_uid
-from grader.notebook_jail import NotebookJail, asked_tcp_cc, kernel_sandbox, kit_paths
+from grader.notebook_jail import NotebookJail, asked_tcp_cc, kernel_sandbox, kit_paths, kit_root
 from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
 
 
@@ -25,14 +25,20 @@ def _touch(root, *paths):
 
 def test_kit_paths_show_the_harness_and_hide_the_answers(tmp_path):
     root = str(tmp_path)
-    _touch(root, "harness/notebook.py", "grader/batteries/comn.toml", "reference/__init__.py", "reference/wire.py",
+    _touch(root, "harness/notebook.py", "grader/grade.py", "reference/__init__.py", "reference/wire.py",
            "reference/comn/Sender4.py", "reference/core/__init__.py", "reference/core/rto.py",
-           "reference/core/sr.py", "assignments/source/comn/results_sheet.ipynb", "tests/x.py")
+           "reference/core/sr.py", "assignments/__init__.py", "assignments/nbgrader_config.py",
+           "assignments/comn/__init__.py", "assignments/comn/sheet.py", "assignments/comn/spec.py",
+           "assignments/comn/notebook.py", "assignments/comn/battery.toml", "assignments/results_sheets/builder.py",
+           "assignments/source/comn/results_sheet.ipynb", "tests/x.py")
     visible, hidden = kit_paths(root)
     rel = lambda paths: sorted(os.path.relpath(p, root) for p in paths)   # noqa: E731
-    assert rel(visible) == ["harness", "reference/__init__.py", "reference/core/__init__.py",
-                            "reference/core/rto.py", "reference/wire.py"]
-    assert rel(hidden) == ["assignments", "grader", "reference/comn", "reference/core/sr.py", "tests"]
+    assert rel(visible) == ["assignments/__init__.py", "assignments/comn/__init__.py", "assignments/comn/sheet.py",
+                            "assignments/comn/spec.py", "harness", "reference/__init__.py",
+                            "reference/core/__init__.py", "reference/core/rto.py", "reference/wire.py"]
+    assert rel(hidden) == ["assignments/comn/battery.toml", "assignments/comn/notebook.py",
+                           "assignments/nbgrader_config.py", "assignments/results_sheets", "assignments/source",
+                           "grader", "reference/comn", "reference/core/sr.py", "tests"]
 
 
 def _notebook(folder, *sources):
@@ -77,11 +83,20 @@ def test_round_trip_through_the_environment():
 
 
 IMPORTS = """
-import importlib, sys
-for name in ("harness.notebook", "harness.plots.trace", "reference.tcpfile", "harness.assignments.comn",
-             "harness.assignments.tcp_like", "harness.assignments.multihoming", "harness.assignments.gbn_vs_tcp",
-             "harness.assignments.stop_and_wait_crc", "matplotlib.pyplot", "ipykernel"):
+import importlib, os, sys
+import assignments
+for name in ("harness.notebook", "harness.plots.trace", "reference.tcpfile", "matplotlib.pyplot", "ipykernel"):
     importlib.import_module(name)
+for entry in assignments.by_name().values():     # every assignment's sheet and spec, not its answers
+    entry.spec()
+assert sorted(assignments.names()) == ["comn", "gbn-vs-tcp", "multihoming", "stop-and-wait-crc", "tcp-like"]
+for path in ["assignments/source/comn/results_sheet.ipynb", "assignments/results_sheets/builder.py",
+             *(os.path.join(e.folder, f) for e in assignments.by_name().values() for f in ("notebook.py", "battery.toml"))]:
+    try:
+        if open(os.path.join(sys.argv[1], path)).read():
+            print("read", path)
+    except OSError:
+        pass
 # a hidden folder may show as an empty one (where the kit lies under a folder the jail
 # shows: /tmp, /opt): nothing in it imports
 for name in ("reference.core.sr", "reference.comn.common", "grader.grade", "reference.tcp_like.Sender"):
@@ -103,8 +118,11 @@ def test_a_kernel_jail_imports_the_notebooks_code_and_not_the_answers(tmp_path):
         work = os.path.join(scratch, "sub")
         os.mkdir(work)
         os.chown(work, uid, uid)
-        sandbox = kernel_sandbox(NotebookJail(uid, scratch, [str(tmp_path)]), work)
-        done = subprocess.run(sandbox.prefix() + [sys.executable, "-c", IMPORTS], cwd=work,
+        # the course hidden is the kit's own assignments/ (grading in the repository), which
+        # holds the assignments' folders: their sheets stay importable, their answers not
+        course = os.path.join(kit_root(), "assignments")
+        sandbox = kernel_sandbox(NotebookJail(uid, scratch, [str(tmp_path), course]), work)
+        done = subprocess.run(sandbox.prefix() + [sys.executable, "-c", IMPORTS, kit_root()], cwd=work,
                               capture_output=True, text=True, timeout=120)
     finally:
         kill_uid(uid)

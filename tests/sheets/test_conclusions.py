@@ -7,7 +7,7 @@ import re
 import pandas as pd
 import pytest
 
-from harness.sheets import comn
+from assignments.comn import sheet as comn
 from harness.sheets.sheet import Results
 from harness.statistics import best_sentence, compare, margin_to_separate, order, runs_to_separate, summarize
 
@@ -116,7 +116,8 @@ def _times(cells: list[dict], means: list[float], spread: float) -> pd.DataFrame
 
 @pytest.mark.parametrize("spread, ranked", [(5.0, False), (0.01, True)])
 def test_the_other_sheets_rank_only_apart_intervals(spread, ranked):
-    from harness.sheets import multihoming, tcp_like
+    from assignments.multihoming import sheet as multihoming
+    from assignments.tcp_like import sheet as tcp_like
     plan = multihoming.QUICK
     one = _times([{"loss": p} for p in plan.losses], [10.0 + i for i, _ in enumerate(plan.losses)], spread)
     two = _times([{"loss": p} for p in plan.losses], [6.0 + i for i, _ in enumerate(plan.losses)], spread)

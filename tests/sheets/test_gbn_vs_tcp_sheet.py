@@ -9,7 +9,7 @@ from dataclasses import replace
 import pandas as pd
 
 from rdtlab.cli import main as rdtlab
-from harness.sheets import gbn_vs_tcp
+from assignments.gbn_vs_tcp import sheet as gbn_vs_tcp
 from harness.sheets.render import write_sheet
 from harness.sheets.sheet import measure
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pandas as pd
 
 from harness.experiments.failover import in_order_stall
-from harness.sheets import multihoming
+from assignments.multihoming import sheet as multihoming
 from harness.sheets.render import write_sheet
 from harness.sheets.sheet import measure
 

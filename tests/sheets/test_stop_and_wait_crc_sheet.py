@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from rdtlab.cli import main as rdtlab
-from harness.sheets import stop_and_wait_crc as swc
+from assignments.stop_and_wait_crc import sheet as swc
 from harness.sheets.render import write_sheet
 from harness.sheets.sheet import measure
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pandas as pd
 
 from rdtlab.cli import main as rdtlab
-from harness.sheets import tcp_like
+from assignments.tcp_like import sheet as tcp_like
 from harness.sheets.render import write_sheet
 from harness.sheets.sheet import measure
 

@@ -1,5 +1,5 @@
 """The `multihoming` assignment (seed 000): the student's multi-homed Sender.py /
-Receiver.py measured by the multihoming sheet's sweeps (harness/sheets/multihoming.py):
+Receiver.py measured by the multihoming sheet's sweeps (sheet.py):
 one path, two paths (each cell repeated until its 95% margin is under 10%), and a path
 taken down mid-transfer; and the models its hidden tests check the student's answers against."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import replace
 import pandas as pd
 
 from harness.assignments import Assignment, Question
-from harness.sheets import multihoming
+from . import sheet as multihoming
 
 # tiny: the course's tests. The path goes down 20 ms after the first packet, while a
 # 100 KB file is still on its way over two paths.

@@ -1,10 +1,11 @@
 """The `comn` results sheet (seed 004): questions 1-8 of the COMN sheet, with the
-reference answers and marking notes (harness/assignments/comn.py measures it)."""
+reference answers and marking notes (spec.py measures it)."""
 from __future__ import annotations
 
-from results_sheets.builder import Notebook
+from assignments.results_sheets.builder import Notebook
 
-NAME = "comn"
+from . import NAME
+
 
 # The reference answers, by grade_id: the source notebook's solutions, and what the
 # course's tests type in as an honest student.
@@ -88,7 +89,7 @@ link itself (what crossed it), never from what your programs print.
   and units; grading also **re-runs a sample of your cells with your programs** on the same link and
   seeds, and a number your programs cannot produce loses its points.
 """)
-    nb.setup("comn")
+    nb.setup(NAME)
 
     # ---- Part 2, questions 1 and 2 -----------------------------------------------------
     nb.md("""

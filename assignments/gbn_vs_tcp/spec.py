@@ -1,6 +1,6 @@
 """The `gbn-vs-tcp` assignment (seed 001): the student's Go-Back-N (the COMN part-3 pair,
 Sender3.py / Receiver3.py, with a checksum) downloading objects under loss, corruption,
-duplication and delay, against kernel TCP (harness/sheets/gbn_vs_tcp.py), and the
+duplication and delay, against kernel TCP (sheet.py), and the
 models its hidden tests check the student's answers against."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import replace
 import pandas as pd
 
 from harness.assignments import Assignment, Question
-from harness.sheets import gbn_vs_tcp
+from . import sheet as gbn_vs_tcp
 
 NONE = gbn_vs_tcp.NONE
 # tiny: the course's tests; two objects, three rules, two tuning cells, one download each.

@@ -1,6 +1,6 @@
 """The `tcp-like` assignment (seed 003): the student's TCP-like Sender.py / Receiver.py
 (cumulative ACKs, a window in bytes, fast retransmit after k duplicate ACKs, an adaptive
-RTO) measured by the tcp-like sheet's loss and window sweeps (harness/sheets/tcp_like.py),
+RTO) measured by the tcp-like sheet's loss and window sweeps (sheet.py),
 and the models its hidden tests check the student's answers against."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import replace
 import pandas as pd
 
 from harness.assignments import Assignment, Question
-from harness.sheets import tcp_like
+from . import sheet as tcp_like
 
 # The notebook leaves out the sheet's reproduction of the report's own runs (1 s timer,
 # a 514 KB file at 20% loss: minutes per run); the report's numbers are in its prompts.

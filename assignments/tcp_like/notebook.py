@@ -1,11 +1,12 @@
 '''The `tcp-like` results sheet (seed 003): transfer time against loss with fast
 retransmit off and on, throughput and queueing delay against the window, with the
-models (window/RTT, M/D/1) the student computes (harness/assignments/tcp_like.py measures it).'''
+models (window/RTT, M/D/1) the student computes (spec.py measures it).'''
 from __future__ import annotations
 
-from results_sheets.builder import Notebook
+from assignments.results_sheets.builder import Notebook
 
-NAME = "tcp-like"
+from . import NAME
+
 
 MARKING = {
     "loss_discussion": """\

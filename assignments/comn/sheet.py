@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-import shlex
 from dataclasses import dataclass
 
 from harness.backends import tcp
@@ -22,12 +21,12 @@ from harness.experiments.sweep import Sweep
 from harness.experiments.transfers import TransferRun
 from harness.models import (Link, gbn_textbook, gbn_timeout, mathis, pftk, pipelined_no_loss,
                             sr_textbook, sr_timeout, stop_and_wait)
+from harness.sheets import programs
 from harness.sheets.plots import errorbar
 from harness.sheets.sheet import Plot, Prompt, Results, Section, Sheet, Table
 from harness.sheets.tables import DASH, Metric, cells, comparison_table, fmt, fmt_error, mean_of, runs_text
 from harness.statistics import best_sentence, compare, order
 from harness import time_limits
-from harness.transfer import Program
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REFERENCE = os.path.join(REPO, "reference", "comn")
@@ -55,6 +54,7 @@ FULL = Plan(1 << 20, 5, (5, 10, 15, 20, 25, 30, 40, 50, 75, 100), (5, 25, 100),
 QUICK = Plan(100 << 10, 2, (5, 10, 20, 50, 100), (5, 25, 100), (1, 4, 16, 64, 256), (1, 4, 16, 64),
              (1, 4, 16, 32))
 
+QUESTIONS = ("q1", "q3", "q5", "q7")     # measured questions, each run on its own (`rdtlab sheet comn --questions`)
 PROGRAMS = {  # question -> the files it needs
     "q1": ("Sender2.py", "Receiver2.py"),
     "q3": ("Sender3.py", "Receiver3.py"),
@@ -70,15 +70,15 @@ def link_model(cell: dict) -> Link:
     return Link(cell["delay"] / 1000, cell["loss"] / 100)
 
 
-def missing_programs(impl: str) -> dict[str, list[str]]:
-    """{question: [missing files]} for an implementation directory."""
-    return {q: [f for f in files if not os.path.isfile(os.path.join(impl, f))] for q, files in PROGRAMS.items()
-            if any(not os.path.isfile(os.path.join(impl, f)) for f in files)}
+def missing_by_question(impl: str | None) -> dict[str, list[str]]:
+    """{question: [the files impl lacks]} for each question that runs programs (its
+    questions run one by one: a question whose programs are missing is left out)."""
+    return {q: programs.missing(impl, files) for q, files in PROGRAMS.items()}
 
 
-def _program(impl: str, name: str, args: str, output_format: str | None = None) -> Program:
-    path = os.path.join(impl, name).replace("{", "{{").replace("}", "}}")
-    return Program(f"python3 {shlex.quote(path)} {args}", output_format=output_format)
+def missing_programs(impl: str | None) -> list[str]:
+    """The files of the whole sheet that `impl` lacks (none for the reference, impl None)."""
+    return [f for files in missing_by_question(impl).values() for f in files]
 
 
 # ---- models per question -------------------------------------------------------------
@@ -161,16 +161,16 @@ def sweeps(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs
     q7_cells = [{"delay": 25, "loss": LOSS, "window_kB": w} for w in plan.q7_windows_kB]
     return {
         "q1": sweep("q1", TransferRun(
-            _program(impl, "Sender2.py", "{receiver_host} {receiver_port} {file} {timeout}", "comn-sw"),
-            _program(impl, "Receiver2.py", "{listen_port} {output}"), LINK, size=size, backend=backend),
+            programs.script(impl, "Sender2.py", "{receiver_host} {receiver_port} {file} {timeout}", "comn-sw"),
+            programs.script(impl, "Receiver2.py", "{listen_port} {output}"), LINK, size=size, backend=backend),
             q1_cells, lambda c: q1_model(c, size).throughput_kBps),
         "q3": sweep("q3", TransferRun(
-            _program(impl, "Sender3.py", "{receiver_host} {receiver_port} {file} {timeout} {window}", "comn"),
-            _program(impl, "Receiver3.py", "{listen_port} {output}"), LINK, size=size, backend=backend),
+            programs.script(impl, "Sender3.py", "{receiver_host} {receiver_port} {file} {timeout} {window}", "comn"),
+            programs.script(impl, "Receiver3.py", "{listen_port} {output}"), LINK, size=size, backend=backend),
             q3_cells, q3_model),
         "q5": sweep("q5", TransferRun(
-            _program(impl, "Sender4.py", "{receiver_host} {receiver_port} {file} {timeout} {window}", "comn"),
-            _program(impl, "Receiver4.py", "{listen_port} {output} {window}"), LINK, size=size, backend=backend),
+            programs.script(impl, "Sender4.py", "{receiver_host} {receiver_port} {file} {timeout} {window}", "comn"),
+            programs.script(impl, "Receiver4.py", "{listen_port} {output} {window}"), LINK, size=size, backend=backend),
             q5_cells, q5_model),
         "q7": sweep("q7", IperfRun(LINK, size=size, tcp_cc=tcp_cc), q7_cells, q7_pftk),
         # Mathis and PFTK model Reno: Reno measured beside them, whatever "today's TCP" is
@@ -179,12 +179,14 @@ def sweeps(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs
     }
 
 
-def build(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs: int | None = None,
+def build(impl: str | None = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs: int | None = None,
           until_margin: float | None = None, cap: int = 30, seed: int = 1,
-          questions: tuple = ("q1", "q3", "q5", "q7"), tcp_cc: str | None = None) -> Sheet:
+          questions: tuple = QUESTIONS, tcp_cc: str | None = None) -> Sheet:
+    """The sheet over the programs in `impl` (None: the reference's, reference/comn)."""
+    impl = impl or REFERENCE
     runs = runs or plan.runs
     size = plan.size
-    missing = missing_programs(impl)
+    missing = {q: files for q, files in missing_by_question(impl).items() if files}
     measured = sweeps(impl, plan, backend, runs, until_margin, cap, seed, tcp_cc)
     q1, q3, q5, q7 = (measured[q].sweep for q in ("q1", "q3", "q5", "q7"))
     q7_sweeps = [q7] + ([measured["q7reno"].sweep] if "q7reno" in measured else [])

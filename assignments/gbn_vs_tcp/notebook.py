@@ -1,11 +1,12 @@
 '''The `gbn-vs-tcp` results sheet (seed 001): Go-Back-N over UDP against kernel TCP,
-downloading objects under loss, corruption, duplication and delay (harness/assignments/gbn_vs_tcp.py
+downloading objects under loss, corruption, duplication and delay (spec.py
 measures it).'''
 from __future__ import annotations
 
-from results_sheets.builder import Notebook
+from assignments.results_sheets.builder import Notebook
 
-NAME = "gbn-vs-tcp"
+from . import NAME
+
 EXPERIMENTS = '("Loss:", "Corruption:", "Duplication:", "Delay:")'
 
 MARKING = {

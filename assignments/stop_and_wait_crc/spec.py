@@ -1,7 +1,7 @@
 """The `stop-and-wait-crc` assignment (seed 002): the student's stop-and-wait with a
 CRC32 and exponential back-off (Sender.py / Receiver.py) with payloads of 1-64 KB over
 IPv4 and IPv6, kernel TCP as the baseline, and a lossy link where fragments multiply
-the loss (harness/sheets/stop_and_wait_crc.py); and the models its hidden tests check
+the loss (sheet.py); and the models its hidden tests check
 the student's answers against."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import replace
 import pandas as pd
 
 from harness.assignments import Assignment, Question
-from harness.sheets import stop_and_wait_crc as sheet
+from . import sheet
 
 # tiny: the course's tests; the smallest and the largest payload, one run per cell.
 TINY = replace(sheet.QUICK, size=128 << 10, runs=1, sizes_kb=(1, 64), loss=1, loss_runs=1, tcp_runs=1)

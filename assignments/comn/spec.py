@@ -1,12 +1,12 @@
 """The `comn` assignment (seed 004): the COMN results sheet's questions 1, 3, 5 and 7,
-measured on the student's Sender2-4.py / Receiver2-4.py and iperf3 (harness/sheets/comn.py)."""
+measured on the student's Sender2-4.py / Receiver2-4.py and iperf3 (sheet.py)."""
 from __future__ import annotations
 
 import sys
 
 from harness.assignments import Assignment, Question
 from harness.models import Link, mathis, stop_and_wait_utilisation
-from harness.sheets import comn
+from . import sheet as comn
 
 # `tiny` is for the course's own tests (a class graded in a few minutes): every question
 # and delay of the sheet, on fewer cells and a 20 KB file.

@@ -1,11 +1,12 @@
 '''The `multihoming` results sheet (seed 000): a 5,000,000-byte file over one path and
 over two, each cell repeated until its 95% margin of error is under 10%, and a path
-taken down mid-transfer (harness/assignments/multihoming.py measures it).'''
+taken down mid-transfer (spec.py measures it).'''
 from __future__ import annotations
 
-from results_sheets.builder import Notebook
+from assignments.results_sheets.builder import Notebook
 
-NAME = "multihoming"
+from . import NAME
+
 
 MARKING = {
     "comparison_discussion": """\

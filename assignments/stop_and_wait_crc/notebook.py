@@ -1,11 +1,12 @@
 '''The `stop-and-wait-crc` results sheet (seed 002): stop-and-wait with a CRC32 and
 exponential back-off, payloads of 1-64 KB over IPv4 and IPv6, kernel TCP as the baseline,
-and a lossy link (harness/assignments/stop_and_wait_crc.py measures it).'''
+and a lossy link (spec.py measures it).'''
 from __future__ import annotations
 
-from results_sheets.builder import Notebook
+from assignments.results_sheets.builder import Notebook
 
-NAME = "stop-and-wait-crc"
+from . import NAME
+
 
 MARKING = {
     "payload_discussion": """\
