@@ -10,8 +10,9 @@ kernel, where an answer cell can patch whatever the test calls (the assertion, t
     kept in the course folder (hidden from every kernel) with the assignment, the
     student, the question and the reported table, drawn now, after the kernel ran;
   - re-runs those cells with the submitted programs (nbgrader's submitted/ folder, not
-    the kernel's copy) in the programs' jail (grader.sandbox), on the same link and
-    seeds (each seed twice: GRADER_RERUNS, and twice more when a reported figure falls
+    the kernel's copy) in the programs' jail (grader.sandbox), on the same link, seeds
+    and backend (local, as in the jailed kernel; each run in a namespace of its own)
+    (each seed twice: GRADER_RERUNS, and twice more when a reported figure falls
     outside, so one run the machine slowed does not fail an honest table); only these
     fresh runs set the accepted range
     (harness.notebook.REMEASURE_RULE); timing-bound and CPU-heavy cells are never drawn;
@@ -142,7 +143,7 @@ def jailed(sandbox: Sandbox):
     return lambda program: replace(program, command=f"{prefix} {program.command}")
 
 
-def remeasure_student(course_dir: str, assignment: str, student: str, backend: str = "auto",
+def remeasure_student(course_dir: str, assignment: str, student: str, backend: str = "local",
                       hidden: tuple[str, ...] = ()) -> list[Verdict]:
     """The verdicts of one student's re-measured cells (the autograded notebooks are
     rewritten with them; grader.gradebook.set_cell_scores puts them in the gradebook).
