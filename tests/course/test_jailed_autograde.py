@@ -246,7 +246,7 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(graded_
     scores = C.scores(course)
     for student in ("alice", "mallory"):
         auto = {k: v for k, v in scores[student].items() if k.startswith("test_")}
-        assert sum(auto.values()) == FULL_MARKS, (student, auto)
+        assert sum(auto.values()) == FULL_MARKS, (student, {k: v for k, v in auto.items() if v == 0}, g.line(student))
     C.nbgrader(course, "export", "--to", str(tmp_path / "grades.csv"))
     with open(tmp_path / "grades.csv") as f:
         rows = {r["student_id"]: r for r in csv.DictReader(f) if r["assignment"] == "comn"}
