@@ -723,8 +723,11 @@ def _add_link_figures(result: TransferResult, stats: dict | None, tx: Proc) -> N
     of it either way, so the ACK of the last message counts (COMN stops its clock when
     that ACK arrives), whether the run succeeded or not. Reverse packets count only
     within the sender's life (a receiver re-ACKing into the void after the sender left
-    is not part of the transfer); forward packets count until they leave the link, even
-    after the sender exited (a part-1 sender exits with its burst still queued).
+    is not part of the transfer), and ICMP errors not at all (the "port unreachable" a
+    sender's resends draw from a receiver that left). Forward packets count until the last one that brought
+    a payload not delivered before, even after the sender exited (a part-1 sender exits
+    with its burst still queued); resends of delivered data after it do not (a valid
+    sender resending into the void after its receiver left, until it gives up).
     """
     if not stats:
         return
@@ -741,10 +744,10 @@ def _add_link_figures(result: TransferResult, stats: dict | None, tx: Proc) -> N
             result.lag_warning = (f"the engine sent packets up to {result.lag_us['p99'] / 1000:.1f} ms late "
                                   f"(p99 lag > {LAG_WARN_US / 1000:g} ms): the machine was busy, timings are disturbed")
     first_in = fwd.get("first_in_ns")
-    rev_out = rev.get("last_out_ns")
+    rev_out = rev.get("last_transport_out_ns")
     if rev_out and tx.exited_ns:
         rev_out = min(rev_out, tx.exited_ns)
-    outs = [t for t in (fwd.get("last_out_ns"), rev_out) if t]
+    outs = [t for t in (fwd.get("last_fresh_out_ns"), rev_out) if t]
     if first_in is None or not outs:
         return
     start = max(first_in, tx.started_ns)

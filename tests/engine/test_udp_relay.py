@@ -123,6 +123,25 @@ def test_repeats_count_payloads_seen_before(relay):
     assert eng.stop()["forward"]["repeats"] == 2
 
 
+def test_last_fresh_delivery_ignores_resends_after_it(relay):
+    """`last_fresh_out_ns` is the last delivery of a payload not delivered before: a
+    sender resending into the void after its data arrived does not move it, a lost
+    copy's resend that delivers the data does (loss is decided on arrival, so the
+    resend is a repeat there but fresh here)."""
+    eng, client, target = relay(forward="loss 100%")
+    client.send(b"lost first")
+    time.sleep(0.05)
+    assert eng.control({"cmd": "change", "path": "p0", "direction": "forward", "spec": ""}) == {"ok": True}
+    stamps = []
+    for payload in [b"a", b"lost first", b"a", b"a"]:
+        client.send(payload)
+        target.recv(20)
+        stamps.append(time.monotonic_ns())
+    f = eng.stop()["forward"]
+    assert f["repeats"] == 3 and f["delivered"] == 4
+    assert stamps[0] < f["last_fresh_out_ns"] < stamps[1] < f["last_out_ns"] < stamps[3]
+
+
 def test_shared_queue_puts_replies_behind_data(start_engine):
     """At 1 Mbit/s, ten 1000-byte datagrams hold the one queue ~83 ms; a reply sent
     right after them waits behind them only when the queue is shared (netem on lo)."""

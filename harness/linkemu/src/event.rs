@@ -88,7 +88,9 @@ struct PathRt {
     /// One link per direction, or one shared by both.
     links: Vec<Link>,
     stats: [DirStats; 2],
+    /// Payloads seen arriving (for `repeats`) and seen delivered (for `last_fresh_out_ns`).
     seen: [SeenPayloads; 2],
+    delivered_seen: [SeenPayloads; 2],
     io: PathIo,
     /// TUN mode: where a bit may flip and whether the checksum is repaired (tun.rs).
     tun_corruption: TunCorruption,
@@ -238,6 +240,7 @@ impl Engine {
             links,
             stats: Default::default(),
             seen: [SeenPayloads::new(SEEN_CAPACITY), SeenPayloads::new(SEEN_CAPACITY)],
+            delivered_seen: [SeenPayloads::new(SEEN_CAPACITY), SeenPayloads::new(SEEN_CAPACITY)],
             io,
             tun_corruption: pc.tun_corruption,
         })
@@ -393,7 +396,8 @@ impl Engine {
             for li in 0..path.links.len() {
                 while let Some(dep) = path.links[li].dequeue(now) {
                     let out = Outputs { pcap: &mut self.pcap, trace: &mut self.trace, path: p };
-                    deliver(mode, &path.io, path.up, path.tun_corruption, &mut path.stats, out, dep);
+                    let seen = &mut path.delivered_seen;
+                    deliver(mode, &path.io, path.up, path.tun_corruption, &mut path.stats, seen, out, dep);
                 }
             }
         }
@@ -525,10 +529,11 @@ fn ingress(mode: Mode, p: usize, path: &mut PathRt, dir: usize, endpoint: usize,
     let li = path.link_of(dir);
     let st = &mut path.stats[dir];
     st.arrived(now, data.len());
-    let (range, key) = match mode {
-        Mode::Udp => (0..data.len(), (!data.is_empty()).then(|| payload_hash(&[&endpoint.to_be_bytes(), &data]))),
-        Mode::Tun => (tun::corruption_range(&data, path.tun_corruption), tun::repeat_key(&data)),
+    let range = match mode {
+        Mode::Udp => 0..data.len(),
+        Mode::Tun => tun::corruption_range(&data, path.tun_corruption),
     };
+    let key = repeat_key(mode, endpoint, &data);
     let id = id & 0xff_ffff;
     let shown = match mode {
         Mode::Udp => range.clone(),
@@ -552,6 +557,16 @@ fn ingress(mode: Mode, p: usize, path: &mut PathRt, dir: usize, endpoint: usize,
     count_verdict(st, verdict);
     if let (Some(t), Some(head)) = (trace, head) {
         t.arrival(now, p, dir, id, &head, len, repeat, Some(verdict));
+    }
+}
+
+/// What tells a payload's copies apart from other payloads: in UDP mode the client and
+/// the datagram, in TUN mode the transport's ports, sequence number and payload. None
+/// for packets without payload.
+fn repeat_key(mode: Mode, endpoint: usize, data: &[u8]) -> Option<u64> {
+    match mode {
+        Mode::Udp => (!data.is_empty()).then(|| payload_hash(&[&endpoint.to_be_bytes(), data])),
+        Mode::Tun => tun::repeat_key(data),
     }
 }
 
@@ -583,9 +598,11 @@ struct Outputs<'a> {
     path: usize,
 }
 
-/// Hand a departing packet to its destination and count it.
-fn deliver(mode: Mode, io: &PathIo, up: bool, rule: TunCorruption, stats: &mut [DirStats; 2], out: Outputs,
-           mut dep: Departure) {
+/// Hand a departing packet to its destination and count it. `delivered_seen` tells a
+/// payload's first intact delivery (fresh: it brought something new) from a repeat's.
+#[allow(clippy::too_many_arguments)]
+fn deliver(mode: Mode, io: &PathIo, up: bool, rule: TunCorruption, stats: &mut [DirStats; 2],
+           delivered_seen: &mut [SeenPayloads; 2], out: Outputs, mut dep: Departure) {
     let (id, endpoint, dir) = untag(dep.tag);
     let st = &mut stats[dir];
     let (duplicate, corrupted) = (dep.duplicate, dep.corrupted);
@@ -620,6 +637,14 @@ fn deliver(mode: Mode, io: &PathIo, up: bool, rule: TunCorruption, stats: &mut [
     }
     traced(now, "delivered");
     st.departed(now, dep.data.len(), dep.due, dep.arrived);
+    // ICMP errors are the kernels' answers, not the transfer's packets. A corrupted copy
+    // brings nothing; a transport packet without payload (no key) counts as fresh.
+    if mode == Mode::Udp || !tun::is_icmp(&dep.data) {
+        st.last_transport_out_ns = Some(now);
+        if !corrupted && !repeat_key(mode, endpoint, &dep.data).is_some_and(|k| delivered_seen[dir].check_and_insert(k)) {
+            st.last_fresh_out_ns = Some(now);
+        }
+    }
     if let Some(pc) = out.pcap {
         let wall = sys::realtime_ns();
         match (mode, io) {

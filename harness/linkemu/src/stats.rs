@@ -157,6 +157,11 @@ pub struct DirStats {
     pub first_in_ns: Option<u64>,
     pub last_in_ns: Option<u64>,
     pub last_out_ns: Option<u64>,
+    /// The last delivery of a UDP or TCP packet (not an ICMP error).
+    pub last_transport_out_ns: Option<u64>,
+    /// The last delivery of one that was fresh: an intact payload not delivered before,
+    /// or no payload. Where a transfer's data stopped arriving, whatever was resent after it.
+    pub last_fresh_out_ns: Option<u64>,
     pub lag_us: Histogram,
     pub delay_us: Histogram,
 }
@@ -194,6 +199,8 @@ impl DirStats {
         self.first_in_ns = opt_min(self.first_in_ns, o.first_in_ns);
         self.last_in_ns = self.last_in_ns.max(o.last_in_ns);
         self.last_out_ns = self.last_out_ns.max(o.last_out_ns);
+        self.last_transport_out_ns = self.last_transport_out_ns.max(o.last_transport_out_ns);
+        self.last_fresh_out_ns = self.last_fresh_out_ns.max(o.last_fresh_out_ns);
         self.lag_us.merge(&o.lag_us);
         self.delay_us.merge(&o.delay_us);
     }
@@ -216,6 +223,8 @@ impl DirStats {
             "first_in_ns": self.first_in_ns,
             "last_in_ns": self.last_in_ns,
             "last_out_ns": self.last_out_ns,
+            "last_transport_out_ns": self.last_transport_out_ns,
+            "last_fresh_out_ns": self.last_fresh_out_ns,
             "lag_us": {"p50": q(&self.lag_us, 0.5), "p99": q(&self.lag_us, 0.99), "max": self.lag_us.max()},
             "delay_us": {"p50": q(&self.delay_us, 0.5), "p99": q(&self.delay_us, 0.99),
                          "mean": self.delay_us.mean().map(round1)},

@@ -152,6 +152,16 @@ pub fn repeat_key(pkt: &[u8]) -> Option<u64> {
     Some(crate::stats::payload_hash(&[&[proto], &pkt[start..start + 4], &seq.to_be_bytes(), &pkt[payload]]))
 }
 
+/// Whether an IP packet is ICMP (IPv4 protocol 1, or IPv6 next header 58 right after
+/// the fixed header): a kernel's error report such as "port unreachable".
+pub fn is_icmp(pkt: &[u8]) -> bool {
+    match pkt.first().map(|b| b >> 4) {
+        Some(4) => pkt.get(9) == Some(&1),
+        Some(6) => pkt.get(6) == Some(&58),
+        _ => false,
+    }
+}
+
 /// The application bytes the trace's `head` shows: the transport payload, or for the
 /// first fragment of a UDP datagram the payload bytes it carries (so a fragmented
 /// datagram's sequence number can still be read from the trace). Never corrupted:
@@ -258,6 +268,26 @@ mod fragment_tests {
         assert_eq!(repeat_key(&first6), repeat_key(&fragment6(6, 0x0001, &udp)));
         assert_eq!(repeat_key(&fragment6(5, 0x0008, b"later bytes")), None);   // offset 8 bytes
         assert_eq!(first_fragment_udp(&first6[..47]), None);
+    }
+}
+
+#[cfg(test)]
+mod icmp_tests {
+    use super::*;
+
+    #[test]
+    fn icmp_is_told_from_transport_packets_in_both_ip_versions() {
+        let mut v4 = vec![0x45, 0, 0, 28, 0, 0, 0, 0, 64, 1, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, 3, 3, 0, 0, 0, 0, 0, 0];
+        assert!(is_icmp(&v4));
+        v4[9] = checksum::PROTO_UDP;
+        assert!(!is_icmp(&v4));
+        let mut v6 = vec![0u8; 48];
+        v6[0] = 0x60;
+        v6[6] = 58;
+        assert!(is_icmp(&v6));
+        v6[6] = checksum::PROTO_TCP;
+        assert!(!is_icmp(&v6));
+        assert!(!is_icmp(&[]) && !is_icmp(&[0x45]));
     }
 }
 
