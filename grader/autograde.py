@@ -76,11 +76,10 @@ def time_limit_of_mode() -> float:
 
 def autograde_students(course_dir: str, assignment: str, students: list[str], jobs: int = 1,
                        time_limit: float | None = None, extra_args: tuple[str, ...] = (),
-                       hidden: tuple[str, ...] = (), done=None, backend: str = "local") -> list[Autograded]:
+                       hidden: tuple[str, ...] = (), done=None) -> list[Autograded]:
     """Autograde each student's notebooks with a jailed kernel, `jobs` at once, then
-    decide their re-measured cells outside the kernel (grader/remeasure.py, on `backend`:
-    the local one, where the jailed kernel measured the figures it checks, each run in a
-    network namespace of its own) and write those scores over the kernel's in the gradebook. The course folder, and
+    decide their re-measured cells outside the kernel (grader/remeasure.py) and write
+    those scores over the kernel's in the gradebook. The course folder, and
     `hidden`, are out of the kernels' and the programs' sight (wherever they are)."""
     why = available()
     if why:
@@ -99,7 +98,7 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
             result.kernel_tcp = (f"kernel TCP ({tcp_cc}) left ungraded, its cells keep their points: "
                                  f"{missing.split(': ', 1)[1]}" if missing else f"kernel TCP measured with {tcp_cc}")
         began = time.monotonic()
-        result.remeasured = remeasure(course_dir, assignment, student, backend, hidden)
+        result.remeasured = remeasure(course_dir, assignment, student, hidden)
         result.remeasure_seconds = time.monotonic() - began
         if done:
             done(result)
@@ -116,11 +115,11 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     return results
 
 
-def remeasure(course_dir: str, assignment: str, student: str, backend: str, hidden: tuple[str, ...]) -> list:
+def remeasure(course_dir: str, assignment: str, student: str, hidden: tuple[str, ...]) -> list:
     """The student's re-measured cells decided outside the (dead) kernel; if that breaks,
     each of them is 0 with the reason: the kernel's own verdict never stands."""
     try:
-        return remeasure_student(course_dir, assignment, student, backend, hidden)
+        return remeasure_student(course_dir, assignment, student, hidden)
     except Exception as e:
         return unmeasured(course_dir, assignment, student, f"{type(e).__name__}: {one_line(e)}")
 

@@ -48,6 +48,9 @@ KEY_FILE = ".rdtlab-remeasure.key"   # in the course folder: the kernels never s
 GRADE_ID = re.compile(r"^test_(\w+)_remeasured$")
 SAMPLE = re.compile(r"\bk\s*=\s*(\d+)")
 MARK = "rdtlab-remeasure"            # the grader's own outputs in the autograded notebook
+# Where the jailed kernel measured the figures it checks (the same link and seeds, each
+# run in a network namespace of its own), without a netns backend's set-up per run.
+REMEASURE_BACKEND = "local"
 
 
 @dataclass
@@ -143,7 +146,7 @@ def jailed(sandbox: Sandbox):
     return lambda program: replace(program, command=f"{prefix} {program.command}")
 
 
-def remeasure_student(course_dir: str, assignment: str, student: str, backend: str = "local",
+def remeasure_student(course_dir: str, assignment: str, student: str,
                       hidden: tuple[str, ...] = ()) -> list[Verdict]:
     """The verdicts of one student's re-measured cells (the autograded notebooks are
     rewritten with them; grader.gradebook.set_cell_scores puts them in the gradebook).
@@ -158,7 +161,7 @@ def remeasure_student(course_dir: str, assignment: str, student: str, backend: s
         return []
     key = course_key(course_dir)
     with jailed_copy(programs, sorted({course_dir, str(REPO), *(os.path.abspath(h) for h in hidden)})) as sandbox:
-        lab = Lab("quick", assignment, folder=sandbox.scratch, backend=backend, progress=False)
+        lab = Lab("quick", assignment, folder=sandbox.scratch, backend=REMEASURE_BACKEND, progress=False)
         verdicts = []
         for path, cell, q, k in found:
             name = os.path.splitext(os.path.basename(path))[0]

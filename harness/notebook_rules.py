@@ -68,8 +68,7 @@ def judge(q: str, question: Question, tolerance: dict, reported: pd.DataFrame, c
             value = row.get(col) if row is not None else None
             values = [float(v) for v in ok[metric] if finite(v)] if metric in ok else []
             if not values:
-                err = runs["error"].dropna() if "error" in runs else []
-                why = err.iloc[0] if len(err) else "no run succeeded"
+                why = _first_error(runs) or "no run succeeded"
                 figures.append(f"{where}: {col} not re-measured: your programs fail there ({why})")
                 problems.append(f"{where}: you report {col} {num_or(value)} but your programs "
                                 f"fail there when re-run ({why})")
@@ -93,11 +92,20 @@ def _unused(runs: pd.DataFrame, ok: pd.DataFrame, metric: str) -> str:
     blank = sum(1 for v in ok[metric] if not finite(v)) if metric in ok else len(ok)
     if not failed and not blank:
         return ""
-    err = runs[~runs["ok"].astype(bool)]["error"].dropna() if "ok" in runs and "error" in runs else []
-    why = f": {err.iloc[0]}" if len(err) else ""
+    first = _first_error(runs)
+    why = f": {first}" if first else ""
     parts = ([f"{failed} run{'s' * (failed > 1)} failed{why}"] if failed else []) + \
             ([f"{blank} gave no figure"] if blank else [])
     return f" (and {'; '.join(parts)})"
+
+
+def _first_error(runs: pd.DataFrame) -> str | None:
+    """The first error of the runs that failed (None when none says why)."""
+    if "error" not in runs:
+        return None
+    failed = runs[~runs["ok"].astype(bool)] if "ok" in runs else runs
+    err = failed["error"].dropna()
+    return err.iloc[0] if len(err) else None
 
 
 # ---- reading tables ----------------------------------------------------------------------
