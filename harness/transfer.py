@@ -733,7 +733,9 @@ def _add_link_figures(result: TransferResult, stats: dict | None, tx: Proc) -> N
         return
     fwd, rev = stats.get("forward") or {}, stats.get("reverse") or {}
     result.link = stats
-    result.retransmissions = fwd.get("repeats")
+    # Like the wire time: the resends before the data had all arrived, not a valid
+    # sender's resends into the void after its receiver left.
+    result.retransmissions = fwd.get("repeats_to_last_fresh")
     result.packets = {"forward": fwd.get("packets_in"), "reverse": rev.get("packets_in")}
     result.bytes = {"forward": fwd.get("bytes_in"), "reverse": rev.get("bytes_in")}
     result.delay_us = {"forward": fwd.get("delay_us"), "reverse": rev.get("delay_us")}

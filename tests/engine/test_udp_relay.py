@@ -138,7 +138,7 @@ def test_last_fresh_delivery_ignores_resends_after_it(relay):
         target.recv(20)
         stamps.append(time.monotonic_ns())
     f = eng.stop()["forward"]
-    assert f["repeats"] == 3 and f["delivered"] == 4
+    assert f["repeats"] == 3 and f["delivered"] == 4 and f["repeats_to_last_fresh"] == 1
     assert stamps[0] < f["last_fresh_out_ns"] < stamps[1] < f["last_out_ns"] < stamps[3]
 
 

@@ -81,12 +81,13 @@ def test_unpaced_burst_loses_its_eof_at_the_queue_and_the_wire_time_counts(backe
 def test_resends_after_the_receiver_left_are_not_in_the_wire_time(backend):
     # The receiver leaves without ACKing the last message; the sender resends it every
     # 30 ms, 20 times, then gives up: both valid. The data had all arrived before those
-    # resends, so the wire time (and the goodput) ends where it arrived.
+    # resends, so the wire time (and the goodput) ends where it arrived, and they are
+    # not counted as retransmissions.
     res = run(prog("Sender2.py", SEND + " 30"), prog("Receiver2Leaves.py", RECV), Link("delay 2ms rate 10mbit"),
               backend=backend)
     fwd = res.link["forward"]
     assert res.ok, res.error
-    assert fwd["repeats"] == 20
+    assert fwd["repeats"] == 20 and res.retransmissions == fwd["repeats_to_last_fresh"] == 0
     assert res.wire_time_s == pytest.approx((fwd["last_fresh_out_ns"] - fwd["first_in_ns"]) / 1e9, abs=1e-6)
     assert (fwd["last_out_ns"] - fwd["last_fresh_out_ns"]) / 1e9 > 19 * 0.030 > res.wire_time_s
     assert res.goodput_kBps == pytest.approx(20_000 / 1024 / res.wire_time_s)

@@ -643,6 +643,7 @@ fn deliver(mode: Mode, io: &PathIo, up: bool, rule: TunCorruption, stats: &mut [
         st.last_transport_out_ns = Some(now);
         if !corrupted && !repeat_key(mode, endpoint, &dep.data).is_some_and(|k| delivered_seen[dir].check_and_insert(k)) {
             st.last_fresh_out_ns = Some(now);
+            st.repeats_to_last_fresh = st.repeats;
         }
     }
     if let Some(pc) = out.pcap {

@@ -151,6 +151,9 @@ pub struct DirStats {
     pub queue_drops: u64,
     pub down_drops: u64,
     pub repeats: u64,
+    /// `repeats` as it stood at `last_fresh_out_ns`: the resends that came in before the
+    /// data stopped arriving, not those into the void after it.
+    pub repeats_to_last_fresh: u64,
     /// Packets the engine could not take in or hand on: oversized or truncated reads,
     /// clients beyond the limit, send errors (e.g. ECONNREFUSED from the target).
     pub io_errors: u64,
@@ -195,6 +198,7 @@ impl DirStats {
         self.queue_drops += o.queue_drops;
         self.down_drops += o.down_drops;
         self.repeats += o.repeats;
+        self.repeats_to_last_fresh += o.repeats_to_last_fresh;
         self.io_errors += o.io_errors;
         self.first_in_ns = opt_min(self.first_in_ns, o.first_in_ns);
         self.last_in_ns = self.last_in_ns.max(o.last_in_ns);
@@ -219,6 +223,7 @@ impl DirStats {
             "queue_drops": self.queue_drops,
             "down_drops": self.down_drops,
             "repeats": self.repeats,
+            "repeats_to_last_fresh": self.repeats_to_last_fresh,
             "io_errors": self.io_errors,
             "first_in_ns": self.first_in_ns,
             "last_in_ns": self.last_in_ns,
