@@ -83,7 +83,7 @@ def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path
     dest.parent.mkdir(parents=True)
     C.student_folder(str(course), str(dest), programs=None)
     reference_submission(str(dest), who="Alice Image s0000004")
-    C.answer_cells(str(dest / C.NOTEBOOK), {"q1_answer": PROBE + C.build_results_sheet.SOLUTIONS["q1_answer"]})
+    C.answer_cells(str(dest / C.NOTEBOOK), {"q1_answer": PROBE + C.SOLUTIONS["q1_answer"]})
     shutil.copy(TINY, tmp_path / "tiny.toml")
     out = tmp_path / "results"
     out.mkdir()
