@@ -1,7 +1,7 @@
 """The COMN course with the real nbgrader and real Jupyter kernels, end to end:
 release, a student's run, a class of three autograded, feedback and the gradebook.
 
-The notebooks run in a tiny quick mode (tests/course/course.py: 20 KB, 2 runs per cell),
+The notebooks run in a tiny quick mode (tests/support/course.py: 20 KB, 2 runs per cell),
 over the real link engine, with the students' real programs."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import subprocess
 import nbformat
 import pytest
 
-import course as C
+from tests.support import course as C
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUGGY_GBN = os.path.join(HERE, "students", "gbn_acks_out_of_order")

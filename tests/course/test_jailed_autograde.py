@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import nbformat
 import pytest
 
-import course as C
+from tests.support import course as C
 from grader.planted import reference_submission
 from grader.sandbox import UID_BASE, available
 

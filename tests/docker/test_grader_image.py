@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GRADER, GRADER_OPTS, REPO, leftovers, run
+from tests.support.containers import GRADER, GRADER_OPTS, REPO, leftovers, run
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]
 FIXTURES = REPO / "tests" / "fixtures" / "submissions"
@@ -74,9 +74,7 @@ print("PROBES " + json.dumps(probes))
 def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path):
     """`rdtlab grade --gradebook /course` in the image: nbgrader autogrades the notebook
     with the kernel in the student's jail, which sees none of the kit's answers."""
-    import sys
-    sys.path.insert(0, str(REPO / "tests" / "course"))
-    import course as C
+    from tests.support import course as C
     from grader.planted import reference_submission
     course = Path(C.make_course(str(tmp_path)))
     dest = course / "submitted" / "alice" / "comn"
