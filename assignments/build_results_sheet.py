@@ -21,7 +21,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))   # the kit, when run as a script
 
 import assignments  # noqa: E402
-from assignments.comn.notebook import SOLUTIONS  # noqa: E402,F401  (comn's reference answers, for tests/course)
 from assignments.results_sheets.builder import text as notebook_text  # noqa: E402
 
 NOTEBOOK = "results_sheet.ipynb"
@@ -40,11 +39,8 @@ def solutions(name: str) -> dict:
     return module(name).build().solutions
 
 
-def text(name: str = "comn") -> str:
+def text(name: str) -> str:
     return notebook_text(module(name).build())
-
-
-TARGET = target("comn")
 
 
 def write(name: str, course: str = HERE) -> str:

@@ -14,20 +14,16 @@ import argparse
 import os
 import resource
 import shutil
-import sys
 import tempfile
 import time
 from datetime import datetime
-
-from harness.engine import REPO
 
 
 def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench notebook_phases")
     parser.add_argument("--mode", choices=("tiny", "quick"), default="tiny")
     args = parser.parse_args(argv)
-    sys.path.insert(0, os.path.join(REPO, "tests", "course"))
-    import course as C                      # noqa: E402  (the course tests' helpers)
+    from tests.support import course as C   # the course tests' helpers (run from the repository's root)
     import nbformat
     from grader.autograde import autograde_students
     from grader.planted import reference_submission

@@ -44,16 +44,15 @@ from harness.experiments.sweep import (HEAVY, SweepInterrupted, derive_seed, is_
 from harness import notebook_rules as rules
 # the grading rules, pure (harness/notebook_rules.py), by the names notebooks and the grader use
 from harness.notebook_rules import (FACTOR, GRADER_RERUNS, RANGES, REMEASURE_RULE, UNITS,  # noqa: F401
-                                    acceptable_best, accepted_range, finite as _finite, optimal_timeouts,
-                                    peak_windows)
+                                    accepted_range, finite as _finite)
 from harness.sheets.sheet import Plot, Results
 
 MODES = ("quick", "full", "tiny")
 RESULTS_DIR = ".rdtlab"          # the folder's measurements, so a re-run resumes
 
 
-def columns(q: str, assignment: str = "comn") -> list[str]:
-    """The columns of question q's table, in order."""
+def columns(q: str, assignment: str) -> list[str]:
+    """The columns of question q's table (of `assignment`), in order."""
     return rules.columns_of(get_assignment(assignment).questions[q])
 
 
@@ -66,7 +65,7 @@ def resolve_mode(mode: str) -> str:
     return chosen
 
 
-def plan_for(mode: str, assignment: str = "comn"):
+def plan_for(mode: str, assignment: str):
     spec = get_assignment(assignment)
     plan = spec.plans.get(mode, spec.plans["quick"])
     sizes = {f: _env_int("RDTLAB_NOTEBOOK_SIZE", getattr(plan, f)) for f in spec.sizes}
@@ -100,7 +99,7 @@ def _env_int(name: str, default: int) -> int:
 class Lab:
     """The student's folder, measured over the assignment's link."""
 
-    def __init__(self, mode: str = "quick", assignment: str = "comn", folder: str = ".", backend: str = "auto",
+    def __init__(self, mode: str, assignment: str, folder: str = ".", backend: str = "auto",
                  seed: int = 1, progress: bool = True, tcp_cc: str | None = None):
         self.spec = get_assignment(assignment)
         self.models = self.spec.models          # the model answers' functions
@@ -385,32 +384,31 @@ def rule(lab: Lab, reruns: int = GRADER_RERUNS) -> str:
     return rules.rule(lab.spec.tolerance, reruns)
 
 
-def check_table(q: str, table, lab: Lab | None = None) -> list[str]:
-    """One line per thing wrong with a reported table (harness/notebook_rules.py): its
-    shape, and with a lab each of its cells. Without a lab, the question is comn's."""
-    question = get_assignment(lab.spec.name if lab is not None else "comn").questions[q]
-    return rules.check_table(q, table, question, lab.cells(q) if lab is not None else None,
-                             _kernel_tcp_not_here(lab, q))
+def check_table(q: str, table, lab: Lab) -> list[str]:
+    """One line per thing wrong with a reported table of the lab's question q
+    (harness/notebook_rules.py): its shape and each of its cells."""
+    return rules.check_table(q, table, lab.spec.questions[q], lab.cells(q), _kernel_tcp_not_here(lab, q))
 
 
-def _fail(problems: list[str], note: str = "") -> None:
+def fail(problems: list[str], note: str = "") -> None:
+    """What the test cells' checks raise: the first problem (and a count of the rest), one line."""
     if problems:
         extra = f" [{len(problems) - 1} more: {'; '.join(problems[1:3])}]" if len(problems) > 1 else ""
         raise AssertionError(problems[0] + extra + (f" — {note}" if note else ""))
 
 
-def assert_table(q: str, table, lab: Lab | None = None) -> None:
+def assert_table(q: str, table, lab: Lab) -> None:
     """Visible test: the table has the columns, units and cells of question q."""
-    _fail(check_table(q, table, lab))
+    fail(check_table(q, table, lab))
     why = _kernel_tcp_not_here(lab, q)
     if why:
         print(f"{q}_table: its runs are not checked here: {why}")
 
 
-def _kernel_tcp_not_here(lab: Lab | None, q: str) -> str | None:
+def _kernel_tcp_not_here(lab: Lab, q: str) -> str | None:
     """Why a question with no programs of the student's (kernel TCP, iperf3) has no runs
     here (a grader's jail without the class's netns runs): only its table's shape counts."""
-    if lab is None or lab.spec.questions[q].programs:
+    if lab.spec.questions[q].programs:
         return None
     return lab.cannot_measure(q)
 
@@ -453,49 +451,31 @@ def assert_supported(lab: Lab, q: str, table, k: int = 2) -> None:
     cannot support. Under `rdtlab grade --gradebook` the grader replaces this verdict
     with its own, from runs outside the kernel (grader/remeasure.py)."""
     hand_in(q, table)
-    _fail(check_table(q, table, lab))
+    fail(check_table(q, table, lab))
     if os.environ.get(REMEASURED_OUTSIDE):
         print(f"{q}_table: re-measured by the grader outside this notebook")
         return
-    _fail(lab.remeasure(q, table, k), rule(lab))
-
-
-def assert_optimal_timeout(q1_table, answer) -> None:
-    _fail(check_table("q1", q1_table))
-    allowed = optimal_timeouts(q1_table)
-    if answer not in allowed:
-        _fail([f"q1_optimal_timeout = {answer!r}, but your Q1 table gives {sorted(allowed)} by the rule "
-               "(highest throughput among timeouts with at most 1.25× the fewest retransmissions)"])
-
-
-def assert_peak_windows(q3_table, answer) -> None:
-    _fail(check_table("q3", q3_table))
-    if not isinstance(answer, dict):
-        _fail([f"q3_peak_window must be a dict {{delay_ms: window}}, got {type(answer).__name__}"])
-    allowed = peak_windows(q3_table)
-    wrong = [f"delay {d} ms: {answer.get(d)!r} (your table peaks at {sorted(ws)})"
-             for d, ws in allowed.items() if answer.get(d) not in ws]
-    _fail(wrong)
+    fail(lab.remeasure(q, table, k), rule(lab))
 
 
 def assert_close(name: str, answer, expected: float, rel: float) -> None:
     """A model answer within `rel` (relative) of harness.models' value."""
     if not _finite(answer):
-        _fail([f"{name} must be a number, got {answer!r}"])
+        fail([f"{name} must be a number, got {answer!r}"])
     if abs(float(answer) - expected) > rel * abs(expected):
-        _fail([f"{name} = {float(answer):.4g}, expected {expected:.4g} within {rel:.0%}"])
+        fail([f"{name} = {float(answer):.4g}, expected {expected:.4g} within {rel:.0%}"])
 
 
 def assert_one_of(name: str, answer, allowed: set, why: str) -> None:
     """An answer derived from the student's own table: one of the values `allowed` (`why` says the rule)."""
     if answer not in allowed:
-        _fail([f"{name} = {answer!r}, but your table gives {sorted(allowed)} ({why})"])
+        fail([f"{name} = {answer!r}, but your table gives {sorted(allowed)} ({why})"])
 
 
 def assert_close_each(name: str, answer, expected: dict, rel: float) -> None:
     """A dict answer {key: number}: every key of `expected`, each within `rel` of its value."""
     if not isinstance(answer, dict):
-        _fail([f"{name} must be a dict {{key: number}}, got {type(answer).__name__}"])
+        fail([f"{name} must be a dict {{key: number}}, got {type(answer).__name__}"])
     wrong = []
     for key, value in expected.items():
         got = answer.get(key)
@@ -503,15 +483,7 @@ def assert_close_each(name: str, answer, expected: dict, rel: float) -> None:
             wrong.append(f"{name}[{key!r}] is missing or not a number ({got!r})")
         elif abs(float(got) - value) > rel * abs(value):
             wrong.append(f"{name}[{key!r}] = {float(got):.4g}, expected {value:.4g} within {rel:.0%}")
-    _fail(wrong)
-
-
-def __getattr__(name: str):
-    """comn's model answers, where its notebook calls them (nb.model_mathis_q8() ...); the
-    other notebooks call their assignment's as lab.models.<name>()."""
-    if name.startswith("model_"):
-        return getattr(get_assignment("comn").models, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    fail(wrong)
 
 
 def given(name: str, scope: dict):

@@ -1,7 +1,8 @@
 """The rules a course notebook's answers are graded by, as pure functions of tables:
 the shape of a reported table (`check_table`), the re-measurement rule (`rule`,
-`accepted_range`, `judge`), and the answers derived from a student's own table
-(`optimal_timeouts`, `peak_windows`). No `Lab`, no runs: harness/notebook.py measures
+`accepted_range`, `judge`), and the one the answers derived from a student's own table
+use (`acceptable_best`, which an assignment's spec.py applies to its own columns, e.g.
+comn's optimal timeout and peak window). No `Lab`, no runs: harness/notebook.py measures
 and calls these, and so does the grader (grader/remeasure.py), outside the kernel;
 tests/harness/test_notebook_rules.py checks them on synthetic tables.
 
@@ -210,35 +211,21 @@ def check_table(q: str, table, question: Question, cells: list[dict] | None = No
 
 # ---- answers derived from the student's own table --------------------------------------------
 
-def acceptable_best(table: pd.DataFrame, by: list[str], ok_rows=None) -> dict[tuple, set]:
-    """Per group of `by`, the rows whose throughput is within the best row's 95% CI of
-    the best: {group: {row index}}. Answers that pick any of them are right."""
+def acceptable_best(table: pd.DataFrame, by: list[str], metric: str, ok_rows=None) -> dict[tuple, set]:
+    """Per group of `by`, the rows whose `metric` (higher is better) is within the best
+    row's 95% CI (the column `<metric>_ci95`) of the best: {group: {row index}}. Answers
+    that pick any of them are right."""
     out: dict[tuple, set] = {}
     groups = table.groupby(by, sort=False) if by else [((), table)]
     for key, group in groups:
-        group = group[pd.to_numeric(group["throughput_kBps"], errors="coerce").notna()]
+        group = group[pd.to_numeric(group[metric], errors="coerce").notna()]
         if ok_rows is not None:
             group = group[ok_rows(group)]
         if group.empty:
             continue
-        best = group["throughput_kBps"].idxmax()
-        margin = group.at[best, "throughput_kBps_ci95"]
+        best = group[metric].idxmax()
+        margin = group.at[best, f"{metric}_ci95"]
         margin = margin if finite(margin) else 0.0
-        floor = group.at[best, "throughput_kBps"] - margin
-        out[key if isinstance(key, tuple) else (key,)] = set(group.index[group["throughput_kBps"] >= floor])
+        floor = group.at[best, metric] - margin
+        out[key if isinstance(key, tuple) else (key,)] = set(group.index[group[metric] >= floor])
     return out
-
-
-def optimal_timeouts(q1_table: pd.DataFrame) -> set:
-    """The Q2 rule: among timeouts whose retransmissions are at most 1.25× the fewest,
-    the one with the highest throughput (or any within that one's 95% CI)."""
-    fewest = pd.to_numeric(q1_table["retransmissions"], errors="coerce").min()
-    eligible = lambda g: g["retransmissions"] <= 1.25 * fewest + 1e-9  # noqa: E731
-    best = acceptable_best(q1_table, [], eligible)
-    return {q1_table.at[i, "timeout_ms"] for rows in best.values() for i in rows}
-
-
-def peak_windows(q3_table: pd.DataFrame) -> dict:
-    """The Q4 answer: per delay, the windows within the 95% CI of the highest throughput."""
-    best = acceptable_best(q3_table, ["delay_ms"])
-    return {key[0]: {q3_table.at[i, "window"] for i in rows} for key, rows in best.items()}

@@ -10,7 +10,6 @@ from . import NAME
 # The reference answers, by grade_id: the source notebook's solutions, and what the
 # course's tests type in as an honest student.
 SOLUTIONS = {
-    "q1_answer": "q1_table = q1_measured",
     "q1_utilisation_answer": (
         "t_data = 1069 * 8 / 10e6     # a data packet on the wire: 1024 + 3 + 42 bytes\n"
         "t_ack = 44 * 8 / 10e6        # an ACK: 2 + 42 bytes\n"
@@ -19,15 +18,12 @@ SOLUTIONS = {
         "fewest = q1_table[\"retransmissions\"].min()\n"
         "eligible = q1_table[q1_table[\"retransmissions\"] <= 1.25 * fewest]\n"
         "q1_optimal_timeout = int(eligible.loc[eligible[\"throughput_kBps\"].idxmax(), \"timeout_ms\"])"),
-    "q3_answer": "q3_table = q3_measured",
     "q3_bdp_answer": (
         "t_data, t_ack = 1069 * 8 / 10e6, 44 * 8 / 10e6\n"
         "q3_bdp_packets = {d: (2 * d / 1000 + t_data + t_ack) / (t_data + t_ack) for d in (5, 25, 100)}"),
     "q4_peak_answer": (
         "q3_peak_window = {int(d): int(g.loc[g[\"throughput_kBps\"].idxmax(), \"window\"])\n"
         "                  for d, g in q3_table.groupby(\"delay_ms\")}"),
-    "q5_answer": "q5_table = q5_measured",
-    "q7_answer": "q7_table = q7_measured",
     "q8_mathis_answer": "q8_mathis_kBps = 1.22 * 1024 / (0.050 * 0.05 ** 0.5) / 1024",
 }
 
@@ -100,22 +96,12 @@ with the stop-and-wait protocol (`Sender2.py`, `Receiver2.py`), 5 ms delay, 5% l
 cell below runs the transfer several times and reports the **average number of retransmissions** (copies
 of a packet seen again on the link) and the **average throughput** (KB/s = KiB/s).
 """)
-    nb.code("""
-q1_measured = lab.measure("q1")
-lab.plot("q1")
-q1_measured
-""", "locked", "q1_measure")
+    nb.measured("q1")
     nb.md("One transfer up close, drawn from what crossed the link (timeout 20 ms): every data packet and ACK "
           "against time, losses marked, resends and timeouts coloured, the packets in flight below.")
     nb.code('lab.picture("q1", timeout=20)', "locked", "q1_picture")
-    nb.md("Set `q1_table` to the table you report for Question 1: a DataFrame with the columns of "
-          "`q1_measured` (`timeout_ms, retransmissions, retransmissions_ci95, throughput_kBps, "
-          "throughput_kBps_ci95, runs, failed`).")
-    nb.answer("q1_answer", "# q1_table = ...")
-    nb.test("test_q1_table", 1, 'nb.assert_table("q1", nb.given("q1_table", globals()), lab)')
-    nb.test("test_q1_remeasured", 3,
-            "# Grading re-runs a sample of your Q1 cells with your programs and checks your numbers.",
-            'nb.assert_supported(lab, "q1", nb.given("q1_table", globals()), k=3)')
+    nb.table_answer("q1", "`timeout_ms, retransmissions, retransmissions_ci95, throughput_kBps, "
+                    "throughput_kBps_ci95, runs, failed`", k=3, label="Question 1")
     nb.md("""
 **Question 1 (model)** – The utilisation of stop-and-wait on this link without loss:
 U = t_data / (t_data + 2·delay + t_ack), with a data packet of 1069 bytes on the wire (1024 payload + 3
@@ -125,7 +111,7 @@ header + 42 of UDP/IP/Ethernet), an ACK of 44 bytes, 10 Mbit/s and 5 ms each way
     nb.answer("q1_utilisation_answer", "# q1_utilisation = ...")
     nb.test("test_q1_utilisation", 1,
             'assert 0 < nb.given("q1_utilisation", globals()) < 1, "q1_utilisation is a fraction between 0 and 1"',
-            'nb.assert_close("q1_utilisation", q1_utilisation, nb.model_utilisation_q1(), rel=0.05)')
+            'nb.assert_close("q1_utilisation", q1_utilisation, lab.models.model_utilisation_q1(), rel=0.05)')
     nb.md("""
 **Question 2** – Discuss the impact of retransmission timeout value on the number of retransmissions and
 throughput. Indicate the optimal timeout value from a communication efficiency viewpoint (i.e., the
@@ -138,7 +124,7 @@ timeout that minimizes the number of retransmissions while ensuring a high throu
     nb.test("test_q1_optimal_timeout", 2,
             'assert nb.given("q1_optimal_timeout", globals()) in set(q1_table["timeout_ms"]), '
             '"q1_optimal_timeout must be one of the timeouts of your table"',
-            "nb.assert_optimal_timeout(q1_table, q1_optimal_timeout)")
+            "lab.models.assert_optimal_timeout(q1_table, q1_optimal_timeout)")
 
     # ---- Part 3, questions 3 and 4 -----------------------------------------------------
     nb.md("""
@@ -149,21 +135,13 @@ timeout that minimizes the number of retransmissions while ensuring a high throu
 The cell reports the **average throughput** per window and delay, and draws it against the window
 (log2 axis, one line per delay; dashed: harness models).
 """)
-    nb.code("""
-q3_measured = lab.measure("q3")
-lab.plot("q3")
-q3_measured.pivot(index="window", columns="delay_ms", values="throughput_kBps")   # the COMN table
-""", "locked", "q3_measure")
+    nb.measured("q3", show='q3_measured.pivot(index="window", columns="delay_ms", values="throughput_kBps")'
+                      "   # the COMN table")
     nb.md("One Go-Back-N transfer at window 64 and 5 ms, zoomed on its first timeout (if it had one): the "
           "sender resends the whole window after the lost packet.")
     nb.code('lab.picture("q3", delay=5, window=64, focus="timeout")', "locked", "q3_picture")
-    nb.md("Set `q3_table` to the table you report for Question 3 (the columns of `q3_measured`: "
-          "`delay_ms, timeout_ms, window, throughput_kBps, throughput_kBps_ci95, runs, failed`).")
-    nb.answer("q3_answer", "# q3_table = ...")
-    nb.test("test_q3_table", 1, 'nb.assert_table("q3", nb.given("q3_table", globals()), lab)')
-    nb.test("test_q3_remeasured", 3,
-            "# Grading re-runs a sample of your Q3 cells with your programs and checks your numbers.",
-            'nb.assert_supported(lab, "q3", nb.given("q3_table", globals()), k=3)')
+    nb.table_answer("q3", "`delay_ms, timeout_ms, window, throughput_kBps, throughput_kBps_ci95, runs, failed`",
+                    k=3, label="Question 3")
     nb.md("""
 **Question 3 (model)** – The bandwidth-delay product in packets at each delay: the idle round trip
 (2·delay + t_data + t_ack) times the rate at which the shared queue delivers data packets with their ACKs,
@@ -174,7 +152,7 @@ q3_measured.pivot(index="window", columns="delay_ms", values="throughput_kBps") 
             'assert set(nb.given("q3_bdp_packets", globals())) == {5, 25, 100}, '
             '"q3_bdp_packets needs the keys 5, 25 and 100 (delay in ms)"',
             "for d in (5, 25, 100):\n"
-            '    nb.assert_close(f"q3_bdp_packets[{d}]", q3_bdp_packets[d], nb.model_bdp_packets(d), rel=0.15)')
+            '    nb.assert_close(f"q3_bdp_packets[{d}]", q3_bdp_packets[d], lab.models.model_bdp_packets(d), rel=0.15)')
     nb.md("**Question 4** – Discuss your results from Question 3.")
     nb.discussion("q4_discussion", 6)
     nb.md("Set `q3_peak_window = {delay_ms: window}`: at each delay, the window where **your** Q3 "
@@ -183,7 +161,7 @@ q3_measured.pivot(index="window", columns="delay_ms", values="throughput_kBps") 
     nb.test("test_q3_peak_window", 2,
             'assert isinstance(nb.given("q3_peak_window", globals()), dict), '
             '"q3_peak_window is a dict {delay_ms: window}"',
-            "nb.assert_peak_windows(q3_table, q3_peak_window)")
+            "lab.models.assert_peak_windows(q3_table, q3_peak_window)")
 
     # ---- Part 4, questions 5 to 8 ------------------------------------------------------
     nb.md("""
@@ -192,18 +170,10 @@ q3_measured.pivot(index="window", columns="delay_ms", values="throughput_kBps") 
 **Question 5** – Selective Repeat (`Sender4.py`, `Receiver4.py`) at 25 ms delay, 5% loss, timeout 60 ms:
 the **average throughput** for each window size.
 """)
-    nb.code("""
-q5_measured = lab.measure("q5")
-q5_measured
-""", "locked", "q5_measure")
+    nb.measured("q5", plot=False)
     nb.md("One Selective Repeat transfer at window 16, zoomed on its first timeout: only the lost packet is resent.")
     nb.code('lab.picture("q5", window=16, focus="timeout")', "locked", "q5_picture")
-    nb.md("Set `q5_table` to the table you report for Question 5 (the columns of `q5_measured`).")
-    nb.answer("q5_answer", "# q5_table = ...")
-    nb.test("test_q5_table", 1, 'nb.assert_table("q5", nb.given("q5_table", globals()), lab)')
-    nb.test("test_q5_remeasured", 3,
-            "# Grading re-runs a sample of your Q5 cells with your programs and checks your numbers.",
-            'nb.assert_supported(lab, "q5", nb.given("q5_table", globals()), k=3)')
+    nb.table_answer("q5", "`window, throughput_kBps, throughput_kBps_ci95, runs, failed`", k=3, label="Question 5")
     nb.md("""
 **Question 6** – Compare the throughput obtained when using Selective Repeat with the corresponding results
 you got from the Go Back N experiment and explain the reasons behind any differences.
@@ -215,14 +185,9 @@ size in KB. The plot puts Go-Back-N, Selective Repeat and TCP together, with Mat
 pins kernel TCP's congestion control (CUBIC, Linux's default, unless you set `TCP_CC = "reno"` at the top),
 whatever your machine's own default; the plot's legend names the algorithm read back from the connections.
 """)
-    nb.code("""
-q7_measured = lab.measure("q7")
-lab.plot("q7")
-q7_measured
-""", "locked", "q7_measure")
-    nb.md("Set `q7_table` to the table you report for Question 7 (the columns of `q7_measured`).")
-    nb.answer("q7_answer", "# q7_table = ...")
-    nb.test("test_q7_table", 1, 'nb.assert_table("q7", nb.given("q7_table", globals()), lab)')
+    nb.measured("q7")
+    nb.table_answer("q7", "`window_kB, throughput_kBps, throughput_kBps_ci95, runs, failed`", remeasure_points=0,
+                    label="Question 7")
     nb.md("""
 **Question 8 (model)** – Mathis et al.: TCP Reno's throughput ≈ 1.22 · MSS / (RTT · √L). Set
 `q8_mathis_kBps` for MSS = 1 KB, RTT = 50 ms, L = 5%, in KB/s.
@@ -230,7 +195,7 @@ q7_measured
     nb.answer("q8_mathis_answer", "# q8_mathis_kBps = ...")
     nb.test("test_q8_mathis", 1,
             'assert nb.given("q8_mathis_kBps", globals()) > 0, "q8_mathis_kBps is a throughput in KB/s"',
-            'nb.assert_close("q8_mathis_kBps", q8_mathis_kBps, nb.model_mathis_q8(), rel=0.03)')
+            'nb.assert_close("q8_mathis_kBps", q8_mathis_kBps, lab.models.model_mathis_q8(), rel=0.03)')
     nb.md("""
 **Question 8** – Compare the throughput obtained when using Selective Repeat and Go Back N with the
 corresponding results you got from the iperf experiment and explain the reasons behind any differences.

@@ -90,16 +90,18 @@ lab
                   + (show or f"{q}_measured"), "locked", f"{q}_measure")
 
     def table_answer(self, q: str, columns: str, table_points: float = 1, remeasure_points: float = 3,
-                     k: int = 2):
+                     k: int = 2, label: str | None = None):
         """`<q>_table`, its visible test (columns, units, a row per cell, every run done)
-        and, with remeasure_points, its hidden re-measurement of k cells."""
-        self.md(f"Set `{q}_table` to the table you report: a DataFrame with the columns of `{q}_measured` "
-                f"({columns}).")
+        and, with remeasure_points, its hidden re-measurement of k cells. `label` names
+        the question where the sheet numbers them ("Question 1"); else q names it."""
+        self.md(f"Set `{q}_table` to the table you report{f' for {label}' if label else ''}: a DataFrame with the "
+                f"columns of `{q}_measured` ({columns}).")
         self.answer(f"{q}_answer", f"# {q}_table = ...", f"{q}_table = {q}_measured")
         self.test(f"test_{q}_table", table_points, f'nb.assert_table("{q}", nb.given("{q}_table", globals()), lab)')
         if remeasure_points:
             self.test(f"test_{q}_remeasured", remeasure_points,
-                      f"# Grading re-runs a sample of your {q} cells with your programs and checks your numbers.",
+                      f"# Grading re-runs a sample of your {label or q} cells with your programs and checks your "
+                      "numbers.",
                       f'nb.assert_supported(lab, "{q}", nb.given("{q}_table", globals()), k={k})')
 
     def _add(self, cell, grade_id):

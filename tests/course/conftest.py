@@ -1,10 +1,6 @@
-import os
-import sys
-
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import course as C  # noqa: E402
+from tests.support import course as C
 
 
 @pytest.fixture(scope="session")

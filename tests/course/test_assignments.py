@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 import assignments
-import course as C
+from tests.support import course as C
 
 # Every assignment of the course's registry but comn (test_course.py's)
 ASSIGNMENTS = {name: entry for name, entry in assignments.by_name().items() if name != "comn"}

@@ -1,7 +1,7 @@
 """The COMN course with the real nbgrader and real Jupyter kernels, end to end:
 release, a student's run, a class of three autograded, feedback and the gradebook.
 
-The notebooks run in a tiny quick mode (tests/course/course.py: 20 KB, 2 runs per cell),
+The notebooks run in a tiny quick mode (tests/support/course.py: 20 KB, 2 runs per cell),
 over the real link engine, with the students' real programs."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import subprocess
 import nbformat
 import pytest
 
-import course as C
+from tests.support import course as C
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUGGY_GBN = os.path.join(HERE, "students", "gbn_acks_out_of_order")
@@ -44,8 +44,8 @@ CARELESS = {
 
 
 def test_committed_notebook_is_what_the_generator_writes():
-    with open(C.build_results_sheet.TARGET) as f:
-        assert f.read() == C.build_results_sheet.text(), "run python assignments/build_results_sheet.py"
+    with open(C.build_results_sheet.target("comn")) as f:
+        assert f.read() == C.build_results_sheet.text("comn"), "run python assignments/build_results_sheet.py"
 
 
 def test_release_has_no_solutions_hidden_tests_or_marking_notes(course):
@@ -56,7 +56,7 @@ def test_release_has_no_solutions_hidden_tests_or_marking_notes(course):
         assert secret not in text, f"the release shows {secret!r}"
     nb = nbformat.read(os.path.join(release, C.NOTEBOOK), as_version=4)
     stubs = [c for c in nb.cells if "raise NotImplementedError()" in c.source]
-    assert len(stubs) == len(C.build_results_sheet.SOLUTIONS)
+    assert len(stubs) == len(C.SOLUTIONS)
     assert [c.id for c in nb.cells if c.source == "YOUR ANSWER HERE"] == [
         "q2_discussion", "q4_discussion", "q6_discussion", "q8_discussion"]
     # the student gets the starter programs and their README, not the course's tools

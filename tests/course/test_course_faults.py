@@ -14,7 +14,7 @@ import subprocess
 import nbformat
 import pytest
 
-import course as C
+from tests.support import course as C
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HUNG_SENDER = os.path.join(HERE, "students", "hung_sr", "Sender4.py")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import nbformat
 import pytest
 
-import course as C
+from tests.support import course as C
 from grader.planted import reference_submission
 from grader.sandbox import UID_BASE, available
 
@@ -77,7 +77,7 @@ def _submit(course: str, student: str, who: str, extra: str = "") -> str:
     C.student_folder(course, dest, programs=None)
     reference_submission(dest, who=who)      # self-contained programs: the kit's reference is hidden
     if extra:
-        answers = {"q1_answer": extra + "\n" + C.build_results_sheet.SOLUTIONS["q1_answer"]}
+        answers = {"q1_answer": extra + "\n" + C.SOLUTIONS["q1_answer"]}
         C.answer_cells(os.path.join(dest, C.NOTEBOOK), answers)
     return dest
 
@@ -342,7 +342,7 @@ _nb.Lab.remeasure = lambda self, q, table, k=2: []
 q1_table = lab.measure("q1")'''},
     # (e) tables measured with faster programs (the reference's, in fast/) than the ones handed in
     "other_programs": {"q1_answer": '''
-_fast = nb.Lab(MODE, folder="fast", progress=False)
+_fast = nb.Lab(MODE, "comn", folder="fast", progress=False)
 q1_table = _fast.measure("q1")''', "q3_answer": 'q3_table = _fast.measure("q3")',
                        "q5_answer": 'q5_table = _fast.measure("q5")'},
 }

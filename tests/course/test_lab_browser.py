@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-import course as C
+from tests.support import course as C
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = os.path.join(C.REPO, "out", "test-artifacts")

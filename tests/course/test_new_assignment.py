@@ -12,7 +12,7 @@ import sys
 
 import nbformat
 
-import course as C
+from tests.support import course as C
 
 # The folder an instructor writes (assignments/README.md walks through the same one):
 # COMN part 2's programs, stop-and-wait over a clean link, one measured question.

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from grader import remeasure as R
-from harness import notebook as nb
+from harness import notebook as nb, notebook_rules
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ def _handed(table: pd.DataFrame, q: str = "q1"):
     return nbformat.v4.new_output("display_data", data={nb.HAND_IN: {"question": q, **data}, "text/plain": "x"})
 
 
-def test_the_table_is_read_back_from_the_test_cells_output():
+def test_the_table_is_read_back_from_the_test_cells_output(lab):
     table = _q1(62.0, math.nan)
     notebook = nbformat.v4.new_notebook(cells=[_test_cell([_handed(table)])])
     [(cell, q, k)] = R.remeasured_cells(notebook)
@@ -78,7 +78,7 @@ def test_the_table_is_read_back_from_the_test_cells_output():
     payload, why = R.handed_in(cell, "q1")
     back = nb.handed_in(payload)
     assert why is None and list(back.columns) == list(table.columns)
-    assert nb.check_table("q1", back) == ["q1_table['retransmissions'] has cells with no number"]
+    assert notebook_rules.check_table("q1", back, lab.spec.questions["q1"]) == ["q1_table['retransmissions'] has cells with no number"]
     assert pd.api.types.is_numeric_dtype(back["retransmissions"]) and back.at[0, "throughput_kBps"] == 62.0
 
     _, why = R.handed_in(_test_cell([]), "q1")

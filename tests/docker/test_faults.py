@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from conftest import DOCKER, LAB, PROJECT, free_port, leftovers, run, wait_for_line
+from tests.support.containers import DOCKER, LAB, PROJECT, free_port, leftovers, run, wait_for_line
 from test_lab import hand_in, lab_env
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]
@@ -22,7 +22,7 @@ def test_without_net_admin_the_lab_says_once_it_uses_the_local_backend_and_does(
         assert "--cap-add NET_ADMIN --cap-add SYS_ADMIN --device /dev/net/tun" in notes[0]
         # the notebook says it too, in its set-up cell's output (the Lab's description)
         lab = run("docker", "exec", "-u", "1000:100", "-w", "/home/jovyan/work/comn", name, "python3", "-c",
-                  "from harness import notebook as nb; print(repr(nb.Lab('tiny')))").stdout
+                  "from harness import notebook as nb; print(repr(nb.Lab('tiny', 'comn')))").stdout
         said = next(line for line in lab.splitlines() if line.startswith("Backend: "))
         assert said.startswith("Backend: local (UDP on loopback through the engine: no TCP or "
                                "iperf3), because the netns backend needs CAP_NET_ADMIN"), lab

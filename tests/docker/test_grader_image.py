@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GRADER, GRADER_OPTS, REPO, leftovers, run
+from tests.support.containers import GRADER, GRADER_OPTS, REPO, leftovers, run
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]
 FIXTURES = REPO / "tests" / "fixtures" / "submissions"
@@ -74,16 +74,14 @@ print("PROBES " + json.dumps(probes))
 def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path):
     """`rdtlab grade --gradebook /course` in the image: nbgrader autogrades the notebook
     with the kernel in the student's jail, which sees none of the kit's answers."""
-    import sys
-    sys.path.insert(0, str(REPO / "tests" / "course"))
-    import course as C
+    from tests.support import course as C
     from grader.planted import reference_submission
     course = Path(C.make_course(str(tmp_path)))
     dest = course / "submitted" / "alice" / "comn"
     dest.parent.mkdir(parents=True)
     C.student_folder(str(course), str(dest), programs=None)
     reference_submission(str(dest), who="Alice Image s0000004")
-    C.answer_cells(str(dest / C.NOTEBOOK), {"q1_answer": PROBE + C.build_results_sheet.SOLUTIONS["q1_answer"]})
+    C.answer_cells(str(dest / C.NOTEBOOK), {"q1_answer": PROBE + C.SOLUTIONS["q1_answer"]})
     shutil.copy(TINY, tmp_path / "tiny.toml")
     out = tmp_path / "results"
     out.mkdir()

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import GRADER, LAB, run
+from tests.support.containers import GRADER, LAB, run
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import ARTIFACTS, DOCKER, LAB, PROJECT, REPO, free_port, leftovers, run
+from tests.support.containers import ARTIFACTS, DOCKER, LAB, PROJECT, REPO, free_port, leftovers, run
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]
 STUDENT = REPO / "tests" / "fixtures" / "students"     # stand-alone, like a student's hand-in

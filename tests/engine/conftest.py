@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine_helpers import RunningEngine, udp_socket
+from tests.support.engine import RunningEngine, udp_socket
 
 REPO = Path(__file__).resolve().parents[2]
 CRATE = REPO / "harness" / "linkemu"

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from engine_helpers import binomial_bounds, drain, udp_socket, wait_until
+from tests.support.engine import binomial_bounds, drain, udp_socket, wait_until
 
 
 def exchange(client, target, payload: bytes, reply: bytes):

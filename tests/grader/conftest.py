@@ -1,91 +1,18 @@
-"""Helpers for the grader's tests: the tiny battery, submissions in temporary
-folders, and the check that nothing a submission started is left behind."""
+"""The grader tests' fixtures: the host's services, the reference and the correct student
+copied, and the check that nothing a submission started is left behind (the helpers
+they use are tests/support/grading.py)."""
 from __future__ import annotations
 
-import itertools
 import os
-import socket
-import threading
 import shutil
 import time
 from pathlib import Path
 
 import pytest
 
-from grader.battery import load_battery
-from grader.collect import Submission
-from grader.grade import Options, grade_submission
 from grader.planted import reference_submission
 from grader.sandbox import UID_BASE
-
-HERE = Path(__file__).resolve().parent
-FIXTURES = HERE.parent / "fixtures" / "submissions"
-STUDENT = FIXTURES / "student"
-TINY = str(HERE / "tiny.toml")
-
-
-def jail_processes() -> list[int]:
-    """Processes running under a jail uid of this test process (none after a grade)."""
-    low = UID_BASE + (os.getpid() % 100_000) * 100
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if low <= os.stat(f"/proc/{entry}").st_uid < low + 100:
-                    with open(f"/proc/{entry}/stat") as f:
-                        if f.read().rsplit(")", 1)[1].split()[0] != "Z":     # zombies hold nothing
-                            found.append(int(entry))
-            except OSError:
-                pass
-    return found
-
-
-def grade(path, battery="tiny", names=None, out=None, **options) -> dict:
-    b = load_battery(TINY if battery == "tiny" else battery)
-    if names:
-        b = b.select(names=names)
-    sub = Submission(Path(path).name, str(path))
-    return grade_submission(sub, b, str(out) if out else None, Options(backend="netns", **options))
-
-
-_names = itertools.count()
-
-
-def unique_name(prefix: str) -> str:
-    return f"{prefix}-{os.getpid()}-{next(_names)}"
-
-
-class HostServices:
-    """A TCP listener on the host's loopback and an abstract Unix socket, counting calls."""
-
-    def __init__(self):
-        self.tcp = socket.create_server(("127.0.0.1", 0))
-        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.abstract = unique_name("rdtlab-host")
-        self.unix.bind("\0" + self.abstract)
-        self.unix.listen()
-        self.calls: list[str] = []
-        for s, what in ((self.tcp, "tcp"), (self.unix, "abstract")):
-            threading.Thread(target=self._serve, args=(s, what), daemon=True).start()
-
-    def _serve(self, s: socket.socket, what: str) -> None:
-        while True:
-            try:
-                s.accept()[0].close()
-            except OSError:
-                return
-            self.calls.append(what)
-
-    def targets(self) -> list[str]:
-        paths = [p for p in ("/var/run/docker.sock", "/run/docker.sock", "/run/dbus/system_bus_socket")
-                 if os.path.exists(p)]
-        return ([f"tcp 127.0.0.1 {self.tcp.getsockname()[1]}", f"abstract {self.abstract}"]
-                + [f"unix {p}" for p in paths])
-
-    def close(self) -> None:
-        for s in (self.tcp, self.unix):
-            s.shutdown(socket.SHUT_RDWR)     # wakes the accepting thread, which lets go
-            s.close()
+from tests.support.grading import STUDENT, HostServices, cmdline, jail_processes
 
 
 @pytest.fixture
@@ -94,21 +21,6 @@ def host():
     services = HostServices()
     yield services
     services.close()
-
-
-def laid_over_student(fixture: Path, root: Path, targets: list[str]) -> Submission:
-    """A submission: a copy of the correct student with `fixture`'s files laid over it
-    (`remove.txt` lists files of the copy to delete) and `targets.txt` for its program."""
-    folder = root / fixture.name
-    shutil.copytree(STUDENT, folder)
-    for item in fixture.iterdir():
-        if item.name == "remove.txt":
-            for gone in item.read_text().split():
-                (folder / gone).unlink()
-        else:
-            shutil.copy2(item, folder / item.name)
-    (folder / "targets.txt").write_text("\n".join(targets) + "\n")
-    return Submission(fixture.name, str(folder))
 
 
 @pytest.fixture(scope="session")
@@ -130,16 +42,8 @@ def nothing_left_running():
             break
         time.sleep(0.1)
         left = jail_processes()
-    assert left == [], f"a jailed process outlived its grade: {[_cmdline(p) for p in left]}"
+    assert left == [], f"a jailed process outlived its grade: {[cmdline(p) for p in left]}"
     low = UID_BASE + (os.getpid() % 100_000) * 100
     with open("/proc/self/mountinfo") as f:
         mounts = [line for line in f if any(f"rdtjail-{uid} " in line for uid in range(low, low + 100))]
     assert mounts == [], f"a jail's tmpfs is still mounted: {mounts}"
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
-    except OSError:
-        return str(pid)

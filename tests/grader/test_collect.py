@@ -7,7 +7,7 @@ import pytest
 from grader.collect import find_submissions, submission_digest
 from harness.procs import UsageError
 
-from conftest import STUDENT
+from tests.support.grading import STUDENT
 
 
 def test_folders_nbgrader_layout_and_archives(tmp_path):

@@ -16,7 +16,7 @@ from harness.procs import UsageError
 from reference.comn.conventions import ConventionFormat, Conventions
 from reference.core.api import Ack, Data
 
-from conftest import grade
+from tests.support.grading import grade
 
 CONV = Path(__file__).resolve().parents[1] / "fixtures" / "conventions"
 

@@ -14,7 +14,7 @@ import pytest
 
 from grader.planted import load_bugs, plant
 
-from conftest import FIXTURES, STUDENT, TINY, grade
+from tests.support.grading import FIXTURES, STUDENT, TINY, grade
 
 pytestmark = pytest.mark.netns
 BIN = Path(sys.executable).parent

@@ -18,7 +18,7 @@ from grader.export_csv import write_class_csv
 from grader.grade import Options
 from grader.parallel import grade_all
 
-from conftest import STUDENT, TINY
+from tests.support.grading import STUDENT, TINY
 
 pytestmark = pytest.mark.netns
 LAG = "the engine sent packets up to 3.2 ms late (p99 lag > 1 ms): the machine was busy, timings are disturbed"

@@ -10,7 +10,7 @@ from grader.collect import Submission
 from grader.grade import Options
 from grader.parallel import grade_all
 
-from conftest import TINY, grade
+from tests.support.grading import TINY, grade
 
 pytestmark = pytest.mark.netns
 

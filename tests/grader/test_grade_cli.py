@@ -13,11 +13,11 @@ import pytest
 
 from grader.planted import load_bugs, plant
 
-from conftest import FIXTURES, HERE, STUDENT, TINY
+from tests.support.grading import FIXTURES, GRADER_TESTS, STUDENT, TINY
 
 pytestmark = pytest.mark.netns
 RDTLAB = str(Path(sys.executable).parent / "rdtlab")
-SCHEMA = json.loads((HERE / "gradescope_schema.json").read_text())
+SCHEMA = json.loads((GRADER_TESTS / "gradescope_schema.json").read_text())
 
 
 def rdtlab(*args, cwd=None, timeout=300):

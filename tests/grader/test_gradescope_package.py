@@ -13,9 +13,9 @@ import jsonschema
 from grader.export_gradescope_package import unpack_package
 from harness.engine import find_linkemu
 
-from conftest import HERE, STUDENT, TINY
+from tests.support.grading import GRADER_TESTS, STUDENT, TINY
 
-SCHEMA = json.loads((HERE / "gradescope_schema.json").read_text())
+SCHEMA = json.loads((GRADER_TESTS / "gradescope_schema.json").read_text())
 
 
 def run_autograder(root: Path) -> dict:

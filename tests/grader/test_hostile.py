@@ -15,7 +15,7 @@ from grader.parallel import grade_all
 from grader.sandbox import Limits
 from harness.engine import REPO
 
-from conftest import FIXTURES, STUDENT, TINY, laid_over_student
+from tests.support.grading import FIXTURES, STUDENT, TINY, laid_over_student
 
 pytestmark = pytest.mark.netns
 HOSTILE = FIXTURES / "hostile"

@@ -7,7 +7,7 @@ import pytest
 
 from grader.planted import load_bugs, plant
 
-from conftest import FIXTURES, STUDENT, grade
+from tests.support.grading import FIXTURES, STUDENT, grade
 
 pytestmark = pytest.mark.netns
 BUGS = load_bugs(str(FIXTURES / "bugs.toml"))

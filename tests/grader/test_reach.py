@@ -21,7 +21,7 @@ from grader.collect import Submission
 from grader.grade import Options
 from grader.parallel import grade_all
 
-from conftest import FIXTURES, STUDENT, TINY, HostServices, laid_over_student, unique_name
+from tests.support.grading import FIXTURES, STUDENT, TINY, HostServices, laid_over_student, unique_name
 
 pytestmark = pytest.mark.netns
 REACH = FIXTURES / "reach"

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from harness_helpers import our_namespaces, our_processes, reap_orphans
+from tests.support.runs import our_namespaces, our_processes, reap_orphans
 
 PR_SET_CHILD_SUBREAPER = 36
 

@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from harness import Link, Program, monitor, run_transfer, transfer
-from harness_helpers import FIXTURES, REPO, bad, sw_receiver
+from tests.support.runs import FIXTURES, REPO, bad, sw_receiver
 
 OUT = Path(__file__).with_name("monitor_runs.json")
 KEYS = ("packets_in", "repeats", "delivered", "bytes_delivered", "last_in_ns", "last_out_ns", "lost",

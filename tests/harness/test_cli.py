@@ -7,7 +7,7 @@ import pytest
 
 from harness.cli import size_arg
 from rdtlab.cli import main
-from harness_helpers import FIXTURES, REPO
+from tests.support.runs import FIXTURES, REPO
 
 SW = ["--sender", f"python3 {FIXTURES}/sw_sender.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
       "--receiver", f"python3 {FIXTURES}/sw_receiver.py {{listen_port}} {{output}}",

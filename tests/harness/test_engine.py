@@ -6,7 +6,7 @@ import pytest
 
 from harness.engine import Engine, EngineError, EngineNotFound, SpecError, check_spec, find_linkemu
 from harness.procs import Processes
-from harness_helpers import FIXTURES
+from tests.support.runs import FIXTURES
 
 
 def test_find_linkemu_names_a_bad_override(monkeypatch):

@@ -10,7 +10,7 @@ import pytest
 
 from harness import transfer
 from harness.backends.netns import sweep_stale
-from harness_helpers import FIXTURES, REPO, our_processes
+from tests.support.runs import REPO, our_processes
 
 def children_of(pid: int) -> list[str]:
     """Command lines of the live children of pid."""
@@ -28,18 +28,17 @@ def children_of(pid: int) -> list[str]:
 
 
 SCRIPT = """
-import sys, tempfile
-sys.path.insert(0, {here!r})
+import tempfile
 tempfile.tempdir = {tmp!r}
 from harness import Link, run_transfer
-from harness_helpers import bad, sw_receiver
+from tests.support.runs import bad, sw_receiver
 run_transfer(bad("hang"), sw_receiver(), Link("delay 1ms"), size=100, seed=1, backend={backend!r}, time_limit=60)
 """
 
 
 @pytest.mark.parametrize("backend", ["local", pytest.param("netns", marks=pytest.mark.netns)])
 def test_hard_kill_takes_children_along_and_leftovers_are_swept(clean_run, backend, monkeypatch):
-    script = SCRIPT.format(here=str(FIXTURES.parent / "harness"), tmp=str(clean_run), backend=backend)
+    script = SCRIPT.format(tmp=str(clean_run), backend=backend)
     harness = subprocess.Popen([sys.executable, "-c", script], cwd=REPO)
     try:
         deadline = time.monotonic() + 20

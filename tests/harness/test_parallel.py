@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from harness import Link, run_transfer
-from harness_helpers import sw_receiver, sw_sender
+from tests.support.runs import sw_receiver, sw_sender
 
 SEEDS = [21, 22, 23, 24]
 LINK = Link("delay 5ms loss 5%")

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from harness.procs import Processes, ProgramNotFound, UsageError, describe_exit, pids_in_group, render
-from harness_helpers import FIXTURES
+from tests.support.runs import FIXTURES
 
 BAD = [sys.executable, str(FIXTURES / "badprog.py")]
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from harness_helpers import FIXTURES, REPO, our_processes
+from tests.support.runs import FIXTURES, REPO, our_processes
 
 pytestmark = pytest.mark.netns
 RDTLAB = [sys.executable, "-m", "rdtlab"]

@@ -6,7 +6,7 @@ The reference stop-and-wait pair (COMN Sender2/Receiver2), 4 KiB, RetryTimeout 1
 local backend, a no-progress window of 2 s.
 """
 from harness import Link, Program, run_transfer
-from harness_helpers import FIXTURES, REPO
+from tests.support.runs import FIXTURES, REPO
 
 COMN = REPO / "reference" / "comn"
 SENDER = Program(f"python3 {COMN}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} 100",

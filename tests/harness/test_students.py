@@ -8,7 +8,7 @@ import pytest
 
 from harness import ErrorKind, Link, Program, run_transfer
 from harness.procs import UsageError
-from harness_helpers import FIXTURES
+from tests.support.runs import FIXTURES
 
 STUDENTS = FIXTURES / "students"
 BACKENDS = ["local", pytest.param("netns", marks=pytest.mark.netns)]

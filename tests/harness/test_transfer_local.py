@@ -7,7 +7,7 @@ import time
 import pytest
 
 from harness import BackendUnavailable, ErrorKind, Link, Program, SpecError, UsageError, run_transfer
-from harness_helpers import FIXTURES, REPO, bad, interrupted_run, sw_receiver, sw_sender
+from tests.support.runs import FIXTURES, REPO, bad, interrupted_run, sw_receiver, sw_sender
 
 LOSSY = Link("delay 2ms loss 10%")
 TALK = bad("talk", "1")      # a "sender" that exits at once

@@ -5,7 +5,7 @@ import pytest
 
 from harness import Link, Path, Program, run_transfer
 from harness.backends.netns import sweep_stale
-from harness_helpers import interrupted_run, sw_receiver, sw_sender
+from tests.support.runs import interrupted_run, sw_receiver, sw_sender
 
 pytestmark = pytest.mark.netns
 
@@ -56,7 +56,7 @@ def test_stale_namespaces_of_dead_runs_are_swept():
 
 
 def test_hanging_sender_in_a_namespace_is_killed():
-    from harness_helpers import bad
+    from tests.support.runs import bad
     res = run_transfer(bad("hang"), sw_receiver(), Link(""), size=100, seed=1, backend="netns", time_limit=1)
     # -9 once it ignores SIGTERM; -15 if the limit came before its start-up got that far
     # (Python's start-up can take over a second on the loaded machine).

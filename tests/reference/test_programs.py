@@ -2,7 +2,7 @@
 general command line, byte-exact transfers, exact output formats, robustness against
 bad datagrams and strangers, bounded give-up, and one-line usage errors.
 
-Loss, duplication and reordering come from a small seeded relay (lossy_relay.py).
+Loss, duplication and reordering come from a small seeded relay (tests/support/lossy_relay.py).
 Every process started here is reaped (timeouts, then kill in ``finally``).
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from lossy_relay import LossyRelay
+from tests.support.lossy_relay import LossyRelay
 from reference.core import CoreConfig, make_sender
 from reference.core.api import Data
 from reference.wire import get_format

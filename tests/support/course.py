@@ -11,12 +11,13 @@ import sys
 
 import nbformat
 
-from assignments import build_results_sheet  # the reference answers, by grade_id
+from assignments import build_results_sheet
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ASSIGNMENTS = os.path.join(REPO, "assignments")
 REFERENCE = os.path.join(REPO, "reference", "comn")
 NOTEBOOK = "results_sheet.ipynb"
+SOLUTIONS = build_results_sheet.solutions("comn")   # comn's reference answers, by grade_id
 BIN = os.path.dirname(sys.executable)
 
 # The tiny mode (harness/notebook.py TINY: 20 KB transfers, fewer cells, 2 runs per
@@ -60,7 +61,7 @@ def student_folder(course: str, dest: str, programs: str | None = REFERENCE,
                 shutil.copy(os.path.join(programs, name), dest)
     for name in drop:
         os.remove(os.path.join(dest, name))
-    answer_cells(os.path.join(dest, NOTEBOOK), {**build_results_sheet.SOLUTIONS, **DISCUSSIONS, **(answers or {})})
+    answer_cells(os.path.join(dest, NOTEBOOK), {**SOLUTIONS, **DISCUSSIONS, **(answers or {})})
     return dest
 
 
