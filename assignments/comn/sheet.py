@@ -275,8 +275,9 @@ def q1_blocks(cell_list: list[dict], size: int) -> list:
         Table("Q1: stop-and-wait, 5 ms delay, 5% loss", table,
               "Model: an attempt succeeds when neither the packet nor its ACK is lost (q = 0.95²); a failed "
               "attempt costs the timeout; a timeout below the round trip sends ceil(RTT/timeout) − 1 extra copies "
-              "(harness/models/stop_and_wait.py). 'wire' counts payloads seen twice on the link; 'printed' is "
-              "what Sender2 printed."),
+              "(harness/models/stop_and_wait.py). 'wire' counts payloads seen twice on the link "
+              "before the file had all arrived; 'printed' is what Sender2 printed (it also counts resends of the "
+              "last message whose ACK was lost)."),
         Plot("Q1: throughput and retransmissions against the timeout", "q1.png", plot),
     ]
 
