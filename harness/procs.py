@@ -383,10 +383,14 @@ class Processes:
         started_ns = time.monotonic_ns()
         try:
             if helper:
-                popen = subprocess.Popen(
-                    helper_argv(helper, exe, argv[1:], parent=os.getpid(), file_cap=_file_cap(file_cap),
-                                status_fd=status_w, netns_fd=ns_fd, priority=priority, new_netns=new_netns),
-                    pass_fds=(status_w,) if ns_fd is None else (status_w, ns_fd), **common)
+                try:
+                    popen = subprocess.Popen(
+                        helper_argv(helper, exe, argv[1:], parent=os.getpid(), file_cap=_file_cap(file_cap),
+                                    status_fd=status_w, netns_fd=ns_fd, priority=priority, new_netns=new_netns),
+                        pass_fds=(status_w,) if ns_fd is None else (status_w, ns_fd), **common)
+                except OSError as e:       # the helper itself, not the program (removed by a rebuild?)
+                    raise UsageError(f"cannot run the exec helper {helper}: {e.strerror} (`make build` builds it; "
+                                     f"{EXEC_HELPER_ENV}=off starts programs without it)") from None
                 os.close(status_w)
                 status_w = None
                 try:   # like Popen's own exec check: end-of-file once the program is exec'd

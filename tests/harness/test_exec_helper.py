@@ -140,3 +140,14 @@ def test_make_build_builds_the_helper_beside_the_engine():
     from harness.engine import BUILT
     if BUILT.exists():
         assert os.access(_BUILT_HELPER, os.X_OK) and os.path.dirname(_BUILT_HELPER) == str(BUILT.parent)
+
+
+def test_a_helper_gone_since_it_was_found_is_named(tmp_path, monkeypatch):
+    helper = tmp_path / "rdtexec"
+    helper.write_text("#!/bin/sh\n")
+    helper.chmod(0o755)
+    monkeypatch.setenv(EXEC_HELPER_ENV, str(helper))
+    monkeypatch.setattr("harness.procs.exec_helper", lambda: str(helper))
+    helper.unlink()
+    with Processes() as procs, pytest.raises(UsageError, match=r"cannot run the exec helper .*rdtexec: No such file"):
+        procs.start("x", ["true"], cwd=str(tmp_path))
