@@ -6,6 +6,8 @@ Ctrl-C in a notebook) every process group it started gets SIGTERM, then SIGKILL 
 a grace period, and every child is reaped. Captured stdout/stderr keep only their
 last `TAIL_BYTES` (read from pipes, so a flood costs no disk), and files a program
 writes are capped with RLIMIT_FSIZE (a program writing without end dies of SIGXFSZ).
+Each program starts through the exec helper `rdtexec` where it is built (`exec_helper`),
+which sets the child up and execs it, so starting one does not fork the harness.
 """
 from __future__ import annotations
 
