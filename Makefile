@@ -3,7 +3,7 @@
 #   make test   set up, then run every test (Rust and Python)
 #   make test-unit  the unit tier only: pure code, no root, no network, under a minute
 #   make bench  set up, then run the long measurements (figures go in BENCHMARKS.md)
-#   make build  build the link engine (harness/linkemu/target/release/linkemu)
+#   make build  build the link engine (harness/linkemu/target/release/linkemu) and its exec helper rdtexec
 #   make lab    set up, then JupyterLab on 127.0.0.1 on a student's copy of the COMN release (prints the URL;
 #               LAB_ASSIGNMENT=tcp-like, multihoming, gbn-vs-tcp, stop-and-wait-crc)
 #   make images build the Docker images rdtlab/lab and rdtlab/grader (docker/), also offline
@@ -14,6 +14,8 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 CRATE   := harness/linkemu
 LINKEMU := $(CRATE)/target/release/linkemu
+# the exec helper harness/procs.py starts programs through (src/bin/rdtexec.rs)
+EXECHELPER := $(CRATE)/target/release/rdtexec
 CARGO   ?= cargo
 # Debian packages the kit uses at run time (iperf3 for the TCP baseline; nftables for
 # the netns backend's loopback NAT; bubblewrap for the grader's sandbox; chromium for the
@@ -43,11 +45,12 @@ debs:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-build: $(LINKEMU)
+build: $(LINKEMU) $(EXECHELPER)
 
-$(LINKEMU): $(CRATE)/Cargo.toml $(shell find $(CRATE)/src -name '*.rs' 2>/dev/null)
+# One cargo build makes both (with -j, cargo's lock makes the second a no-op).
+$(LINKEMU) $(EXECHELPER): $(CRATE)/Cargo.toml $(shell find $(CRATE)/src -name '*.rs' 2>/dev/null)
 	$(CARGO) build --release --quiet --manifest-path $(CRATE)/Cargo.toml
-	@touch $@
+	@touch $(LINKEMU) $(EXECHELPER)
 
 demo: setup
 	$(VENV)/bin/rdtlab sheet comn --quick

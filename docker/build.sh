@@ -16,7 +16,9 @@ export DOCKER_BUILDKIT=0
 t0=$(date +%s)
 step() { echo "== $* ($(( $(date +%s) - t0 )) s)" >&2; }
 
-[ -x harness/linkemu/target/release/linkemu ] || { echo "docker/build.sh: no link engine; run make build first" >&2; exit 1; }
+for bin in linkemu rdtexec; do
+    [ -x harness/linkemu/target/release/$bin ] || { echo "docker/build.sh: no harness/linkemu/target/release/$bin; run make build first" >&2; exit 1; }
+done
 docker/engine.sh
 if [ "$BASE" = rdtlab/base:bookworm ]; then
     step "base image $BASE"

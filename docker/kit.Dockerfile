@@ -25,6 +25,8 @@ RUN python3 -m venv /opt/venv \
 FROM system
 COPY --from=venv /opt/venv /opt/venv
 COPY harness/linkemu/target/release/linkemu /usr/local/bin/linkemu
+# harness/procs.py starts programs through it (found beside RDTLAB_LINKEMU)
+COPY harness/linkemu/target/release/rdtexec /usr/local/bin/rdtexec
 COPY docker/netns-prep.sh /usr/local/lib/rdtlab/netns-prep.sh
 ENV PATH=/opt/venv/bin:$PATH \
     RDTLAB_LINKEMU=/usr/local/bin/linkemu \

@@ -6,6 +6,8 @@ Ctrl-C in a notebook) every process group it started gets SIGTERM, then SIGKILL 
 a grace period, and every child is reaped. Captured stdout/stderr keep only their
 last `TAIL_BYTES` (read from pipes, so a flood costs no disk), and files a program
 writes are capped with RLIMIT_FSIZE (a program writing without end dies of SIGXFSZ).
+Each program starts through the exec helper `rdtexec` where it is built (`exec_helper`),
+which sets the child up and execs it, so starting one does not fork the harness.
 """
 from __future__ import annotations
 
@@ -245,13 +247,79 @@ def _loopback_up() -> None:
         fcntl.ioctl(s, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags))
 
 
+def _file_cap(file_cap: int) -> int:
+    """The RLIMIT_FSIZE a program gets: a jail's (or a shell's ulimit -f) hard cap cannot be raised."""
+    hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+    return file_cap if hard == resource.RLIM_INFINITY else min(file_cap, hard)
+
+
+EXEC_HELPER_ENV = "RDTLAB_EXEC_HELPER"
+_HELPER_NAME = "rdtexec"
+_BUILT_HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "linkemu", "target", "release", _HELPER_NAME)
+
+
+def exec_helper() -> str | None:
+    """The exec helper `rdtexec` (harness/linkemu/src/bin/rdtexec.rs, built with the link
+    engine by `make build`): $RDTLAB_EXEC_HELPER (`off`: none), else beside $RDTLAB_LINKEMU,
+    else the repo's build, else on PATH. None: programs start through `_child_setup`.
+
+    Through the helper, Popen has no preexec_fn and CPython starts the helper with vfork;
+    a preexec_fn makes it fork() the whole harness, several times the CPU of a start in
+    a grader with pandas and nbgrader loaded (BENCHMARKS.md, "Process starts"). Without
+    the helper (a kit installed with only `linkemu`) the programs run the same, slower.
+    """
+    given = os.environ.get(EXEC_HELPER_ENV)
+    if given == "off":
+        return None
+    if given:
+        if not (os.path.isfile(given) and os.access(given, os.X_OK)):
+            raise UsageError(f"{EXEC_HELPER_ENV}={given} is not an executable file (`make build` builds "
+                             f"{_BUILT_HELPER}; `off` starts programs without it)")
+        return given
+    engine = os.environ.get("RDTLAB_LINKEMU")
+    for path in ([os.path.join(os.path.dirname(engine), _HELPER_NAME)] if engine else []) + [_BUILT_HELPER]:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return shutil.which(_HELPER_NAME)
+
+
+def helper_argv(helper: str, exe: str, args: list[str], *, parent: int, file_cap: int, status_fd: int,
+                netns_fd: int | None = None, priority: int = 0, new_netns: bool = False) -> list[str]:
+    """The helper's command line that does what `_child_setup` does, then runs exe."""
+    argv = [helper, "--ppid", str(parent), "--fsize", str(file_cap), "--status-fd", str(status_fd)]
+    if netns_fd is not None:
+        argv += ["--netns-fd", str(netns_fd)]
+    if new_netns:
+        argv.append("--new-netns")
+    if priority:
+        argv += ["--nice", str(priority)]
+    return argv + ["--", exe, *args]
+
+
+_HELPER_STEPS = {"setns": "setns into the host's network namespace failed",
+                 "unshare": "unshare(CLONE_NEWNET) failed",
+                 "loopback": "bringing up lo in the new network namespace failed"}
+
+
+def helper_failure(status: bytes, program: str) -> OSError | None:
+    """What the helper wrote on its status fd (`STEP ERRNO`, nothing once the program
+    was exec'd) as the OSError Popen raised for it before: exec's own error (so
+    FileNotFoundError and PermissionError stay what they were), else one naming the step."""
+    if not status:
+        return None
+    step, _, number = status.decode("ascii", "replace").partition(" ")
+    errno = int(number) if number.strip().isdigit() else 0
+    if step == "exec":
+        return OSError(errno, os.strerror(errno), program)
+    return OSError(errno, f"{_HELPER_STEPS.get(step, f'{_HELPER_NAME}: {step} failed')}: {os.strerror(errno)}")
+
+
 def _child_setup(file_cap: int, netns_fd: int | None, priority: int = 0,
                  new_netns: bool = False) -> Callable[[], None]:
-    """What the child does between fork and exec (it must not allocate much or lock)."""
+    """What the child does between fork and exec (it must not allocate much or lock),
+    where the exec helper is missing; rdtexec does the same in the same order."""
     parent = os.getpid()
-    hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]   # a jail's (or a shell's ulimit -f) cap cannot be raised
-    if hard != resource.RLIM_INFINITY:
-        file_cap = min(file_cap, hard)
+    file_cap = _file_cap(file_cap)
 
     def setup() -> None:
         # If the harness itself is killed hard (SIGKILL, a notebook kernel dying), its
@@ -304,29 +372,56 @@ class Processes:
         Raises ProgramNotFound when the executable does not exist.
         """
         exe = which(argv[0], env)
+        helper = exec_helper()
         ns_fd = os.open(netns if netns.startswith("/") else f"/run/netns/{netns}",
                         os.O_RDONLY | os.O_CLOEXEC) if netns else None
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
+        status_r, status_w = os.pipe() if helper else (None, None)
+        common = dict(cwd=cwd, env=dict(env) if env is not None else None, stdin=subprocess.DEVNULL,
+                      stdout=out_w, stderr=err_w, start_new_session=True)
         # The start time is taken before the fork: a fast child (a small transfer on a
         # link without delay) may finish its work before Popen returns to a busy parent.
         started_ns = time.monotonic_ns()
         try:
-            popen = subprocess.Popen(
-                [exe, *argv[1:]], cwd=cwd, env=dict(env) if env is not None else None,
-                stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w,
-                start_new_session=True, preexec_fn=_child_setup(file_cap, ns_fd, priority, new_netns),
-            )
+            if helper:
+                try:
+                    popen = subprocess.Popen(
+                        helper_argv(helper, exe, argv[1:], parent=os.getpid(), file_cap=_file_cap(file_cap),
+                                    status_fd=status_w, netns_fd=ns_fd, priority=priority, new_netns=new_netns),
+                        pass_fds=(status_w,) if ns_fd is None else (status_w, ns_fd), **common)
+                except OSError as e:       # the helper itself, not the program (removed by a rebuild?)
+                    raise UsageError(f"cannot run the exec helper {helper}: {e.strerror} (`make build` builds it; "
+                                     f"{EXEC_HELPER_ENV}=off starts programs without it)") from None
+                os.close(status_w)
+                status_w = None
+                try:   # like Popen's own exec check: end-of-file once the program is exec'd
+                    failure = helper_failure(_read_all(status_r), exe)
+                except BaseException:          # Ctrl-C meanwhile: the program is nobody's yet
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(popen.pid, signal.SIGKILL)
+                    popen.wait()
+                    raise
+                if failure is not None:
+                    popen.wait()
+                    raise failure
+            else:
+                popen = subprocess.Popen(
+                    [exe, *argv[1:]], preexec_fn=_child_setup(file_cap, ns_fd, priority, new_netns), **common)
         except FileNotFoundError:
             os.close(out_r), os.close(err_r)
             raise ProgramNotFound(f"command not found: {argv[0]!r}") from None
         except PermissionError:
             os.close(out_r), os.close(err_r)
             raise ProgramNotFound(f"command not executable: {argv[0]!r}") from None
+        except BaseException:
+            os.close(out_r), os.close(err_r)
+            raise
         finally:
             os.close(out_w), os.close(err_w)
-            if ns_fd is not None:
-                os.close(ns_fd)
+            for fd in (ns_fd, status_r, status_w):
+                if fd is not None:
+                    os.close(fd)
         proc = Proc(name, list(argv), popen.pid, started_ns, popen, os.pidfd_open(popen.pid),
                     _Tail(out_r, TAIL_BYTES, on_stdout_line), _Tail(err_r, TAIL_BYTES))
         self.procs.append(proc)
@@ -361,6 +456,13 @@ class Processes:
                 p.signal_group(signal.SIGTERM)
         for p in live:
             self.stop(p)
+
+
+def _read_all(fd: int) -> bytes:
+    data = b""
+    while chunk := os.read(fd, 256):
+        data += chunk
+    return data
 
 
 def pids_in_group(pgid: int) -> list[int]:
