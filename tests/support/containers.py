@@ -8,9 +8,9 @@ import re
 import socket
 import subprocess
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support import REPO
+
 DOCKER = REPO / "docker"
 ARTIFACTS = REPO / "out" / "test-artifacts"
 # The tests' compose project: never a student's `rdtlab`, and one per test session, so two

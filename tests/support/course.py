@@ -12,8 +12,9 @@ import sys
 import nbformat
 
 from assignments import build_results_sheet
+from tests.support import REPO as ROOT
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = str(ROOT)
 ASSIGNMENTS = os.path.join(REPO, "assignments")
 REFERENCE = os.path.join(REPO, "reference", "comn")
 NOTEBOOK = "results_sheet.ipynb"

@@ -14,9 +14,10 @@ from grader.battery import load_battery
 from grader.collect import Submission
 from grader.grade import Options, grade_submission
 from grader.sandbox import UID_BASE
+from tests.support import TESTS
 
-GRADER_TESTS = Path(__file__).resolve().parents[1] / "grader"     # tests/grader: its battery and schema
-FIXTURES = GRADER_TESTS.parent / "fixtures" / "submissions"
+GRADER_TESTS = TESTS / "grader"     # tests/grader: its battery and schema
+FIXTURES = TESTS / "fixtures" / "submissions"
 STUDENT = FIXTURES / "student"
 TINY = str(GRADER_TESTS / "tiny.toml")
 

@@ -2,14 +2,13 @@
 import os
 import signal
 import threading
-from pathlib import Path
 
 import pytest
 
 from harness import Link, Program, run_transfer
+from tests.support import REPO, TESTS  # noqa: F401 (REPO: the harness tests import it from here)
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-REPO = FIXTURES.parent.parent
+FIXTURES = TESTS / "fixtures"
 PY = "python3"
 
 
