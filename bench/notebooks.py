@@ -65,12 +65,14 @@ def hand_in(course: str, assignment: str, student: str) -> None:
     nbformat.write(nb, path)
 
 
-def points(course: str, assignment: str, student: str) -> tuple[float, float]:
+def points(course: str, assignment: str, student: str) -> tuple[float, float, list[str]]:
+    """(autograded points scored, out of, the tests that lost points)."""
     from nbgrader.api import Gradebook
     with Gradebook("sqlite:///" + os.path.join(course, "gradebook.db")) as gb:
         nb = gb.find_submission_notebook(NOTEBOOK[:-6], assignment, student)
         graded = [g for g in nb.grades if g.auto_score is not None and g.name.startswith("test_")]
-        return sum(g.auto_score for g in graded), sum(g.max_score for g in graded)
+        lost = [g.name for g in graded if g.auto_score < g.max_score]
+        return sum(g.auto_score for g in graded), sum(g.max_score for g in graded), lost
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         results = autograde_students(course, args.assignment, students, jobs=args.jobs)
         wall = time.monotonic() - started
-        scores = {r.student: points(course, args.assignment, r.student) if r.ok else (0, 0) for r in results}
+        scores = {r.student: points(course, args.assignment, r.student) if r.ok else (0, 0, []) for r in results}
     print(f"notebook bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): {args.students} {args.assignment} "
           f"notebooks ({args.mode}), --jobs {args.jobs}, kernels jailed")
     print(f"  wall {wall:.0f} s = {3600 * args.students / wall:.0f} notebooks/hour; each "
@@ -99,11 +101,19 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
     print(f"  re-measured outside the kernels in {', '.join(f'{r.remeasure_seconds:.0f}' for r in results)} s "
           f"(included above)")
+    print(f"  tasks waiting for a CPU (share of each grading's time): "
+          f"{', '.join('-' if r.cpu_waiting is None else f'{r.cpu_waiting:.0%}' for r in results)}")
+    for r in results:
+        if r.again:
+            print(f"  {r.student}: {r.again}")
     bad = {s: v for s, v in scores.items() if v[1] == 0 or v[0] != v[1]}
-    print("  every notebook scored every autograded point" if not bad else f"  NOT full marks: {bad}")
+    print("  every notebook scored every autograded point" if not bad else
+          f"  NOT full marks: {', '.join(f'{s} {v[0]:g}/{v[1]:g}' for s, v in bad.items())}")
     for r in results:
         if not r.ok:
             print(f"  {r.student}: {r.reason}")
+        elif r.student in bad:
+            print(f"  {r.student} lost {', '.join(scores[r.student][2])}; re-measured: {r.remeasure_line()}")
     return 0 if not bad else 1
 
 

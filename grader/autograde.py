@@ -30,6 +30,7 @@ from grader.grade import allocate_uid
 from harness.experiments.sweep import one_line
 from harness.notebook import REMEASURED_OUTSIDE, tcp_cc_missing
 
+from grader.disturbance import CpuPressure, crowding
 from grader.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc
 from grader.gradebook import set_cell_scores
 from grader.remeasure import remeasure_student, unmeasured
@@ -56,6 +57,12 @@ class Autograded:
     remeasured: list = field(default_factory=list)   # grader.remeasure.Verdict per re-measured cell
     remeasure_seconds: float = 0.0
     kernel_tcp: str = ""             # the student's congestion control, or why kernel TCP was not graded
+    cpu_waiting: float | None = None  # share of its grading's wall time some task waited for a CPU
+    again: str = ""                  # why this is a second grading, alone
+
+    def disturbed(self) -> bool:
+        """A re-measured cell failed on figures the machine disturbed (see remeasure)."""
+        return any(v.disturbed for v in self.remeasured)
 
     def remeasure_line(self) -> str:
         """The re-measured cells in one line: each question, passed or why not."""
@@ -80,7 +87,13 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     """Autograde each student's notebooks with a jailed kernel, `jobs` at once, then
     decide their re-measured cells outside the kernel (grader/remeasure.py) and write
     those scores over the kernel's in the gradebook. The course folder, and
-    `hidden`, are out of the kernels' and the programs' sight (wherever they are)."""
+    `hidden`, are out of the kernels' and the programs' sight (wherever they are).
+
+    No grade from a crowded machine (grader.disturbance): a student whose re-measured
+    cell failed while the machine was crowded (tasks waiting for a CPU, read from
+    outside every jail) or on runs the engine saw disturbed is graded again once the
+    pool has finished, half as many at a time, and so on down to one at a time; what is
+    still disturbed then is left not graded."""
     why = available()
     if why:
         raise UsageError(f"students' notebooks are autograded only in the sandbox: {why}")
@@ -89,7 +102,8 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     shared = tempfile.mkdtemp(prefix="rdt-kernel-tcp-")     # the class's kernel-TCP runs, root's alone
     time_limit = time_limit or time_limit_of_mode()
 
-    def one(student: str) -> Autograded:
+    def one(student: str, at_once: int) -> Autograded:
+        pressure = CpuPressure()
         tcp_cc = asked_tcp_cc(os.path.join(course_dir, "submitted", student, assignment))
         jail = NotebookJail(0, "", [course_dir, *(os.path.abspath(h) for h in hidden)], assignment, shared, tcp_cc)
         result = autograde_one(course_dir, assignment, student, time_limit, extra_args, jail)
@@ -98,15 +112,31 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
             result.kernel_tcp = (f"kernel TCP ({tcp_cc}) left ungraded, its cells keep their points: "
                                  f"{missing.split(': ', 1)[1]}" if missing else f"kernel TCP measured with {tcp_cc}")
         began = time.monotonic()
-        result.remeasured = remeasure(course_dir, assignment, student, hidden)
+        result.remeasured = remeasure(course_dir, assignment, student, hidden, lambda: crowding(pressure, at_once))
         result.remeasure_seconds = time.monotonic() - began
+        result.cpu_waiting = pressure.share()
+        return result
+
+    def graded(result: Autograded) -> Autograded:
         if done:
             done(result)
         return result
 
+    jobs = max(1, jobs)
     try:
-        with ThreadPoolExecutor(max(1, jobs)) as pool:
-            results = list(pool.map(one, students))
+        with ThreadPoolExecutor(jobs) as pool:
+            results = list(pool.map(lambda s: graded(one(s, jobs)), students))
+        at_once = jobs
+        while at_once > 1 and any(r.disturbed() for r in results):
+            at_once //= 2      # the class's pool less crowded each round, down to one at a time
+            firsts = {r.student: r for r in results if r.disturbed()}
+            with ThreadPoolExecutor(at_once) as pool:
+                again = {s: r for s, r in zip(firsts, pool.map(lambda s: one(s, at_once), firsts))}
+            for student, r in again.items():
+                why = next(v.disturbed for v in firsts[student].remeasured if v.disturbed)
+                r.again = f"graded again, {'alone' if at_once == 1 else f'{at_once} at a time'}: {why}"
+                graded(r)
+            results = [again.get(r.student, r) for r in results]
     finally:
         shutil.rmtree(shared, ignore_errors=True)
     for result in results:     # one writer: the children (nbgrader) are done with the gradebook
@@ -115,11 +145,11 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     return results
 
 
-def remeasure(course_dir: str, assignment: str, student: str, hidden: tuple[str, ...]) -> list:
+def remeasure(course_dir: str, assignment: str, student: str, hidden: tuple[str, ...], crowded=lambda: "") -> list:
     """The student's re-measured cells decided outside the (dead) kernel; if that breaks,
     each of them is 0 with the reason: the kernel's own verdict never stands."""
     try:
-        return remeasure_student(course_dir, assignment, student, hidden)
+        return remeasure_student(course_dir, assignment, student, hidden, crowded)
     except Exception as e:
         return unmeasured(course_dir, assignment, student, f"{type(e).__name__}: {one_line(e)}")
 

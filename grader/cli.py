@@ -138,7 +138,8 @@ def _autograde_notebooks(args: argparse.Namespace, students: list[str]) -> None:
         print(f"  {a.student}: notebook {'autograded' if a.ok else 'not autograded: ' + a.reason} "
               f"({a.seconds:.0f} s)" + (f"; re-measured outside the kernel: {a.remeasure_line()}"
                                         if a.remeasured else "")
-              + (f"; {a.kernel_tcp}" if a.kernel_tcp else ""), file=sys.stderr, flush=True)
+              + (f"; {a.kernel_tcp}" if a.kernel_tcp else "") + (f" ({a.again})" if a.again else ""),
+              file=sys.stderr, flush=True)
 
     # re-measured on the local backend, as the jailed kernels measured (not --backend,
     # which is the protocol battery's)

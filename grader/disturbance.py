@@ -16,8 +16,19 @@ instructor to grade again on a quieter machine.
 
 The engine runs at a higher priority than the programs (harness/engine.py), so a
 student's own busy loop does not disturb the link it is graded on.
+
+The engine does not see a machine too crowded to run the students' programs on time
+(a spurious timeout on a clean link, a notebook's figures fallen short). So a grading
+that FAILS in the grader's own pool (--jobs above one) while tasks waited for a CPU
+more than CROWDED of the time (Linux's pressure stall information, read from outside
+every jail) is not a grade either: the scenario, or the student's notebook, is graded
+again with fewer at a time once the pool has finished. A pass stands, and alone only
+the engine's lag counts: there the student's own programs may be what keeps the CPUs
+busy.
 """
 from __future__ import annotations
+
+import time
 
 TRIES = 3
 
@@ -30,3 +41,52 @@ def why(run) -> str | None:
 def ungraded_reason(disturbance: str) -> str:
     return (f"not graded: every try of this scenario was disturbed by the machine ({disturbance}); "
             "it will be graded again on a quieter machine")
+
+
+# ---- the machine's CPU pressure, seen from outside the jails ---------------------------
+# Linux's pressure stall information: the time some runnable task waited for a CPU. A
+# notebook's measurements run in its own kernel, whose figures the grader cannot trust,
+# so whether the machine crowded them is read here, around the student's whole grading.
+PRESSURE = "/proc/pressure/cpu"
+# A share above this of the student's grading time with tasks waiting for a CPU: the
+# machine was crowded (BENCHMARKS.md, "Notebooks on a crowded machine").
+CROWDED = 0.5
+
+
+def cpu_waiting_us(path: str = PRESSURE) -> int | None:
+    """Microseconds some task has waited for a CPU since boot, or None without PSI."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("some "):
+                    return int(dict(kv.split("=") for kv in line.split()[1:])["total"])
+    except (OSError, ValueError, KeyError):
+        return None
+    return None
+
+
+class CpuPressure:
+    """The share of wall time, from now to `share()`, that some task waited for a CPU."""
+
+    def __init__(self, path: str = PRESSURE, clock=time.monotonic):
+        self._path, self._clock = path, clock
+        self._start, self._waited = clock(), cpu_waiting_us(path)
+
+    def share(self) -> float | None:
+        now, waited = self._clock(), cpu_waiting_us(self._path)
+        if waited is None or self._waited is None or now <= self._start:
+            return None
+        return min(1.0, (waited - self._waited) / 1e6 / (now - self._start))
+
+
+def crowding(pressure: CpuPressure, at_once: int) -> str:
+    """Why the grader's own pool (`at_once` gradings at a time) crowded a grading too much
+    for a failure in it to count, or ''. Alone there is nobody to make room for: the
+    student's own programs may keep the CPUs busy (busy polling), and the engine's lag
+    still speaks for the link."""
+    if at_once <= 1:
+        return ""
+    share = pressure.share()
+    if share is None:
+        return f"graded {at_once} at a time on a machine that cannot tell how busy it was (no {PRESSURE})"
+    return f"tasks waited for a CPU {share:.0%} of the time, {at_once} gradings at a time" if share > CROWDED else ""

@@ -194,6 +194,7 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
         return {**record, "score": 0.0, "passed": False, "reason": missing,
                 "checks": [{"name": "delivered", "passed": False, "detail": missing}]}
     runs, refs = [], []
+    pressure = disturbance.CpuPressure()     # a failure in a crowded pool is not a grade either
     for seed in seeds:
         pcap = os.path.join(student_dir, f"{scenario.name}-{seed}.pcap") if student_dir and options.pcaps else None
         for _ in range(disturbance.TRIES):       # the same seed again while the machine disturbs it
@@ -232,6 +233,12 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     if detected is not None and detected.departures and scenario.meet != "student":
         checks.insert(0, checks_mod.Check("conventions", False, "; ".join(detected.departures)))
     record["runs"] = [_run_record(r, ref) for r, ref in zip(runs, refs)]
+    crowded = "" if all(c.passed for c in checks) else \
+        disturbance.crowding(pressure, BUDGET.size if BUDGET.pooled else 1)
+    if crowded:
+        why = f"not graded: it failed while the machine was crowded ({crowded}); it is graded again alone"
+        return {**record, "score": 0.0, "passed": False, "ungraded": crowded, "reason": why,
+                "checks": [{"name": "undisturbed", "passed": False, "detail": why}]}
     record["checks"] = [c.__dict__ for c in checks]
     record["score"] = scenario_points(scenario.points, checks)
     record["passed"] = all(c.passed for c in checks)
@@ -247,6 +254,7 @@ class Budget:
 
     def __init__(self, size: int):
         self.size, self.used, self._lock = size, 0, threading.Lock()
+        self.pooled = False     # grade_all's pool is grading several at once (grader.disturbance.crowding)
 
     def take(self, spare_only: bool = False) -> bool:
         with self._lock:

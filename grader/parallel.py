@@ -24,9 +24,10 @@ DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
 def grade_all(subs: list[Submission], battery: Battery, out_dir: str | None, options: Options,
               jobs: int = DEFAULT_JOBS, done: Callable[[dict], None] | None = None) -> list[dict]:
     """Results in the order of `subs`; `done(result)` as each finishes. Scenarios the
-    machine disturbed on every try (grader/disturbance.py) are graded again at the end,
-    one submission at a time."""
+    machine disturbed on every try, or that failed while the pool crowded the machine
+    (grader/disturbance.py), are graded again at the end, one submission at a time."""
     grade_module.BUDGET.size = jobs      # transfers at once, reference runs beside included
+    grade_module.BUDGET.pooled = jobs > 1
     results: list = [None] * len(subs)
     if jobs <= 1:
         for k, sub in enumerate(subs):
@@ -40,7 +41,7 @@ def grade_all(subs: list[Submission], battery: Battery, out_dir: str | None, opt
                 results[futures[future]] = future.result()
                 if done and not results[futures[future]]["ungraded"]:
                     done(results[futures[future]])
-    grade_module.BUDGET.size = 1
+    grade_module.BUDGET.size, grade_module.BUDGET.pooled = 1, False
     try:
         for k, sub in enumerate(subs):
             if results[k]["ungraded"]:

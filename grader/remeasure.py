@@ -41,6 +41,7 @@ import pandas as pd
 from harness.engine import REPO
 from harness.experiments.sweep import one_line
 from harness.notebook import GRADER_RERUNS, HAND_IN, Lab, check_table, handed_in as table_of, rule
+from harness.transfer import LAG_WARN_US
 
 from grader.sandbox import Limits, Sandbox, kill_uid, mount_scratch, prepare_scratch, unmount_runs, unmount_scratch
 
@@ -62,6 +63,7 @@ class Verdict:
     reason: str                      # one line: why not (empty when passed)
     figures: list[str] = field(default_factory=list)   # the fresh runs, per sampled cell and metric
     rule: str = ""
+    disturbed: str = ""              # failed on runs the machine disturbed: the engine's word (grader.disturbance)
 
     def text(self) -> str:
         head = f"Re-measured by the grader outside your notebook: {'passed' if self.passed else 'failed: ' + self.reason}"
@@ -147,11 +149,14 @@ def jailed(sandbox: Sandbox):
 
 
 def remeasure_student(course_dir: str, assignment: str, student: str,
-                      hidden: tuple[str, ...] = ()) -> list[Verdict]:
+                      hidden: tuple[str, ...] = (), crowding=lambda: "") -> list[Verdict]:
     """The verdicts of one student's re-measured cells (the autograded notebooks are
     rewritten with them; grader.gradebook.set_cell_scores puts them in the gradebook).
     Every question's sample is re-run in one pool, then the samples a reported figure
-    fell outside of once more, together (see _decide_all)."""
+    fell outside of once more, together (see _decide_all). A cell that fails on figures
+    the machine disturbed is not graded (Verdict.disturbed): `crowding()` says, when the
+    verdicts are made, whether the machine crowded this student's grading (its kernel's
+    measurements included), else ''."""
     course_dir = os.path.abspath(course_dir)
     programs = os.path.join(course_dir, "submitted", student, assignment)
     notebooks = {path: nbformat.read(path, as_version=4) for path in
@@ -167,7 +172,7 @@ def remeasure_student(course_dir: str, assignment: str, student: str,
             name = os.path.splitext(os.path.basename(path))[0]
             verdicts.append(_prepare(Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, "", rule=rule(lab)),
                                      lab, cell, q, k, key, assignment, student))
-        verdicts = _decide_all(verdicts, lab, sandbox)
+        verdicts = _decide_all(verdicts, lab, sandbox, crowding)
     for (path, cell, _, _), verdict in zip(found, verdicts):
         _show(cell, verdict)
     for path, nb in notebooks.items():
@@ -202,11 +207,11 @@ def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assig
     return _Pending(verdict, table, lab.sample(q, k, seed=draw_seed(key, assignment, student, q, payload)))
 
 
-def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox) -> list[Verdict]:
+def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "") -> list[Verdict]:
     """Re-run every pending sample (one pool), judge each on the grader's runs alone; a
     sample a reported figure fell outside of runs once more (a run the machine slowed is
     not alone) and is judged on all its runs. The grader's own trouble is a 0 with why,
-    never the kernel's verdict."""
+    never the kernel's verdict; so is a failure on disturbed runs, said as not graded."""
     pending = {i: p for i, p in enumerate(prepared) if isinstance(p, _Pending)}
     out = list(prepared)
     frames: dict[int, pd.DataFrame] = {}
@@ -224,12 +229,32 @@ def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox) -> list[Verdict]:
             continue
         for i in todo:
             frames[i] = pd.concat([frames[i], fresh[i]], ignore_index=True) if i in frames else fresh[i]
+    crowded = None
     for i, p in pending.items():
         problems, figures = lab.judge(p.verdict.question, p.table, p.cells, frames[i])
         extra = f" [{len(problems) - 1} more]" if len(problems) > 1 else ""
-        out[i] = replace(p.verdict, passed=not problems, reason=(problems[0] + extra) if problems else "",
-                         figures=figures)
+        disturbed = ""
+        if problems:
+            crowded = crowding() if crowded is None else crowded
+            disturbed = disturbed_runs(frames[i]) or crowded
+        reason = (problems[0] + extra) if problems else ""
+        if disturbed:
+            reason = f"not graded: the machine was too busy to tell ({disturbed}); on those runs: {reason}"
+        out[i] = replace(p.verdict, passed=not problems, reason=reason, figures=figures, disturbed=disturbed)
     return out
+
+
+def disturbed_runs(frame: pd.DataFrame) -> str:
+    """The engine's word when some of the grader's runs in `frame` left packets late (the
+    battery's rule, harness.transfer.LAG_WARN_US), else ''."""
+    if frame is None or "lag_p99_us" not in frame:
+        return ""
+    lag = pd.to_numeric(frame["lag_p99_us"], errors="coerce")
+    late = lag[lag > LAG_WARN_US]
+    if late.empty:
+        return ""
+    return (f"in {len(late)} of the grader's {len(frame)} runs the engine sent packets up to "
+            f"{late.max() / 1000:.1f} ms late")
 
 
 def _rerun(lab: Lab, sandbox: Sandbox, pending: dict[int, _Pending]) -> dict[int, pd.DataFrame]:

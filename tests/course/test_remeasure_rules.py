@@ -104,3 +104,50 @@ def test_the_verdict_replaces_what_the_kernel_showed():
     assert "re-measured 60.0, 64.0" in cell.outputs[1].data["text/plain"]
     assert cell.outputs[2].evalue == "you report throughput_kBps 500.0"
     nbformat.validate(nbformat.v4.new_notebook(cells=[cell]))
+
+
+def _pending(lab, reported: float) -> R._Pending:
+    cell = next(c for c in lab.cells("q1") if c["timeout"] == 20)
+    return R._Pending(R.Verdict("results_sheet", "test_q1_remeasured", "q1", False, ""), _q1(reported), [cell])
+
+
+def _fresh(lab, lag_us: float, goodput=(60.0, 64.0)) -> pd.DataFrame:
+    cell = next(c for c in lab.cells("q1") if c["timeout"] == 20)
+    return pd.DataFrame([{**cell, "ok": True, "goodput_kBps": g, "retransmissions": 4, "error": None,
+                          "lag_p99_us": lag_us} for g in goodput])
+
+
+def test_a_failure_on_disturbed_runs_is_not_graded(lab, monkeypatch):
+    """A cell that fails on runs the engine saw disturbed, or while the machine was crowded,
+    is said as not graded (autograde then grades the student again alone); one that passes,
+    or fails on quiet runs, is decided as before. (_rerun is scripted: a disturbance cannot
+    be ordered on cue.)"""
+    lags = iter([])
+    monkeypatch.setattr(R, "_rerun", lambda lab_, sandbox, pending: {i: _fresh(lab, next(lags)) for i in pending})
+
+    lags = iter([300.0, 300.0])
+    [v] = R._decide_all([_pending(lab, 500.0)], lab, None)
+    assert not v.passed and v.disturbed == "" and v.reason.startswith("Q1 timeout_ms=20: you report"), v.reason
+
+    lags = iter([4200.0, 300.0])     # disturbed in the first round; the second round is run for the failure
+    [v] = R._decide_all([_pending(lab, 500.0)], lab, None)
+    assert not v.passed and v.disturbed == "in 2 of the grader's 4 runs the engine sent packets up to 4.2 ms late"
+    assert v.reason.startswith("not graded: the machine was too busy to tell (in 2 of") and \
+        "; on those runs: Q1 timeout_ms=20: you report throughput_kBps 500.0" in v.reason, v.reason
+
+    lags = iter([300.0, 300.0])
+    [v] = R._decide_all([_pending(lab, 500.0)], lab, None, crowding=lambda: "tasks waited for a CPU 96% of the time")
+    assert v.disturbed == "tasks waited for a CPU 96% of the time" and v.reason.startswith("not graded: ")
+
+    asked = []
+    lags = iter([4200.0])
+    [v] = R._decide_all([_pending(lab, 62.0)], lab, None, crowding=lambda: asked.append(1) or "crowded")
+    assert v.passed and v.disturbed == "" and v.reason == "" and asked == []    # a pass stands
+
+
+def test_disturbed_runs_reads_the_engine_lag_of_each_run(lab):
+    assert R.disturbed_runs(_fresh(lab, 999.0)) == ""
+    assert R.disturbed_runs(_fresh(lab, 1500.0, goodput=(1.0,))) == \
+        "in 1 of the grader's 1 runs the engine sent packets up to 1.5 ms late"
+    assert R.disturbed_runs(_fresh(lab, 999.0).drop(columns="lag_p99_us")) == ""
+    assert R.disturbed_runs(_fresh(lab, math.nan)) == ""     # a run with no figures (it failed)

@@ -7,6 +7,7 @@ disturbed then is marked ungraded everywhere the grade shows."""
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 
 import pytest
@@ -78,3 +79,38 @@ def test_a_scenario_disturbed_on_every_try_is_never_scored_and_says_so(tmp_path,
     assert "Not graded yet: t-clean" in feedback and "| UNGRADED |" in feedback
     write_class_csv([result], str(out / "grades.csv"))
     assert next(csv.DictReader(open(out / "grades.csv")))["t-clean"] == "ungraded"
+
+
+TRUNCATES = '''import os, subprocess, sys, tempfile
+here = os.path.dirname(os.path.abspath(__file__))
+host, port, path, *rest = sys.argv[1:]
+with open(path, "rb") as f:     # a bug: the last byte is never sent
+    data = f.read()[:-1]
+fd, short = tempfile.mkstemp()
+os.write(fd, data)
+os.close(fd)
+sys.exit(subprocess.run([sys.executable, os.path.join(here, "Sender2Whole.py"), host, port, short, *rest]).returncode)
+'''
+
+
+def test_a_failure_in_a_crowded_pool_is_graded_again_alone(tmp_path, monkeypatch):
+    """A scenario that fails while the grader's own pool crowds the machine is not scored
+    there but graded again alone, and its real fault then decides it; a pass stands
+    without asking. (The machine's CPU pressure is scripted: crowding cannot be ordered on cue.)"""
+    asked = []
+
+    def crowding(pressure, at_once):
+        asked.append(at_once)
+        return "tasks waited for a CPU 97% of the time, 2 gradings at a time" if at_once > 1 else ""
+    monkeypatch.setattr(disturbance, "crowding", crowding)
+    good, bad = class_of(tmp_path)
+    os.rename(os.path.join(bad.path, "Sender2.py"), os.path.join(bad.path, "Sender2Whole.py"))
+    with open(os.path.join(bad.path, "Sender2.py"), "w") as f:
+        f.write(TRUNCATES)
+    out = tmp_path / "out"
+    results = grade_all([good, bad], battery(), str(out), Options(backend="netns"), jobs=2)
+    assert results[0]["score"] == battery().max_score and asked == [2, 1], (asked, results[1]["scenarios"])  # asked of the failure only
+    s = results[1]["scenarios"][0]
+    assert results[1]["ungraded"] == [] and s["score"] == 0 and not s.get("ungraded")
+    assert "not graded" not in s["reason"] and s["reason"], s["reason"]       # its own fault, said as such
+    assert "UNGRADED" not in (out / "s1" / "feedback.md").read_text()

@@ -1,0 +1,88 @@
+"""No notebook grade from a crowded machine (grader/disturbance.py CpuPressure,
+grader/autograde.py): the machine's CPU pressure read from outside every jail, and the
+second grading, alone, of a student whose re-measured cell failed on disturbed figures.
+The whole path with real kernels is in tests/course/test_jailed_autograde.py and
+`python -m bench.notebooks` (BENCHMARKS.md); here autograde_one and the re-measurement
+are scripted, since a crowded machine cannot be ordered on cue."""
+from __future__ import annotations
+
+import pytest
+
+from grader import autograde as A
+from grader.disturbance import CpuPressure, cpu_waiting_us, crowding
+from grader.remeasure import Verdict
+
+PSI = "some avg10=95.82 avg60=79.54 avg300=37.05 total={some}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+
+
+def test_cpu_pressure_is_the_share_of_wall_time_some_task_waited(tmp_path):
+    psi = tmp_path / "cpu"
+    psi.write_text(PSI.format(some=1_000_000))
+    assert cpu_waiting_us(str(psi)) == 1_000_000
+    now = [100.0]
+    pressure = CpuPressure(str(psi), clock=lambda: now[0])
+    now[0] = 110.0
+    psi.write_text(PSI.format(some=7_000_000))          # 6 s of waiting in 10 s
+    assert pressure.share() == pytest.approx(0.6)
+    psi.write_text(PSI.format(some=41_000_000))         # 40 s in 10 s (several tasks): capped
+    assert pressure.share() == 1.0
+    assert cpu_waiting_us(str(tmp_path / "none")) is None
+    psi.write_text("garbage\n")
+    assert cpu_waiting_us(str(psi)) is None and CpuPressure(str(psi)).share() is None
+
+
+def test_crowding_names_the_pools_share_above_the_bar_or_the_missing_figure(tmp_path):
+    class Fixed:
+        def __init__(self, share):
+            self.value = share
+
+        def share(self):
+            return self.value
+    assert crowding(Fixed(0.2), 4) == ""
+    assert crowding(Fixed(0.93), 4) == "tasks waited for a CPU 93% of the time, 4 gradings at a time"
+    assert crowding(Fixed(0.93), 1) == ""      # alone: its own programs may be what keeps the CPUs busy
+    assert crowding(Fixed(None), 1) == ""
+    assert crowding(Fixed(None), 3).startswith("graded 3 at a time on a machine that cannot tell how busy")
+
+
+def test_a_student_graded_on_a_crowded_machine_is_graded_again_alone(tmp_path, monkeypatch):
+    """In a pool of 3, bea's cell fails on disturbed figures: after the pool she is graded
+    again, alone, and that second grading is hers; ann (passed) and cid (failed on quiet
+    figures) are graded once. What is still disturbed alone stays not graded."""
+    calls = []
+    verdicts = {"ann": [False], "bea": [True, False], "cid": [False]}   # disturbed, per grading
+
+    monkeypatch.setattr(A, "available", lambda: "")
+    monkeypatch.setattr(A, "_create_gradebook", lambda course: None)
+    monkeypatch.setattr(A, "set_cell_scores", lambda *a: None)
+    monkeypatch.setattr(A, "autograde_one", lambda course, assignment, student, *rest: A.Autograded(student, True, 1.0))
+
+    def remeasure(course, assignment, student, hidden, crowded):
+        calls.append(student)
+        disturbed = verdicts[student].pop(0)
+        passed = student == "ann" and not disturbed
+        return [Verdict("results_sheet", "test_q1_remeasured", "q1", passed, "" if passed else "why",
+                        disturbed="in 1 of the grader's 4 runs the engine sent packets up to 3.0 ms late"
+                        if disturbed else "")]
+    monkeypatch.setattr(A, "remeasure", remeasure)
+    done = []
+    results = A.autograde_students(str(tmp_path), "comn", ["ann", "bea", "cid"], jobs=3, done=done.append)
+    assert sorted(calls[:3]) == ["ann", "bea", "cid"] and calls[3:] == ["bea"]
+    by = {r.student: r for r in results}
+    assert [r.student for r in results] == ["ann", "bea", "cid"]
+    assert by["bea"].again == ("graded again, alone: in 1 of the grader's 4 runs the engine sent packets up to "
+                               "3.0 ms late") and not by["bea"].disturbed()
+    assert by["ann"].again == by["cid"].again == "" and len(done) == 4
+
+    calls.clear()       # in a pool of 4, graded again 2 at a time, then alone
+    verdicts.update({"ann": [True, True, False], "bea": [True, True, True], "cid": [False]})
+    results = A.autograde_students(str(tmp_path), "comn", ["ann", "bea", "cid"], jobs=4)
+    assert sorted(calls) == ["ann", "ann", "ann", "bea", "bea", "bea", "cid"]
+    by = {r.student: r for r in results}
+    assert by["ann"].again.startswith("graded again, alone: ") and not by["ann"].disturbed()
+    assert by["bea"].again.startswith("graded again, alone: ") and by["bea"].disturbed()   # still: not graded
+
+    calls.clear()
+    verdicts.update({"bea": [True, True]})
+    results = A.autograde_students(str(tmp_path), "comn", ["bea"], jobs=1)
+    assert calls == ["bea"] and results[0].disturbed() and results[0].again == ""   # alone already
