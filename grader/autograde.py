@@ -30,7 +30,7 @@ from grader.grade import allocate_uid
 from harness.experiments.sweep import one_line
 from harness.notebook import REMEASURED_OUTSIDE, tcp_cc_missing
 
-from grader.disturbance import CpuPressure, crowding
+from grader.disturbance import Admission, CpuPressure, crowding
 from grader.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc
 from grader.gradebook import set_cell_scores
 from grader.remeasure import remeasure_student, unmeasured
@@ -89,6 +89,9 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     those scores over the kernel's in the gradebook. The course folder, and
     `hidden`, are out of the kernels' and the programs' sight (wherever they are).
 
+    A grading starts only while the machine has room (grader.disturbance.Admission),
+    so `jobs` is the most at once, not a number the machine must take.
+
     No grade from a crowded machine (grader.disturbance): a student whose re-measured
     cell failed while the machine was crowded (tasks waiting for a CPU, read from
     outside every jail) or on runs the engine saw disturbed is graded again once the
@@ -102,20 +105,21 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     shared = tempfile.mkdtemp(prefix="rdt-kernel-tcp-")     # the class's kernel-TCP runs, root's alone
     time_limit = time_limit or time_limit_of_mode()
 
-    def one(student: str, at_once: int) -> Autograded:
-        pressure = CpuPressure()
-        tcp_cc = asked_tcp_cc(os.path.join(course_dir, "submitted", student, assignment))
-        jail = NotebookJail(0, "", [course_dir, *(os.path.abspath(h) for h in hidden)], assignment, shared, tcp_cc)
-        result = autograde_one(course_dir, assignment, student, time_limit, extra_args, jail)
-        if tcp_cc:
-            missing = tcp_cc_missing(tcp_cc)
-            result.kernel_tcp = (f"kernel TCP ({tcp_cc}) left ungraded, its cells keep their points: "
-                                 f"{missing.split(': ', 1)[1]}" if missing else f"kernel TCP measured with {tcp_cc}")
-        began = time.monotonic()
-        result.remeasured = remeasure(course_dir, assignment, student, hidden, lambda: crowding(pressure, at_once))
-        result.remeasure_seconds = time.monotonic() - began
-        result.cpu_waiting = pressure.share()
-        return result
+    def one(student: str, at_once: int, admission: Admission) -> Autograded:
+        with admission:
+            pressure = CpuPressure()
+            tcp_cc = asked_tcp_cc(os.path.join(course_dir, "submitted", student, assignment))
+            jail = NotebookJail(0, "", [course_dir, *(os.path.abspath(h) for h in hidden)], assignment, shared, tcp_cc)
+            result = autograde_one(course_dir, assignment, student, time_limit, extra_args, jail)
+            if tcp_cc:
+                missing = tcp_cc_missing(tcp_cc)
+                result.kernel_tcp = (f"kernel TCP ({tcp_cc}) left ungraded, its cells keep their points: "
+                                     f"{missing.split(': ', 1)[1]}" if missing else f"kernel TCP measured with {tcp_cc}")
+            began = time.monotonic()
+            result.remeasured = remeasure(course_dir, assignment, student, hidden, lambda: crowding(pressure, at_once))
+            result.remeasure_seconds = time.monotonic() - began
+            result.cpu_waiting = pressure.share()
+            return result
 
     def graded(result: Autograded) -> Autograded:
         if done:
@@ -124,14 +128,16 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
 
     jobs = max(1, jobs)
     try:
+        admission = Admission()
         with ThreadPoolExecutor(jobs) as pool:
-            results = list(pool.map(lambda s: graded(one(s, jobs)), students))
+            results = list(pool.map(lambda s: graded(one(s, jobs, admission)), students))
         at_once = jobs
         while at_once > 1 and any(r.disturbed() for r in results):
             at_once //= 2      # the class's pool less crowded each round, down to one at a time
             firsts = {r.student: r for r in results if r.disturbed()}
+            admission = Admission()
             with ThreadPoolExecutor(at_once) as pool:
-                again = {s: r for s, r in zip(firsts, pool.map(lambda s: one(s, at_once), firsts))}
+                again = {s: r for s, r in zip(firsts, pool.map(lambda s: one(s, at_once, admission), firsts))}
             for student, r in again.items():
                 why = next(v.disturbed for v in firsts[student].remeasured if v.disturbed)
                 r.again = f"graded again, {'alone' if at_once == 1 else f'{at_once} at a time'}: {why}"

@@ -28,6 +28,7 @@ busy.
 """
 from __future__ import annotations
 
+import threading
 import time
 
 TRIES = 3
@@ -53,10 +54,10 @@ PRESSURE = "/proc/pressure/cpu"
 CROWDED = 0.5
 
 
-def cpu_waiting_us(path: str = PRESSURE) -> int | None:
+def cpu_waiting_us(path: str | None = None) -> int | None:
     """Microseconds some task has waited for a CPU since boot, or None without PSI."""
     try:
-        with open(path) as f:
+        with open(path or PRESSURE) as f:
             for line in f:
                 if line.startswith("some "):
                     return int(dict(kv.split("=") for kv in line.split()[1:])["total"])
@@ -65,12 +66,54 @@ def cpu_waiting_us(path: str = PRESSURE) -> int | None:
     return None
 
 
+def cpu_waiting_avg10(path: str | None = None) -> float | None:
+    """The share of the last ~10 s that some task waited for a CPU, or None without PSI."""
+    try:
+        with open(path or PRESSURE) as f:
+            for line in f:
+                if line.startswith("some "):
+                    return float(dict(kv.split("=") for kv in line.split()[1:])["avg10"]) / 100
+    except (OSError, ValueError, KeyError):
+        return None
+    return None
+
+
+class Admission:
+    """When the next grading of a pool may start: at once when none runs; else when the
+    last start is `settle` seconds old (the 10-second average lags what a start adds) and
+    tasks waited for a CPU less than `bar` of the last 10 s. So a pool asked for more at
+    once than the machine takes grows only as far as it stays uncrowded. Without PSI,
+    the pool's size alone bounds it."""
+
+    def __init__(self, settle: float = 10.0, bar: float = CROWDED, waiting=cpu_waiting_avg10,
+                 clock=time.monotonic, sleep=time.sleep):
+        self.settle, self.bar, self._waiting, self._clock, self._sleep = settle, bar, waiting, clock, sleep
+        self.running, self._last, self._lock = 0, None, threading.Lock()
+
+    def _admit(self) -> bool:
+        with self._lock:
+            now = self._clock()
+            if self.running and (now - self._last < self.settle or (self._waiting() or 0.0) >= self.bar):
+                return False
+            self.running, self._last = self.running + 1, now
+            return True
+
+    def __enter__(self) -> "Admission":
+        while not self._admit():
+            self._sleep(1.0)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            self.running -= 1
+
+
 class CpuPressure:
     """The share of wall time, from now to `share()`, that some task waited for a CPU."""
 
-    def __init__(self, path: str = PRESSURE, clock=time.monotonic):
-        self._path, self._clock = path, clock
-        self._start, self._waited = clock(), cpu_waiting_us(path)
+    def __init__(self, path: str | None = None, clock=time.monotonic):
+        self._path, self._clock = path or PRESSURE, clock
+        self._start, self._waited = clock(), cpu_waiting_us(self._path)
 
     def share(self) -> float | None:
         now, waited = self._clock(), cpu_waiting_us(self._path)

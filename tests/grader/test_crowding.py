@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from grader import autograde as A
-from grader.disturbance import CpuPressure, cpu_waiting_us, crowding
+from grader.disturbance import Admission, CpuPressure, cpu_waiting_avg10, cpu_waiting_us, crowding
 from grader.remeasure import Verdict
 
 PSI = "some avg10=95.82 avg60=79.54 avg300=37.05 total={some}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
@@ -52,6 +52,7 @@ def test_a_student_graded_on_a_crowded_machine_is_graded_again_alone(tmp_path, m
     calls = []
     verdicts = {"ann": [False], "bea": [True, False], "cid": [False]}   # disturbed, per grading
 
+    monkeypatch.setattr(A, "Admission", lambda: Admission(settle=0, waiting=lambda: 0.0))
     monkeypatch.setattr(A, "available", lambda: "")
     monkeypatch.setattr(A, "_create_gradebook", lambda course: None)
     monkeypatch.setattr(A, "set_cell_scores", lambda *a: None)
@@ -86,3 +87,33 @@ def test_a_student_graded_on_a_crowded_machine_is_graded_again_alone(tmp_path, m
     verdicts.update({"bea": [True, True]})
     results = A.autograde_students(str(tmp_path), "comn", ["bea"], jobs=1)
     assert calls == ["bea"] and results[0].disturbed() and results[0].again == ""   # alone already
+
+
+def test_a_pool_grows_only_while_the_machine_stays_uncrowded(tmp_path):
+    """Admission: the first grading starts at once; the next waits until the last start
+    is `settle` s old and the 10-second CPU wait is under the bar; ending one makes room."""
+    psi = tmp_path / "cpu"
+    psi.write_text(PSI.replace("avg10=95.82", "avg10=12.00").format(some=0))
+    assert cpu_waiting_avg10(str(psi)) == pytest.approx(0.12)
+    assert cpu_waiting_avg10(str(tmp_path / "none")) is None
+    now, waiting, slept = [0.0], [0.1], []
+    gate = Admission(settle=10.0, bar=0.5, waiting=lambda: waiting[0], clock=lambda: now[0],
+                     sleep=lambda s: (slept.append(s), now.__setitem__(0, now[0] + s)))
+    with gate:                                   # alone: at once, whatever the machine says
+        assert gate.running == 1 and slept == []
+        waiting[0] = 0.9
+        assert not gate._admit()                 # crowded (and too soon)
+        now[0] = 30.0
+        assert not gate._admit()                 # crowded
+        waiting[0] = 0.2
+        with gate:                               # uncrowded and settled
+            assert gate.running == 2 and slept == []
+            with gate:                           # too soon after the last start: waits 10 s
+                assert gate.running == 3 and now[0] == 40.0 and slept == [1.0] * 10
+    assert gate.running == 0
+    waiting[0] = 1.0
+    with gate:                                   # none running: starts however crowded
+        assert gate.running == 1
+    none = Admission(waiting=lambda: None, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    with none, none:                             # no PSI: only the settling time
+        assert none.running == 2
