@@ -169,3 +169,27 @@ def remove(uid: int, root: str = ROOT) -> None:
         if gone:
             return
         time.sleep(0.02)
+
+
+def sweep_orphans(owner_of, root: str = ROOT) -> list[int]:
+    """Delete the empty jail groups whose grader is gone: a grader killed hard cannot
+    remove its own. `owner_of(uid)` is the grader's pid modulo 100000 (a jail's uid names
+    it: grader.grade.allocate_uid). Only empty groups go: a group with processes in it
+    may be another pid namespace's grader's, which this one cannot see."""
+    alive = {int(d) % 100_000 for d in os.listdir("/proc") if d.isdigit()}
+    swept = set()
+    for parent in {os.path.dirname(f) for f in _folders(0, root).values()}:
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            continue
+        for name in names:
+            uid = int(name[5:]) if name.startswith("jail-") and name[5:].isdigit() else None
+            if uid is None or owner_of(uid) in alive:
+                continue
+            try:
+                os.rmdir(os.path.join(parent, name))     # refused while a process is in it
+                swept.add(uid)
+            except OSError:
+                pass
+    return sorted(swept)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from harness.procs import UsageError
 
-from grader import checks as checks_mod, conventions, disturbance
+from grader import cgroups, checks as checks_mod, conventions, disturbance
 from grader.battery import Battery, Scenario
 from grader.build import BUILD_TIME_LIMIT, build, find_program
 from grader.collect import Submission, submission_digest
@@ -50,14 +50,26 @@ class Options:
 
 _uids = itertools.count()
 _uid_lock = threading.Lock()
+_swept = False           # this process has swept the jail groups of graders gone
 _reference_runs: dict[tuple, Future] = {}
 _reference_lock = threading.Lock()
 
 
 def allocate_uid() -> int:
-    """A jail uid no other grading job on this machine has (per process, per job)."""
+    """A jail uid no other grading job on this machine has (per process, per job). The
+    first of a process sweeps away the empty jail groups of graders killed hard."""
+    global _swept
     with _uid_lock:
+        if not _swept:
+            _swept = True
+            if cgroups.available() is None:
+                cgroups.sweep_orphans(uid_owner)
         return UID_BASE + (os.getpid() % 100_000) * 100 + next(_uids) % 100
+
+
+def uid_owner(uid: int) -> int:
+    """The pid, modulo 100000, of the grader that allocated jail `uid`."""
+    return (uid - UID_BASE) // 100
 
 
 def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = None,

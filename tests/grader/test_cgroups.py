@@ -16,7 +16,7 @@ import pytest
 from grader import cgroups
 from grader.cgroups import GroupLimits
 from grader.grade import allocate_uid
-from grader.sandbox import Limits, Sandbox, available, kill_uid, mount_scratch, unmount_scratch
+from grader.sandbox import UID_BASE, Limits, Sandbox, available, kill_uid, mount_scratch, unmount_scratch
 
 needs_jail = pytest.mark.skipif(available() is not None or cgroups.available() is not None,
                                 reason=str(available() or cgroups.available()))
@@ -184,3 +184,33 @@ def test_v2_without_the_controllers_is_not_used(tmp_path):
     root = fake_v2(tmp_path, "cpuset io")
     assert cgroups.version(root) is None
     assert "no cgroup with the memory, cpu, pids controllers" in cgroups.available(root)
+
+
+@needs_jail
+def test_empty_groups_of_graders_killed_hard_are_swept():
+    """A grader killed hard leaves its jail groups behind; the next grader's first jail
+    sweeps the empty ones whose grader is gone, and keeps a live grader's and any group
+    with a process in it (it may be a grader this pid namespace cannot see)."""
+    from grader.grade import uid_owner
+    alive = {int(d) % 100_000 for d in os.listdir("/proc") if d.isdigit()}
+    gone = next(p for p in range(99_999, 0, -1) if p not in alive)
+    orphan, occupied = UID_BASE + gone * 100 + 7, UID_BASE + gone * 100 + 8
+    mine = allocate_uid()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        for uid, pid in ((orphan, None), (occupied, sleeper.pid), (mine, None)):
+            for folder in cgroups._folders(uid).values():
+                os.makedirs(folder, exist_ok=True)
+                if pid:
+                    with open(os.path.join(folder, "cgroup.procs"), "w") as f:
+                        f.write(str(pid))
+        assert uid_owner(orphan) == gone and uid_owner(mine) == os.getpid() % 100_000
+        assert cgroups.sweep_orphans(uid_owner) == [orphan]
+        assert not any(os.path.exists(f) for f in cgroups._folders(orphan).values())
+        assert all(os.path.exists(f) for uid in (occupied, mine) for f in cgroups._folders(uid).values())
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        for uid in (orphan, occupied, mine):
+            cgroups.remove(uid)
+    assert not any(os.path.exists(f) for uid in (occupied, mine) for f in cgroups._folders(uid).values())
