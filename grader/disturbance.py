@@ -21,10 +21,10 @@ The engine does not see a machine too crowded to run the students' programs on t
 (a spurious timeout on a clean link, a notebook's figures fallen short). So a grading
 that FAILS in the grader's own pool (--jobs above one) while tasks waited for a CPU
 more than CROWDED of the time (Linux's pressure stall information, read from outside
-every jail) is not a grade either: the scenario, or the student's notebook, is graded
-again with fewer at a time once the pool has finished. A pass stands, and alone only
-the engine's lag counts: there the student's own programs may be what keeps the CPUs
-busy.
+every jail) is not a grade either: the scenario (when only its timing checks failed),
+or the student's re-measured notebook cell, is graded again with fewer at a time once
+the pool has finished. A pass stands, and alone only the engine's lag counts: there
+the student's own programs may be what keeps the CPUs busy.
 """
 from __future__ import annotations
 
@@ -120,6 +120,20 @@ class CpuPressure:
         if waited is None or self._waited is None or now <= self._start:
             return None
         return min(1.0, (waited - self._waited) / 1e6 / (now - self._start))
+
+
+# The battery's checks a crowded machine can fail on its own: a program held off the CPU
+# times out and resends, or falls behind the reference. Wrong bytes, a crash or a hang
+# are the program's, and are not graded twice.
+TIMING_CHECKS = frozenset({"retransmissions", "goodput"})
+
+
+def crowded_failure(checks, pressure: CpuPressure, at_once: int) -> str:
+    """Why a scenario's failed `checks` are not a grade (crowding), or ''."""
+    failed = [c for c in checks if not c.passed]
+    if not failed or any(c.name not in TIMING_CHECKS for c in failed):
+        return ""
+    return crowding(pressure, at_once)
 
 
 def crowding(pressure: CpuPressure, at_once: int) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from grader import autograde as A
-from grader.disturbance import Admission, CpuPressure, cpu_waiting_avg10, cpu_waiting_us, crowding
+from grader.disturbance import Admission, CpuPressure, cpu_waiting_avg10, cpu_waiting_us, crowded_failure, crowding
 from grader.remeasure import Verdict
 
 PSI = "some avg10=95.82 avg60=79.54 avg300=37.05 total={some}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
@@ -117,3 +117,18 @@ def test_a_pool_grows_only_while_the_machine_stays_uncrowded(tmp_path):
     none = Admission(waiting=lambda: None, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
     with none, none:                             # no PSI: only the settling time
         assert none.running == 2
+
+
+def test_only_timing_checks_are_failed_by_crowding():
+    """A crowded pool can make a program resend or fall behind, not corrupt or crash it."""
+    from grader.checks import Check
+
+    class Crowded:
+        def share(self):
+            return 0.9
+    timing = [Check("delivered", True, ""), Check("retransmissions", False, "12 for 0 losses")]
+    assert crowded_failure(timing, Crowded(), 2) == "tasks waited for a CPU 90% of the time, 2 gradings at a time"
+    assert crowded_failure(timing + [Check("goodput", False, "40%")], Crowded(), 2).startswith("tasks waited")
+    assert crowded_failure(timing, Crowded(), 1) == ""                          # alone
+    assert crowded_failure([Check("delivered", False, "3 bytes differ")] + timing, Crowded(), 2) == ""
+    assert crowded_failure([Check("goodput", True, "")], Crowded(), 2) == ""     # a pass stands
