@@ -292,7 +292,7 @@ def _admits(load: float, in_flight: list[float], heavy_left: bool, budget: float
 
 def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:
     seed = derive_seed(sweep.seed, sweep.seed_name or sweep.name, cell, rep)
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.thread_time()
     try:
         out = dict(sweep.run_one(dict(cell), seed))
         ok = bool(out.pop("ok", False))
@@ -304,7 +304,8 @@ def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:
     return {"sweep": sweep.name, "cell": cell_key(cell), **cell, "rep": rep, "seed": seed,
             "ok": ok, **{k: v for k, v in out.items() if k not in cell},
             "error": one_line(error) if error else None,
-            "elapsed_s": round(time.monotonic() - started, 3)}
+            "elapsed_s": round(time.monotonic() - started, 3),
+            "harness_cpu_s": round(time.thread_time() - cpu_started, 3)}
 
 
 def _child_groups() -> set[int]:
@@ -353,7 +354,7 @@ def tidy(sweep: Sweep, rows: list[dict]) -> pd.DataFrame:
     frame["_order"] = frame["cell"].map(order)
     frame = frame.sort_values(["_order", "rep"]).drop(columns=["_order", "cell"]).reset_index(drop=True)
     first = ["sweep", *params, "rep", "seed", "ok"]
-    last = ["error", "elapsed_s"]
+    last = ["error", "elapsed_s", "harness_cpu_s"]
     middle = [c for c in frame.columns if c not in first and c not in last]
     return frame[[c for c in first + middle + last if c in frame.columns]]
 
