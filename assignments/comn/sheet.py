@@ -127,21 +127,19 @@ def offered_load(cell: dict) -> float:
     return min(1.0, window / link.rtt / link.capacity_pps)
 
 
-# What a run costs the CPU (its programs, the engine and the harness's thread), for the
-# sweep's booking until the cell's own runs are measured. Measured on the 2-core machine
-# (BENCHMARKS.md, "Results sheets", 2026-11-25): start-up and end ~0.45 CPU-s; a
-# timer-bound run 0.03 of a core besides, stop-and-wait at 5 ms 0.10, a saturating GBN
-# run 0.25 (0.08 ms a packet, up to ~2,900 packets/s with its resends).
-CPU_START_S = 0.45
-CPU_IDLE = 0.05
-CPU_SATURATING = 0.30
+# What a run costs the CPU after its start-up (its programs, the engine and the harness's
+# thread), for the sweep's booking until the cell's own runs are measured. Measured on the
+# 2-core machine (BENCHMARKS.md, "Results sheets", 2026-11-25): a timer-bound run 0.004-0.03
+# of a core, stop-and-wait at 5 ms 0.03-0.12, a saturating GBN run 0.10-0.29, iperf3 (kernel
+# TCP) at most 0.06. The guess grows with the offered load and errs high; the sweep books
+# each cell by its own runs once one has ended.
+CPU_IDLE = 0.01
+CPU_SATURATING = {"transfer": 0.31, "iperf": 0.11}
 
 
-def expected_cpu(cell: dict, seconds: float) -> float:
-    """Cores a run of `seconds` is expected to use: its start-up spread over the run, and
-    more the harder it drives the link (errs high: the sweep books each cell by what its
-    own runs measured once one has ended)."""
-    return CPU_START_S / max(seconds, 1.0) + CPU_IDLE + (CPU_SATURATING - CPU_IDLE) * offered_load(cell)
+def expected_cpu(cell: dict, kind: str = "transfer") -> float:
+    """Cores a run is expected to use after its start-up (see CPU_SATURATING)."""
+    return CPU_IDLE + (CPU_SATURATING[kind] - CPU_IDLE) * offered_load(cell)
 
 
 def expected_seconds(kBps: float, size: int) -> float:
@@ -167,10 +165,11 @@ def sweeps(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs
 
     def sweep(name: str, run_one, cell_list: list[dict], kBps) -> Measured:
         cost = lambda c: expected_seconds(kBps(c), size)  # noqa: E731
+        kind = "iperf" if isinstance(run_one, IperfRun) else "transfer"
         run_one = _with_limit(run_one, lambda c: time_limits.RUN(cost(c)))   # 3x the model, 30-900 s
         return Measured(Sweep(name, run_one, cell_list, runs=runs, until_margin=until_margin, cap=cap,
                               seed=seed, cost=cost, load=offered_load,
-                              cpu=lambda c: expected_cpu(c, cost(c))), cell_list)
+                              cpu=lambda c: expected_cpu(c, kind)), cell_list)
 
     q1_cells = [{"delay": 5, "loss": LOSS, "timeout": t} for t in plan.q1_timeouts]
     q3_cells = [{"delay": d, "loss": LOSS, "timeout": gbn_timeout_ms(d), "window": w}

@@ -50,7 +50,7 @@ from harness.statistics import needs_more_runs, summarize
 # Transfers at once, and the summed bookings (cores) of those in flight, by default.
 # Measured on the 2-core machine (BENCHMARKS.md, "Results sheets").
 DEFAULT_JOBS = 12
-MEASURED_JOBS = 40  # the default when every sweep books by measured CPU: the budget is the bound
+MEASURED_JOBS = 64  # the default when every sweep books by measured CPU: the budget is the bound
 DEFAULT_CPU_BUDGET = 1.5
 HEAVY = 0.5         # a run with at least this load is CPU-sensitive ("heavy")
 STARTUP_S = 1.0     # a run's start-up (namespaces, engine, two interpreters) ...
@@ -82,8 +82,9 @@ class Sweep:
     cost: Callable[[dict], float] | None = None   # expected seconds of one run
     load: Callable[[dict], float] | None = None   # share of the link one run drives (1: saturating);
                                                   # its booking unless `cpu` is given
-    cpu: Callable[[dict], float] | None = None    # cores one run is expected to use: book runs by
-                                                  # measured CPU, this until its cell has a run measured
+    cpu: Callable[[dict], float] | None = None    # cores one run is expected to use after its start-up:
+                                                  # book runs by measured CPU, this until its cell has a
+                                                  # run measured
     seed_name: str | None = None           # the name seeds derive from (default: name), so a
                                            # repeat under another name draws the same seeds
 
@@ -366,25 +367,33 @@ def replay(sweeps: list[Sweep], run: Callable[[Sweep, dict, int], dict], *, jobs
             "started": started}
 
 
-def run_cpu(rows: list[dict]) -> float | None:
+def run_cpu(rows: list[dict], steady: bool = False) -> float | None:
     """The most cores any of these runs used: (cpu_s + harness_cpu_s) / elapsed_s over
-    the runs that recorded their CPU; None if none did."""
-    shares = [((r.get("cpu_s") or 0.0) + (r.get("harness_cpu_s") or 0.0)) / r["elapsed_s"]
+    the runs that recorded their CPU; None if none did. `steady`: after its start-up,
+    which the scheduler books apart (STARTUP_CPU for STARTUP_S)."""
+    start = STARTUP_CPU * STARTUP_S if steady else 0.0
+    shares = [max(0.0, (r.get("cpu_s") or 0.0) + (r.get("harness_cpu_s") or 0.0) - start)
+              / max(r["elapsed_s"] - (STARTUP_S if steady else 0.0), STARTUP_S)
               for r in rows if r.get("cpu_s") is not None and (r.get("elapsed_s") or 0) > 0]
     return max(shares) if shares else None
 
 
+def _upper_quartile(values) -> float:
+    ordered = sorted(values)
+    return ordered[int(0.75 * (len(ordered) - 1))]
+
+
 class _Bookings:
     """What a run of each cell is booked at (cores): its sweep's `load`, or with `cpu`
-    what the cell's runs measured (run_cpu); a cell none of whose runs has ended yet
-    gets `cpu(cell)` times the most any measured cell of its sweep used over its own
-    `cpu` (a cell's runs often all start together, so the sweep's model is corrected
-    by its other cells)."""
+    what the cell's runs measured after their start-up (run_cpu, steady); a cell none of
+    whose runs has ended yet gets `cpu(cell)` corrected by its sweep's measured cells (the
+    upper quartile of their measured / cpu(cell)): a cell's runs often all start
+    together, so its own runs cannot correct the guess in time."""
 
     def __init__(self, cells: dict[tuple[str, str], tuple[Sweep, dict]], plans: dict[str, _Plan]):
         self.cells, self.plans = cells, plans
         self._measured: dict[tuple[str, str], float] = {}
-        self._ratio: dict[str, float] = {}      # sweep -> max measured / cpu(cell)
+        self._ratios: dict[str, dict[tuple[str, str], float]] = {}   # sweep -> {cell: measured / cpu(cell)}
         for key in cells:
             self.learn(key)
 
@@ -392,12 +401,12 @@ class _Bookings:
         sweep, cell = self.cells[key]
         if sweep.cpu is None:
             return
-        measured = run_cpu(self.plans[sweep.name].results.of_cell(key[1]))
+        measured = run_cpu(self.plans[sweep.name].results.of_cell(key[1]), steady=True)
         if measured is not None:
             self._measured[key] = measured
             prior = sweep.cpu(cell)
             if prior > 0:
-                self._ratio[sweep.name] = max(self._ratio.get(sweep.name, 0.0), measured / prior)
+                self._ratios.setdefault(sweep.name, {})[key] = measured / prior
 
     def of(self, key: tuple[str, str]) -> float:
         sweep, cell = self.cells[key]
@@ -405,7 +414,8 @@ class _Bookings:
             return sweep.load(cell) if sweep.load else 0.0
         if key in self._measured:
             return self._measured[key]
-        return sweep.cpu(cell) * self._ratio.get(sweep.name, 1.0)
+        ratios = self._ratios.get(sweep.name)
+        return sweep.cpu(cell) * (_upper_quartile(ratios.values()) if ratios else 1.0)
 
 
 @dataclass(frozen=True)
