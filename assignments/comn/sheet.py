@@ -134,12 +134,16 @@ def offered_load(cell: dict) -> float:
 # TCP) at most 0.06. The guess grows with the offered load and errs high; the sweep books
 # each cell by its own runs once one has ended.
 CPU_IDLE = 0.01
-CPU_SATURATING = {"transfer": 0.31, "iperf": 0.11}
+CPU_SATURATING = {"stop-and-wait": 0.7, "window": 0.31, "iperf": 0.11}   # a packet at a time costs most
 
 
-def expected_cpu(cell: dict, kind: str = "transfer") -> float:
-    """Cores a run is expected to use after its start-up (see CPU_SATURATING)."""
-    return CPU_IDLE + (CPU_SATURATING[kind] - CPU_IDLE) * offered_load(cell)
+def expected_cpu(cell: dict, kind: str = "window") -> float:
+    """Cores a run is expected to use after its start-up: more the faster it sends (a
+    window per round trip, or per timeout where that is shorter; see CPU_SATURATING)."""
+    link = link_model(cell)
+    window = cell.get("window", cell.get("window_kB", 1))
+    every = min(link.rtt, cell["timeout"] / 1000) if "timeout" in cell else link.rtt
+    return CPU_IDLE + (CPU_SATURATING[kind] - CPU_IDLE) * min(1.0, window / every / link.capacity_pps)
 
 
 def expected_seconds(kBps: float, size: int) -> float:
@@ -165,7 +169,7 @@ def sweeps(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs
 
     def sweep(name: str, run_one, cell_list: list[dict], kBps) -> Measured:
         cost = lambda c: expected_seconds(kBps(c), size)  # noqa: E731
-        kind = "iperf" if isinstance(run_one, IperfRun) else "transfer"
+        kind = "iperf" if isinstance(run_one, IperfRun) else "stop-and-wait" if name == "q1" else "window"
         run_one = _with_limit(run_one, lambda c: time_limits.RUN(cost(c)))   # 3x the model, 30-900 s
         return Measured(Sweep(name, run_one, cell_list, runs=runs, until_margin=until_margin, cap=cap,
                               seed=seed, cost=cost, load=offered_load,

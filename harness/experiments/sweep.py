@@ -56,6 +56,7 @@ HEAVY = 0.5         # a run with at least this load is CPU-sensitive ("heavy")
 STARTUP_S = 1.0     # a run's start-up (namespaces, engine, two interpreters) ...
 STARTUP_CPU = 0.5   # ... is booked at least this many cores (measured: ~0.45 CPU-s in its first
                     # ~0.8 s), so a burst of starts is paced
+PROBE_CPU = 0.1     # a cell guessed at this many cores or more runs one run until it is measured
 GIVE_UP_AFTER = 2   # failures in a cell with no success before its other runs are skipped
 
 RunOne = Callable[[dict, int], dict]
@@ -310,6 +311,8 @@ class _Scheduler:
             for rep in self.plans[sweep.name].more(cell, self.running[key], key[1]):
                 if len(self.flights) >= self.jobs:
                     return out
+                if self.running[key] and self.book.guessed(key) and booking >= PROBE_CPU:
+                    break   # one run measures what the cell costs before its others start
                 flight = _Flight(booking, booking >= HEAVY, now if sweep.cpu else None)
                 if self.flights and not _admits(flight.now(now), flight.big, self.in_flight(now), reserve,
                                                 self.budget):
@@ -338,7 +341,8 @@ def replay(sweeps: list[Sweep], run: Callable[[Sweep, dict, int], dict], *, jobs
     rep)` gives each repetition's row as a real one would be (`elapsed_s`, and for runs
     booked by CPU `cpu_s`; `ok` and the metric where margins or failures matter), e.g.
     from a recorded sheet. Returns {"wall_s", "runs", "peak_booked": the most cores booked
-    at once, "peak_used": the most the runs in flight used (their rows' shares), "started":
+    at once, "peak_used": the most the runs in flight used (each row's CPU spread as its
+    steady share after STARTUP_S and the rest in its first STARTUP_S), "started":
     {(sweep name, cell key, rep): start time}}."""
     jobs = max(1, jobs or default_jobs(sweeps))
     plans = {s.name: _Plan(s, _Results(s, None)) for s in sweeps}
@@ -349,10 +353,13 @@ def replay(sweeps: list[Sweep], run: Callable[[Sweep, dict, int], dict], *, jobs
         for sweep, cell, rep, token in sched.starts(now):
             row = {"sweep": sweep.name, "cell": token[1], **cell, "rep": rep, "ok": True, **run(sweep, cell, rep)}
             started[token] = now
-            used[token] = run_cpu([row]) or 0.0
+            steady = run_cpu([row], steady=True) or 0.0
+            total = (row.get("cpu_s") or 0.0) + (row.get("harness_cpu_s") or 0.0)
+            first = min(row["elapsed_s"], STARTUP_S)
+            used[token] = ((total - steady * (row["elapsed_s"] - first)) / first if first > 0 else 0.0, steady)
             ends.append((now + row["elapsed_s"], token, row))
         peak_booked = max(peak_booked, sum(b for b, _ in sched.in_flight(now)))
-        peak_used = max(peak_used, sum(used[t] for t in sched.flights))
+        peak_used = max(peak_used, sum(used[t][0 if now - started[t] < STARTUP_S else 1] for t in sched.flights))
         if not ends:
             break
         ends.sort(key=lambda e: e[0])
@@ -386,14 +393,15 @@ def _upper_quartile(values) -> float:
 class _Bookings:
     """What a run of each cell is booked at (cores): its sweep's `load`, or with `cpu`
     what the cell's runs measured after their start-up (run_cpu, steady); a cell none of
-    whose runs has ended yet gets `cpu(cell)` corrected by its sweep's measured cells (the
-    upper quartile of their measured / cpu(cell)): a cell's runs often all start
-    together, so its own runs cannot correct the guess in time."""
+    whose runs has ended yet gets `cpu(cell)` corrected by its sweep's measured cells of a
+    like guess (within a factor 2; the upper quartile of their measured / cpu(cell)): a
+    cell's runs often all start together, so its own runs cannot correct it in time."""
 
     def __init__(self, cells: dict[tuple[str, str], tuple[Sweep, dict]], plans: dict[str, _Plan]):
         self.cells, self.plans = cells, plans
         self._measured: dict[tuple[str, str], float] = {}
-        self._ratios: dict[str, dict[tuple[str, str], float]] = {}   # sweep -> {cell: measured / cpu(cell)}
+        self._ratios: dict[str, dict[tuple[str, str], tuple[float, float]]] = {}
+        # sweep -> {cell: (cpu(cell), measured / cpu(cell))}
         for key in cells:
             self.learn(key)
 
@@ -406,7 +414,11 @@ class _Bookings:
             self._measured[key] = measured
             prior = sweep.cpu(cell)
             if prior > 0:
-                self._ratios.setdefault(sweep.name, {})[key] = measured / prior
+                self._ratios.setdefault(sweep.name, {})[key] = (prior, measured / prior)
+
+    def guessed(self, key: tuple[str, str]) -> bool:
+        """Booked by a guess: by CPU, and no run of the cell has been measured yet."""
+        return self.cells[key][0].cpu is not None and key not in self._measured
 
     def of(self, key: tuple[str, str]) -> float:
         sweep, cell = self.cells[key]
@@ -414,8 +426,9 @@ class _Bookings:
             return sweep.load(cell) if sweep.load else 0.0
         if key in self._measured:
             return self._measured[key]
-        ratios = self._ratios.get(sweep.name)
-        return sweep.cpu(cell) * (_upper_quartile(ratios.values()) if ratios else 1.0)
+        prior = sweep.cpu(cell)
+        like = [r for p, r in self._ratios.get(sweep.name, {}).values() if prior / 2 <= p <= 2 * prior]
+        return prior * (_upper_quartile(like) if like else 1.0)
 
 
 @dataclass(frozen=True)
