@@ -28,9 +28,9 @@ def main(argv: list[str]) -> int:
             runs += [json.loads(line) for line in f if line.strip()]
     runs = [{k: r.get(k) for k in KEEP} for r in runs if r.get("cpu_s") is not None]
     runs.sort(key=lambda r: (r["sweep"], r["cell"], r["rep"]))
-    with open(OUT, "w") as f:
-        json.dump({"note": argv[1], "runs": runs}, f, indent=0)
-        f.write("\n")
+    with open(OUT, "w") as f:   # one run a line
+        f.write('{"note": ' + json.dumps(argv[1]) + ',\n"runs": [\n')
+        f.write(",\n".join(json.dumps(r) for r in runs) + "\n]}\n")
     print(f"{len(runs)} runs -> {OUT}")
     return 0
 
