@@ -56,7 +56,8 @@ HEAVY = 0.5         # a run with at least this load is CPU-sensitive ("heavy")
 STARTUP_S = 1.0     # a run's start-up (namespaces, engine, two interpreters) ...
 STARTUP_CPU = 0.5   # ... is booked at least this many cores (measured: ~0.45 CPU-s in its first
                     # ~0.8 s), so a burst of starts is paced
-PROBE_CPU = 0.1     # a cell guessed at this many cores or more runs one run until it is measured
+PROBE_CPU = 0.1     # a cell guessed at this many cores or more, and expected to take at most
+PROBE_S = 60.0      # this many seconds, runs one run until it is measured
 GIVE_UP_AFTER = 2   # failures in a cell with no success before its other runs are skipped
 
 RunOne = Callable[[dict, int], dict]
@@ -311,7 +312,8 @@ class _Scheduler:
             for rep in self.plans[sweep.name].more(cell, self.running[key], key[1]):
                 if len(self.flights) >= self.jobs:
                     return out
-                if self.running[key] and self.book.guessed(key) and booking >= PROBE_CPU:
+                if (self.running[key] and self.book.guessed(key) and booking >= PROBE_CPU
+                        and (sweep.cost is None or sweep.cost(cell) <= PROBE_S)):
                     break   # one run measures what the cell costs before its others start
                 flight = _Flight(booking, booking >= HEAVY, now if sweep.cpu else None)
                 if self.flights and not _admits(flight.now(now), flight.big, self.in_flight(now), reserve,
