@@ -17,16 +17,18 @@ so a thread pool suffices; `jobs` bounds how many run at once (see DEFAULT_JOBS)
 transfer that drives the link at full rate is sensitive to CPU scheduling (a GBN sender
 bursting a window of 256 packets measures lower when it competes for the CPU), so the
 runs in flight keep what they are booked at within `cpu_budget` (cores), and a run whose
-`load` (its share of the link) is at least HEAVY always finds room. A run is booked at
-its `load`, or, where the sweep gives `cpu` (the cores one run is expected to use), by
-what it really uses: `cpu` until a run of its cell has finished, then the most that
+booking is at least HEAVY always finds room. A run is booked at its `load` (its share of
+the link, 1: saturating), or, where the sweep gives `cpu` (the cores one run is expected
+to use), by what it really uses: at least STARTUP_CPU in its first STARTUP_S seconds,
+when namespaces, the engine and two interpreters start, and after that the most its
 cell's runs measured (their programs', engine's and harness thread's CPU seconds over
-their wall time), and at least STARTUP_CPU in its first STARTUP_S seconds, when
-namespaces, the engine and two interpreters start. A saturating COMN run uses about a
-quarter of a core, so booking it at a whole one kept heavy runs one or two at a time and
-set the sheet's time (BENCHMARKS.md, "Results sheets"). Cells are started
-longest-expected-first (`cost`), heavy ones first, so the slow cells of a sheet do not
-end up alone at the tail.
+their wall time, start-up taken out), or `cpu(cell)` corrected by the sweep's measured
+cells until one of the cell's runs has ended (see _Bookings). A saturating COMN run uses
+about a quarter of a core, so booking it at a whole one kept heavy runs one or two at a
+time and set the sheet's time (BENCHMARKS.md, "Results sheets near their floor"). Cells
+are started longest-expected-first (`cost`), big bookings first, so the slow cells of a
+sheet do not end up alone at the tail. The scheduler is sans-IO (_Scheduler): `replay`
+runs it on a simulated clock over recorded runs.
 """
 from __future__ import annotations
 
@@ -301,7 +303,8 @@ class _Scheduler:
         Only as many as there are workers, so each start is decided on fresh results (a
         cell whose first runs all failed is not started again). While big runs remain,
         small ones keep room for one (see _admits). Every start booked by CPU counts
-        STARTUP_CPU (= HEAVY) at first, so small runs cannot starve a larger small one."""
+        STARTUP_CPU (no less than a small run's booking) at first, so a stream of small
+        starts cannot starve a larger small run."""
         out = []
         big_left = [self.book.of(key) for s, c, key in self.order
                     if self.book.of(key) >= HEAVY and self.plans[s.name].more(c, self.running[key], key[1])]
