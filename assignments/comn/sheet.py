@@ -129,7 +129,7 @@ def offered_load(cell: dict) -> float:
 
 # What a run costs the CPU after its start-up (its programs, the engine and the harness's
 # thread), for the sweep's booking until the cell's own runs are measured. Measured on the
-# 2-core machine (BENCHMARKS.md, "Results sheets", 2026-11-25): a timer-bound run 0.004-0.03
+# 2-core machine (BENCHMARKS.md, "Results sheets near their floor"): a timer-bound run 0.004-0.03
 # of a core, stop-and-wait at 5 ms 0.03-0.12, a saturating GBN run 0.10-0.29, iperf3 (kernel
 # TCP) at most 0.06. The guess grows with the offered load and errs high; the sweep books
 # each cell by its own runs once one has ended.
@@ -140,10 +140,9 @@ CPU_SATURATING = {"stop-and-wait": 0.7, "window": 0.31, "iperf": 0.11}   # a pac
 def expected_cpu(cell: dict, kind: str = "window") -> float:
     """Cores a run is expected to use after its start-up: more the faster it sends (a
     window per round trip, or per timeout where that is shorter; see CPU_SATURATING)."""
-    link = link_model(cell)
-    window = cell.get("window", cell.get("window_kB", 1))
-    every = min(link.rtt, cell["timeout"] / 1000) if "timeout" in cell else link.rtt
-    return CPU_IDLE + (CPU_SATURATING[kind] - CPU_IDLE) * min(1.0, window / every / link.capacity_pps)
+    rtt = link_model(cell).rtt
+    faster = rtt / min(rtt, cell["timeout"] / 1000) if "timeout" in cell else 1.0
+    return CPU_IDLE + (CPU_SATURATING[kind] - CPU_IDLE) * min(1.0, offered_load(cell) * faster)
 
 
 def expected_seconds(kBps: float, size: int) -> float:
