@@ -75,7 +75,8 @@ def agreement() -> int:
              (q3, {"delay": 5, "loss": 5, "timeout": 20, "window": 256}),
              (q3, {"delay": 25, "loss": 5, "timeout": 60, "window": 64}),
              (q3, {"delay": 25, "loss": 5, "timeout": 60, "window": 8})]
-    sweeps = [Sweep(f"{s.name}-{i}", s.run_one, [c], runs=5, seed=s.seed, cost=s.cost, load=s.load)
+    sweeps = [Sweep(f"{s.name}-{i}", s.run_one, [c], runs=5, seed=s.seed, cost=s.cost, load=s.load,
+                    cpu=s.cpu)
               for i, (s, c) in enumerate(picks)]
     results = {}
     for mode, jobs in (("serial", 1), ("parallel", None)):   # same sweeps, so the same seeds

@@ -39,7 +39,7 @@ from harness import backends
 from harness.assignments import get as get_assignment
 from harness.backends.tcp import DEFAULT as TCP_DEFAULT, check as check_tcp_cc, runs_kernel_tcp
 from harness.procs import UsageError
-from harness.experiments.sweep import (HEAVY, SweepInterrupted, derive_seed, is_complete, one_line, run_sweeps,
+from harness.experiments.sweep import (HEAVY, Sweep, SweepInterrupted, derive_seed, is_complete, one_line, run_sweeps,
                                       summarize_cells)
 from harness import notebook_rules as rules
 # the grading rules, pure (harness/notebook_rules.py), by the names notebooks and the grader use
@@ -118,7 +118,11 @@ class Lab:
         self.tcp_cc, self.tcp_cc_missing = tcp_cc, tcp_cc_missing(tcp_cc)
         self.sheet = self.spec.sheet(self.folder, self.plan, self.backend, seed=seed,
                                      **({"tcp_cc": tcp_cc} if tcp_cc and runs_kernel_tcp(self.spec.sheet) else {}))
-        self.sweeps = {s.name: s for sec in self.sheet.sections for s in sec.sweeps}
+        # A notebook's runs and the grader's re-measurements book runs by their load, as
+        # before the sheets booked them by measured CPU (harness/experiments/sweep.py): the
+        # class-scale grading that runs several notebooks at once is measured that way.
+        self.sweeps = {s.name: replace(s, cpu=None) if isinstance(s, Sweep) else s
+                       for sec in self.sheet.sections for s in sec.sweeps}
         self.frames: dict[str, pd.DataFrame] = {}
 
     def cells(self, q: str) -> list[dict]:
@@ -133,7 +137,7 @@ class Lab:
             missing = [n for n in sweep.after if n not in self.frames]
             if missing:
                 raise RuntimeError(f"measure {', '.join(missing)} first: {q} is chosen from its results")
-            sweep = self.sweeps[q] = sweep.build(dict(self.frames))
+            sweep = self.sweeps[q] = replace(sweep.build(dict(self.frames)), cpu=None)
         return sweep
 
     def measured_on_netns(self, q: str) -> str | None:

@@ -132,6 +132,8 @@ class Proc:
     exited_ns: int | None = None
     timed_out: bool = False
     stopped_when_done: bool = False  # the harness stopped it on purpose, its job done
+    cpu_s: float | None = None       # user + system CPU seconds, its reaped children's included
+                                     # (read when it is reaped: what the run really cost)
 
     def wait(self, timeout: float | None) -> bool:
         """Wait until the program exits (True) or `timeout` seconds pass (False).
@@ -443,10 +445,16 @@ class Processes:
         deadline = time.monotonic() + KILL_SETTLE_S
         while pids_in_group(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.005)
+        proc.cpu_s = cpu_seconds(proc.pid)   # the zombie still holds its times
         proc.exit_code = proc._popen.wait()
         os.close(proc._pidfd)
         proc._out.thread.join(timeout=2.0)
         proc._err.thread.join(timeout=2.0)
+
+    @property
+    def cpu_s(self) -> float:
+        """CPU seconds of the programs stopped so far (after `close`: all of them)."""
+        return sum(p.cpu_s or 0.0 for p in self.procs)
 
     def close(self) -> None:
         """Stop every program still running (SIGTERM to all first, so graces overlap)."""
@@ -463,6 +471,20 @@ def _read_all(fd: int) -> bytes:
     while chunk := os.read(fd, 256):
         data += chunk
     return data
+
+
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime + cutime + cstime of `pid` (a live process or an unreaped zombie),
+    in seconds; None if it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return sum(int(v) for v in fields[11:15]) * _TICK_S   # fields 14-17 of proc(5)
 
 
 def pids_in_group(pgid: int) -> list[int]:

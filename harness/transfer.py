@@ -166,6 +166,8 @@ class TransferResult:
                                          # that gap, netns only), time_limit_s, no_progress_s
     pcap: str | None = None              # the capture files asked for (absolute paths):
     trace: str | None = None             # harness.plots draws the transfer from them
+    cpu_s: float | None = None           # CPU seconds of the programs and the engine together
+                                         # (what a sweep books the run's share of the CPU by)
     tcp_cc: str | None = None            # kernel TCP's congestion control pinned in the namespaces
                                          # (netns, kernel; harness/backends/tcp.py); what ran is
                                          # what the program reports (printed["congestion_control"])
@@ -472,7 +474,9 @@ def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
             if getattr(plan, key):
                 config[key] = os.path.abspath(getattr(plan, key))
         with Processes() as procs:
-            return _run(plan, procs, workdir, infile, want, output, config)
+            result, retry = _run(plan, procs, workdir, infile, want, output, config)
+        result.cpu_s = round(procs.cpu_s, 3)   # every program is reaped once the block ends
+        return result, retry
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -127,6 +127,24 @@ def offered_load(cell: dict) -> float:
     return min(1.0, window / link.rtt / link.capacity_pps)
 
 
+# What a run costs the CPU after its start-up (its programs, the engine and the harness's
+# thread), for the sweep's booking until the cell's own runs are measured. Measured on the
+# 2-core machine (BENCHMARKS.md, "Results sheets near their floor"): a timer-bound run 0.004-0.03
+# of a core, stop-and-wait at 5 ms 0.03-0.12, a saturating GBN run 0.10-0.29, iperf3 (kernel
+# TCP) at most 0.06. The guess grows with the offered load and errs high; the sweep books
+# each cell by its own runs once one has ended.
+CPU_IDLE = 0.01
+CPU_SATURATING = {"stop-and-wait": 0.7, "window": 0.31, "iperf": 0.11}   # a packet at a time costs most
+
+
+def expected_cpu(cell: dict, kind: str = "window") -> float:
+    """Cores a run is expected to use after its start-up: more the faster it sends (a
+    window per round trip, or per timeout where that is shorter; see CPU_SATURATING)."""
+    rtt = link_model(cell).rtt
+    faster = rtt / min(rtt, cell["timeout"] / 1000) if "timeout" in cell else 1.0
+    return CPU_IDLE + (CPU_SATURATING[kind] - CPU_IDLE) * min(1.0, offered_load(cell) * faster)
+
+
 def expected_seconds(kBps: float, size: int) -> float:
     return size / 1024 / max(kBps, 0.1) + RUN_OVERHEAD_S
 
@@ -150,9 +168,11 @@ def sweeps(impl: str = REFERENCE, plan: Plan = FULL, backend: str = "auto", runs
 
     def sweep(name: str, run_one, cell_list: list[dict], kBps) -> Measured:
         cost = lambda c: expected_seconds(kBps(c), size)  # noqa: E731
+        kind = "iperf" if isinstance(run_one, IperfRun) else "stop-and-wait" if name == "q1" else "window"
         run_one = _with_limit(run_one, lambda c: time_limits.RUN(cost(c)))   # 3x the model, 30-900 s
         return Measured(Sweep(name, run_one, cell_list, runs=runs, until_margin=until_margin, cap=cap,
-                              seed=seed, cost=cost, load=offered_load), cell_list)
+                              seed=seed, cost=cost, load=offered_load,
+                              cpu=lambda c: expected_cpu(c, kind)), cell_list)
 
     q1_cells = [{"delay": 5, "loss": LOSS, "timeout": t} for t in plan.q1_timeouts]
     q3_cells = [{"delay": d, "loss": LOSS, "timeout": gbn_timeout_ms(d), "window": w}

@@ -96,9 +96,11 @@ def run_iperf(spec: str, *, window_bytes: int | None, size: int | None = 1 << 20
             except EngineError as e:
                 return {"ok": False, "error": f"engine failed: {e}"}
             try:
-                return _client_server(session, procs, workdir, window_bytes, size, duration_s, mss, time_limit)
+                row = _client_server(session, procs, workdir, window_bytes, size, duration_s, mss, time_limit)
             finally:
                 session.close()
+        row["cpu_s"] = round(procs.cpu_s, 3)   # iperf3 and the engine (kernel TCP's own work is not in it)
+        return row
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

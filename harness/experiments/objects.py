@@ -42,7 +42,7 @@ class ObjectsRun:
     sizes: tuple[int, ...]
 
     def __call__(self, params: dict, seed: int) -> dict:
-        times, retransmissions = [], 0
+        times, retransmissions, cpu_s = [], 0, 0.0
         for k, size in enumerate(self.sizes):
             row = self.transfer({**params, "size": size}, object_seed(seed, k))
             if not row.get("ok"):
@@ -53,5 +53,7 @@ class ObjectsRun:
                         "error": f"object {k + 1} of {len(self.sizes)} ({size:,} bytes): the link saw no packet"}
             times.append(row["wire_time_s"])
             retransmissions += row.get("retransmissions") or 0
+            cpu_s += row.get("cpu_s") or 0.0
         return {"ok": True, "error": None, "objects": len(times), "total_s": math.fsum(times),
-                "object_min_s": min(times), "object_max_s": max(times), "retransmissions": retransmissions}
+                "object_min_s": min(times), "object_max_s": max(times), "retransmissions": retransmissions,
+                "cpu_s": round(cpu_s, 3)}

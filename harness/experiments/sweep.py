@@ -15,11 +15,20 @@ re-run (or the same cell measured serially) uses the same seeds.
 Parallelism: transfers are separate processes that mostly wait on timers and the link,
 so a thread pool suffices; `jobs` bounds how many run at once (see DEFAULT_JOBS). A
 transfer that drives the link at full rate is sensitive to CPU scheduling (a GBN sender
-bursting a window of 256 packets measures lower when it competes for the CPU), so
-each run may declare a `load` and the runs in flight keep their loads within
-`cpu_budget`: many timer-bound transfers go together, saturating ones nearly alone.
-Cells are started longest-expected-first (`cost`), so the slow cells of a sheet do not
-end up alone at the tail.
+bursting a window of 256 packets measures lower when it competes for the CPU), so the
+runs in flight keep what they are booked at within `cpu_budget` (cores), and a run whose
+booking is at least HEAVY always finds room. A run is booked at its `load` (its share of
+the link, 1: saturating), or, where the sweep gives `cpu` (the cores one run is expected
+to use), by what it really uses: at least STARTUP_CPU in its first STARTUP_S seconds,
+when namespaces, the engine and two interpreters start, and after that the most its
+cell's runs measured (their programs', engine's and harness thread's CPU seconds over
+their wall time, start-up taken out), or `cpu(cell)` corrected by the sweep's measured
+cells until one of the cell's runs has ended (see _Bookings). A saturating COMN run uses
+about a quarter of a core, so booking it at a whole one kept heavy runs one or two at a
+time and set the sheet's time (BENCHMARKS.md, "Results sheets near their floor"). Cells
+are started longest-expected-first (`cost`), big bookings first, so the slow cells of a
+sheet do not end up alone at the tail. The scheduler is sans-IO (_Scheduler): `replay`
+runs it on a simulated clock over recorded runs.
 """
 from __future__ import annotations
 
@@ -40,11 +49,17 @@ import pandas as pd
 from harness.procs import Terminated, raise_if_terminated, terminate_as_interrupt
 from harness.statistics import needs_more_runs, summarize
 
-# Transfers at once, and the summed `load` of those in flight, by default. Measured on
-# the 2-core machine (BENCHMARKS.md, "Results sheets").
+# Transfers at once, and the summed bookings (cores) of those in flight, by default.
+# Measured on the 2-core machine (BENCHMARKS.md, "Results sheets").
 DEFAULT_JOBS = 12
+MEASURED_JOBS = 64  # the default when every sweep books by measured CPU: the budget is the bound
 DEFAULT_CPU_BUDGET = 1.5
 HEAVY = 0.5         # a run with at least this load is CPU-sensitive ("heavy")
+STARTUP_S = 1.0     # a run's start-up (namespaces, engine, two interpreters) ...
+STARTUP_CPU = 0.5   # ... is booked at least this many cores (measured: ~0.45 CPU-s in its first
+                    # ~0.8 s), so a burst of starts is paced
+PROBE_CPU = 0.1     # a cell guessed at this many cores or more, and expected to take at most
+PROBE_S = 60.0      # this many seconds, runs one run until it is measured
 GIVE_UP_AFTER = 2   # failures in a cell with no success before its other runs are skipped
 
 RunOne = Callable[[dict, int], dict]
@@ -69,7 +84,11 @@ class Sweep:
     metric: str = "goodput_kBps"
     seed: int = 1
     cost: Callable[[dict], float] | None = None   # expected seconds of one run
-    load: Callable[[dict], float] | None = None   # share of the CPU budget one run takes
+    load: Callable[[dict], float] | None = None   # share of the link one run drives (1: saturating);
+                                                  # its booking unless `cpu` is given
+    cpu: Callable[[dict], float] | None = None    # cores one run is expected to use after its start-up:
+                                                  # book runs by measured CPU, this until its cell has a
+                                                  # run measured
     seed_name: str | None = None           # the name seeds derive from (default: name), so a
                                            # repeat under another name draws the same seeds
 
@@ -218,20 +237,11 @@ def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | None,
     names = [s.name for s in sweeps]
     if len(set(names)) != len(names):
         raise ValueError(f"sweep names must differ: {names}")
-    jobs = max(1, jobs or DEFAULT_JOBS)
+    jobs = max(1, jobs or default_jobs(sweeps))
     plans = {s.name: _Plan(s, _Results(s, results_path)) for s in sweeps}
-    # (sweep, cell, (sweep name, cell key)) with each key made once: the scheduler looks
-    # every cell up after every run
-    cells = [(s, c, (s.name, cell_key(c))) for s in sweeps for c in s.cells]
-    load_of = {key: (s.load(c) if s.load else 0.0) for s, c, key in cells}
-    # Heavy (CPU-sensitive) runs go one or two at a time, so they form a critical path of
-    # their own: start them first, then the rest longest-first around them.
-    order = sorted(cells, key=lambda sck: (load_of[sck[2]] < HEAVY, -(sck[0].cost(sck[1]) if sck[0].cost else 0)))
-    running: dict[tuple[str, str], set[int]] = {key: set() for _, _, key in order}
+    sched = _Scheduler(sweeps, plans, jobs, cpu_budget)
     in_flight: dict[Future, tuple[str, str, int]] = {}
-    loads: dict[Future, float] = {}
-    planned = sum(len(plans[s.name].more(c, set(), key[1])) for s, c, key in order)
-    bar = tqdm(total=planned, desc=desc or ",".join(names), unit="run", disable=not progress, leave=True)
+    bar = tqdm(total=sched.planned, desc=desc or ",".join(names), unit="run", disable=not progress, leave=True)
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="sweep")
     children_before = _child_groups()
 
@@ -239,32 +249,16 @@ def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | None,
         return {s.name: tidy(s, plans[s.name].results.rows) for s in sweeps}
 
     def submit_ready() -> None:
-        # Only as many as there are workers, so each start is decided on fresh results
-        # (a cell whose first runs all failed is not started again). While heavy runs
-        # remain, light ones keep within `cpu_budget - 1`, so a heavy one can always start.
-        heavy_left = any(load_of[key] >= HEAVY and plans[s.name].more(c, running[key], key[1])
-                         for s, c, key in order) or any(load >= HEAVY for load in loads.values())
-        for sweep, cell, key in order:
-            load = load_of[key]
-            for rep in plans[sweep.name].more(cell, running[key], key[1]):
-                if len(in_flight) >= jobs:
-                    return
-                if in_flight and not _admits(load, list(loads.values()), heavy_left, cpu_budget):
-                    break   # too heavy to add now; a lighter cell may still fit
-                running[key].add(rep)
-                fut = pool.submit(_run_one_rep, sweep, cell, rep)
-                in_flight[fut], loads[fut] = (*key, rep), load
+        for sweep, cell, rep, token in sched.starts(time.monotonic()):
+            in_flight[pool.submit(_run_one_rep, sweep, cell, rep)] = token
 
     try:
         submit_ready()
         while in_flight:
-            done, _ = wait(list(in_flight), timeout=1.0, return_when=FIRST_COMPLETED)
+            done, _ = wait(list(in_flight), timeout=STARTUP_S / 2, return_when=FIRST_COMPLETED)
             raise_if_terminated()   # a SIGTERM whose exception Python dropped (see procs)
             for fut in done:
-                name, key, rep = in_flight.pop(fut)
-                loads.pop(fut)
-                running[(name, key)].discard(rep)
-                plans[name].results.add(fut.result())   # exceptions are caught inside; Ctrl-C is not
+                sched.finished(in_flight.pop(fut), fut.result())   # exceptions are caught inside; Ctrl-C is not
                 bar.total = max(bar.total, bar.n + 1 + len(in_flight))
                 bar.update(1)
             submit_ready()
@@ -280,19 +274,196 @@ def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | None,
     return frames()
 
 
-def _admits(load: float, in_flight: list[float], heavy_left: bool, budget: float) -> bool:
-    """Whether a run of `load` may start next to runs of loads `in_flight`. A heavy run
-    needs the total within the budget; light runs count only among themselves, within
-    `budget - 1` while heavy work remains, so a heavy run always finds room."""
-    if load >= HEAVY:
-        return sum(in_flight) + load <= budget + 1e-9
-    room = budget - 1.0 if heavy_left else budget
-    return sum(v for v in in_flight if v < HEAVY) + load <= room + 1e-9
+def default_jobs(sweeps: list[Sweep]) -> int:
+    """DEFAULT_JOBS, or MEASURED_JOBS when every sweep books its runs by measured CPU."""
+    return MEASURED_JOBS if sweeps and all(s.cpu for s in sweeps) else DEFAULT_JOBS
+
+
+class _Scheduler:
+    """Which repetitions start, and when: sans-IO (the caller gives the time, starts what
+    `starts` returns and hands each finished row to `finished`), so a replay of recorded
+    runs on a simulated clock (`replay`) exercises the very rules the sheets run by."""
+
+    def __init__(self, sweeps: list[Sweep], plans: dict[str, _Plan], jobs: int, budget: float):
+        self.plans, self.jobs, self.budget = plans, jobs, budget
+        # (sweep, cell, (sweep name, cell key)) with each key made once: the scheduler
+        # looks every cell up after every run
+        cells = [(s, c, (s.name, cell_key(c))) for s in sweeps for c in s.cells]
+        self.book = _Bookings({key: (s, c) for s, c, key in cells}, plans)
+        # Big runs (booked at HEAVY or more) go one or two at a time, so they form a
+        # critical path of their own: start them first, then the rest longest-first.
+        self.order = sorted(cells, key=lambda sck: (self.book.of(sck[2]) < HEAVY,
+                                                    -(sck[0].cost(sck[1]) if sck[0].cost else 0)))
+        self.running: dict[tuple[str, str], set[int]] = {key: set() for _, _, key in self.order}
+        self.flights: dict[tuple[str, str, int], _Flight] = {}
+        self.planned = sum(len(plans[s.name].more(c, set(), key[1])) for s, c, key in self.order)
+
+    def starts(self, now: float) -> list[tuple[Sweep, dict, int, tuple[str, str, int]]]:
+        """The repetitions to start now, each marked running: (sweep, cell, rep, token).
+        Only as many as there are workers, so each start is decided on fresh results (a
+        cell whose first runs all failed is not started again). While big runs remain,
+        small ones keep room for one (see _admits). Every start booked by CPU counts
+        STARTUP_CPU (no less than a small run's booking) at first, so a stream of small
+        starts cannot starve a larger small run."""
+        out = []
+        big_left = [self.book.of(key) for s, c, key in self.order
+                    if self.book.of(key) >= HEAVY and self.plans[s.name].more(c, self.running[key], key[1])]
+        big_left += [f.booking for f in self.flights.values() if f.big]
+        reserve = max(big_left, default=0.0)
+        for sweep, cell, key in self.order:
+            booking = self.book.of(key)
+            for rep in self.plans[sweep.name].more(cell, self.running[key], key[1]):
+                if len(self.flights) >= self.jobs:
+                    return out
+                if (self.running[key] and self.book.guessed(key) and booking >= PROBE_CPU
+                        and (sweep.cost is None or sweep.cost(cell) <= PROBE_S)):
+                    break   # one run measures what the cell costs before its others start
+                flight = _Flight(booking, booking >= HEAVY, now if sweep.cpu else None)
+                if self.flights and not _admits(flight.now(now), flight.big, self.in_flight(now), reserve,
+                                                self.budget):
+                    break   # too heavy to add now; a lighter cell may still fit
+                self.running[key].add(rep)
+                token = (*key, rep)
+                self.flights[token] = flight
+                out.append((sweep, cell, rep, token))
+        return out
+
+    def in_flight(self, now: float) -> list[tuple[float, bool]]:
+        """(booking now, big) of every run in flight."""
+        return [(f.now(now), f.big) for f in self.flights.values()]
+
+    def finished(self, token: tuple[str, str, int], row: dict) -> None:
+        name, key, rep = token
+        self.flights.pop(token)
+        self.running[(name, key)].discard(rep)
+        self.plans[name].results.add(row)
+        self.book.learn((name, key))
+
+
+def replay(sweeps: list[Sweep], run: Callable[[Sweep, dict, int], dict], *, jobs: int | None = None,
+           cpu_budget: float = DEFAULT_CPU_BUDGET) -> dict:
+    """The sweeps' scheduling on a simulated clock, no transfer run: `run(sweep, cell,
+    rep)` gives each repetition's row as a real one would be (`elapsed_s`, and for runs
+    booked by CPU `cpu_s`; `ok` and the metric where margins or failures matter), e.g.
+    from a recorded sheet. Returns {"wall_s", "runs", "peak_booked": the most cores booked
+    at once, "peak_used": the most the runs in flight used (each row's CPU spread as its
+    steady share after STARTUP_S and the rest in its first STARTUP_S), "started":
+    {(sweep name, cell key, rep): start time}}."""
+    jobs = max(1, jobs or default_jobs(sweeps))
+    plans = {s.name: _Plan(s, _Results(s, None)) for s in sweeps}
+    sched = _Scheduler(sweeps, plans, jobs, cpu_budget)
+    now, ends, started, used = 0.0, [], {}, {}
+    peak_booked = peak_used = 0.0
+    while True:
+        for sweep, cell, rep, token in sched.starts(now):
+            row = {"sweep": sweep.name, "cell": token[1], **cell, "rep": rep, "ok": True, **run(sweep, cell, rep)}
+            started[token] = now
+            steady = run_cpu([row], steady=True) or 0.0
+            total = (row.get("cpu_s") or 0.0) + (row.get("harness_cpu_s") or 0.0)
+            first = min(row["elapsed_s"], STARTUP_S)
+            used[token] = ((total - steady * (row["elapsed_s"] - first)) / first if first > 0 else 0.0, steady)
+            ends.append((now + row["elapsed_s"], token, row))
+        peak_booked = max(peak_booked, sum(b for b, _ in sched.in_flight(now)))
+        peak_used = max(peak_used, sum(used[t][0 if now - started[t] < STARTUP_S else 1] for t in sched.flights))
+        if not ends:
+            break
+        ends.sort(key=lambda e: e[0])
+        # the next event: a run ends, or a start-up booking does (it may free room)
+        starting = [f.started + STARTUP_S for f in sched.flights.values()
+                    if f.started is not None and f.started + STARTUP_S > now]
+        now = min([ends[0][0], *starting])
+        while ends and ends[0][0] <= now:
+            _, token, row = ends.pop(0)
+            sched.finished(token, row)
+    return {"wall_s": now, "runs": len(started), "peak_booked": peak_booked, "peak_used": peak_used,
+            "started": started}
+
+
+def run_cpu(rows: list[dict], steady: bool = False) -> float | None:
+    """The most cores any of these runs used: (cpu_s + harness_cpu_s) / elapsed_s over
+    the runs that recorded their CPU; None if none did. `steady`: after its start-up,
+    which the scheduler books apart (STARTUP_CPU for STARTUP_S)."""
+    start = STARTUP_CPU * STARTUP_S if steady else 0.0
+    shares = [max(0.0, (r.get("cpu_s") or 0.0) + (r.get("harness_cpu_s") or 0.0) - start)
+              / max(r["elapsed_s"] - (STARTUP_S if steady else 0.0), STARTUP_S)
+              for r in rows if r.get("cpu_s") is not None and (r.get("elapsed_s") or 0) > 0]
+    return max(shares) if shares else None
+
+
+def _upper_quartile(values) -> float:
+    ordered = sorted(values)
+    return ordered[int(0.75 * (len(ordered) - 1))]
+
+
+class _Bookings:
+    """What a run of each cell is booked at (cores): its sweep's `load`, or with `cpu`
+    what the cell's runs measured after their start-up (run_cpu, steady); a cell none of
+    whose runs has ended yet gets `cpu(cell)` corrected by its sweep's measured cells of a
+    like guess (within a factor 2; the upper quartile of their measured / cpu(cell)): a
+    cell's runs often all start together, so its own runs cannot correct it in time."""
+
+    def __init__(self, cells: dict[tuple[str, str], tuple[Sweep, dict]], plans: dict[str, _Plan]):
+        self.cells, self.plans = cells, plans
+        self._measured: dict[tuple[str, str], float] = {}
+        self._ratios: dict[str, dict[tuple[str, str], tuple[float, float]]] = {}
+        # sweep -> {cell: (cpu(cell), measured / cpu(cell))}
+        for key in cells:
+            self.learn(key)
+
+    def learn(self, key: tuple[str, str]) -> None:
+        sweep, cell = self.cells[key]
+        if sweep.cpu is None:
+            return
+        measured = run_cpu(self.plans[sweep.name].results.of_cell(key[1]), steady=True)
+        if measured is not None:
+            self._measured[key] = measured
+            prior = sweep.cpu(cell)
+            if prior > 0:
+                self._ratios.setdefault(sweep.name, {})[key] = (prior, measured / prior)
+
+    def guessed(self, key: tuple[str, str]) -> bool:
+        """Booked by a guess: by CPU, and no run of the cell has been measured yet."""
+        return self.cells[key][0].cpu is not None and key not in self._measured
+
+    def of(self, key: tuple[str, str]) -> float:
+        sweep, cell = self.cells[key]
+        if sweep.cpu is None:
+            return sweep.load(cell) if sweep.load else 0.0
+        if key in self._measured:
+            return self._measured[key]
+        prior = sweep.cpu(cell)
+        like = [r for p, r in self._ratios.get(sweep.name, {}).values() if prior / 2 <= p <= 2 * prior]
+        return prior * (_upper_quartile(like) if like else 1.0)
+
+
+@dataclass(frozen=True)
+class _Flight:
+    """A run in flight: its booking, whether it is big, and (booked by CPU) its start,
+    so it counts at least STARTUP_CPU until STARTUP_S have passed."""
+    booking: float
+    big: bool
+    started: float | None = None
+
+    def now(self, t: float) -> float:
+        if self.started is not None and t - self.started < STARTUP_S:
+            return max(self.booking, STARTUP_CPU)
+        return self.booking
+
+
+def _admits(booking: float, big: bool, in_flight: list[tuple[float, bool]], reserve: float, budget: float) -> bool:
+    """Whether a run booked at `booking` cores (`big`: at HEAVY or more) may start beside
+    the runs in flight ((booking, big) each). A big run needs the total within the
+    budget. Small runs count only among themselves, within `budget - reserve`: `reserve`
+    is the room of a big run still to start or running (so one always finds room, and
+    small runs never crowd a running one past the budget)."""
+    if big:
+        return sum(b for b, _ in in_flight) + booking <= budget + 1e-9
+    return sum(b for b, g in in_flight if not g) + booking <= budget - reserve + 1e-9
 
 
 def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:
     seed = derive_seed(sweep.seed, sweep.seed_name or sweep.name, cell, rep)
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.thread_time()
     try:
         out = dict(sweep.run_one(dict(cell), seed))
         ok = bool(out.pop("ok", False))
@@ -304,7 +475,8 @@ def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:
     return {"sweep": sweep.name, "cell": cell_key(cell), **cell, "rep": rep, "seed": seed,
             "ok": ok, **{k: v for k, v in out.items() if k not in cell},
             "error": one_line(error) if error else None,
-            "elapsed_s": round(time.monotonic() - started, 3)}
+            "elapsed_s": round(time.monotonic() - started, 3),
+            "harness_cpu_s": round(time.thread_time() - cpu_started, 3)}
 
 
 def _child_groups() -> set[int]:
@@ -353,7 +525,7 @@ def tidy(sweep: Sweep, rows: list[dict]) -> pd.DataFrame:
     frame["_order"] = frame["cell"].map(order)
     frame = frame.sort_values(["_order", "rep"]).drop(columns=["_order", "cell"]).reset_index(drop=True)
     first = ["sweep", *params, "rep", "seed", "ok"]
-    last = ["error", "elapsed_s"]
+    last = ["error", "elapsed_s", "harness_cpu_s"]
     middle = [c for c in frame.columns if c not in first and c not in last]
     return frame[[c for c in first + middle + last if c in frame.columns]]
 

@@ -42,9 +42,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="out", metavar="DIR", help="the sheet goes to DIR/<name>/ (default out)")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
-                   help="transfers at once (default 12; see BENCHMARKS.md, Results sheets)")
+                   help="transfers at once (default 12, or 40 where every run is booked by its measured CPU, "
+                        "as comn's; see BENCHMARKS.md, Results sheets)")
     p.add_argument("--cpu-budget", type=float, default=None, metavar="X",
-                   help="most summed load of the transfers in flight (a saturating one counts 1; default 1.5)")
+                   help="most cores the transfers in flight are booked at (by their measured CPU, or by their "
+                        "load where a sheet gives no CPU: a saturating one counts 1; default 1.5)")
     p.add_argument("--tcp-cc", default=None, metavar="reno|cubic|bbr",
                    help="kernel TCP's congestion control in the namespaces, pinned per route whatever the "
                         "host's default (default cubic; COMN's Q7 also measures reno beside the models)")

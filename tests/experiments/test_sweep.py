@@ -155,8 +155,10 @@ def test_the_cpu_budget_keeps_heavy_runs_apart():
 
 def test_admission_rule():
     from harness.experiments.sweep import _admits
-    assert _admits(1.0, [0.2, 0.2], True, 1.5)            # heavy: total 1.4 <= 1.5
-    assert not _admits(1.0, [1.0], True, 1.5)             # never two saturating runs
-    assert _admits(0.1, [1.0, 0.3], True, 1.5)            # light share 0.4 <= 0.5
-    assert not _admits(0.3, [1.0, 0.3], True, 1.5)        # light share 0.6 > 0.5: keep room
-    assert _admits(0.3, [0.3, 0.3, 0.3], False, 1.5)      # no heavy work left: whole budget
+    light = lambda *loads: [(x, False) for x in loads]  # noqa: E731
+    assert _admits(1.0, True, light(0.2, 0.2), 1.0, 1.5)                # heavy: total 1.4 <= 1.5
+    assert not _admits(1.0, True, [(1.0, True)], 1.0, 1.5)              # never two saturating runs
+    assert _admits(0.1, False, [(1.0, True), (0.3, False)], 1.0, 1.5)   # light share 0.4 <= 0.5
+    assert not _admits(0.3, False, [(1.0, True), (0.3, False)], 1.0, 1.5)   # light share 0.6 > 0.5: keep room
+    assert _admits(0.3, False, light(0.3, 0.3, 0.3), 0.0, 1.5)          # no heavy work left: whole budget
+    assert not _admits(0.3, False, light(0.3, 0.3, 0.3), 0.9, 1.5)      # keep room for a big run

@@ -113,3 +113,20 @@ def test_the_last_stderr_line_quoted_in_a_reason_is_bounded(tmp_path):
         line = p.last_stderr_line()
     assert len(line) == LAST_LINE_CHARS and line.startswith("xxx") and line.endswith("…")
     assert describe_exit(3, None, line).startswith("exit 3: xxx")
+
+
+def test_a_program_s_cpu_is_read_when_it_is_reaped(tmp_path):
+    """cpu_s: user + system seconds of the program and of the children it waited for
+    (what a sweep books a run by), read from the zombie before it is reaped."""
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    child = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {burn!r}])"
+    with Processes() as procs:
+        busy = procs.start("busy", [sys.executable, "-c", burn], cwd=str(tmp_path))
+        parent = procs.start("parent", [sys.executable, "-c", child], cwd=str(tmp_path))
+        idle = procs.start("idle", [sys.executable, "-c", "import time; time.sleep(0.3)"], cwd=str(tmp_path))
+        for p in (busy, parent, idle):
+            p.wait(30)
+    assert 0.3 <= busy.cpu_s < 3.0
+    assert 0.3 <= parent.cpu_s < 3.0            # its child's CPU is counted
+    assert idle.cpu_s < 0.25                    # an interpreter's start-up, no more
+    assert procs.cpu_s == pytest.approx(busy.cpu_s + parent.cpu_s + idle.cpu_s)
