@@ -295,14 +295,14 @@ class SelectiveRepeatSender(SenderBase):
         k = self.config.dup_ack_threshold
         if k == 0:
             return
-        sent_as = {id(p): self._answered_tx(p, now) for p in newly}
-        newest = max(sent_as.values())
+        sent_as = [self._answered_tx(p, now) for p in newly]
         oldest = next(iter(self.in_flight.values()), None)
+        newest = max(sent_as)
         if oldest is None or oldest.tx >= newest:   # nothing was overtaken (ACKs in order: most of them)
             return
         acked_txs: dict[int, list[int]] = {}
-        for packet in newly:
-            acked_txs.setdefault(packet.path, []).append(sent_as[id(packet)])
+        for packet, tx in zip(newly, sent_as):
+            acked_txs.setdefault(packet.path, []).append(tx)
         for packet in self.in_flight.values():   # oldest transmission first
             if packet.tx >= newest:
                 break
