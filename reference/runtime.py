@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
-import selectors
+import select
 import socket
 import sys
 import tempfile
@@ -137,16 +137,22 @@ def listening_socket(port: int, bind: str | None = None) -> socket.socket:
     raise UsageError(f"cannot listen on port {port}: {getattr(error, 'strerror', error)}")
 
 
-def _drain(sock: socket.socket):
-    """Yield (datagram, source address) until the socket has nothing more (or BATCH)."""
+def _drain(receive):
+    """Yield what ``receive`` (a socket's ``recv`` or ``recvfrom``) returns until the
+    socket has nothing more (or BATCH)."""
     for _ in range(BATCH):
         try:
-            datagram, source = sock.recvfrom(MAX_DATAGRAM, socket.MSG_DONTWAIT)
+            got = receive(MAX_DATAGRAM, socket.MSG_DONTWAIT)
         except (BlockingIOError, InterruptedError):
             return
         except ConnectionRefusedError:   # ICMP port unreachable: the peer is not up (yet)
             continue
-        yield datagram, source
+        yield got
+
+
+def _readable(sockets: list[socket.socket], timeout: float | None) -> list[socket.socket]:
+    """The sockets with a datagram waiting, after at most ``timeout`` seconds (None: for ever)."""
+    return select.select(sockets, [], [], timeout)[0]
 
 
 # ---------------------------------------------------------------- sender
@@ -196,64 +202,69 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
     result = SenderResult(size, core.stats)
     highest_sent = 0        # reference for unwrapping ACK numbers
     give_up = SenderGiveUp(give_up_after)
+    multipath = len(sockets) > 1
+    # Looked up once: the loops below run for every message (65536 and more in a file
+    # that wraps the COMN numbers), where Python's attribute lookups add up.
+    decode, encode, receive = fmt.decode_ack, fmt.encode_data, core.receive
     try:
-        with selectors.SelectSelector() as selector:
-            for path, sock in enumerate(sockets):
-                selector.register(sock, selectors.EVENT_READ, path)
-            give_up.started(clock())
+        give_up.started(clock())
 
-            def read_acks(sock: socket.socket, path: int) -> None:
-                for datagram, _source in _drain(sock):
-                    now = clock()
-                    try:
-                        ack = fmt.decode_ack(datagram, highest_sent)
-                    except ValueError:
-                        result.bad_datagrams += 1
-                        continue
-                    if ack.seq > highest_sent:   # acknowledges what was never sent
-                        result.bad_datagrams += 1
-                        continue
-                    if len(sockets) > 1:         # the socket it came in on is the path
-                        ack = Ack(ack.seq, ack.sack, path)
-                    give_up.heard(now)
-                    core.receive(ack, now)
-                    if core.done and result.last_ack is None:
-                        result.last_ack = now
+        def read_acks(sock: socket.socket, path: int) -> None:
+            for datagram in _drain(sock.recv):
+                now = clock()
+                try:
+                    ack = decode(datagram, highest_sent)
+                except ValueError:
+                    result.bad_datagrams += 1
+                    continue
+                if ack.seq > highest_sent:   # acknowledges what was never sent
+                    result.bad_datagrams += 1
+                    continue
+                if multipath:                # the socket it came in on is the path
+                    ack = Ack(ack.seq, ack.sack, path)
+                give_up.heard(now)
+                receive(ack, now)
+                if result.last_ack is None and core.done:
+                    result.last_ack = now
 
-            while True:
+        while True:
+            now = clock()
+            deadline = core.next_timer()
+            if deadline is not None and deadline <= now:
+                # ACKs already waiting come first: a sender that woke late (a loaded
+                # machine) would otherwise resend packets whose ACKs it holds.
+                for path, sock in enumerate(sockets):
+                    read_acks(sock, path)
                 now = clock()
                 deadline = core.next_timer()
-                if deadline is not None and deadline <= now:
-                    # ACKs already waiting come first: a sender that woke late (a loaded
-                    # machine) would otherwise resend packets whose ACKs it holds.
-                    for path, sock in enumerate(sockets):
-                        read_acks(sock, path)
-                    now = clock()
-                    deadline = core.next_timer()
-                if deadline is not None and deadline <= now:
-                    core.handle_timer(now)
-                for msg in core.datagrams_to_send(now):
-                    if result.first_send is None:
-                        result.first_send = now
-                        give_up.heard(now)          # the silence counts from the first send
-                    give_up.sent()
-                    highest_sent = max(highest_sent, msg.seq)
+            if deadline is not None and deadline <= now:
+                core.handle_timer(now)
+            out = core.datagrams_to_send(now)
+            if out:
+                if result.first_send is None:
+                    result.first_send = now
+                    give_up.heard(now)          # the silence counts from the first send
+                give_up.sent(len(out))
+                for msg in out:
+                    if msg.seq > highest_sent:
+                        highest_sent = msg.seq
                     try:
-                        sockets[msg.path % len(sockets)].send(fmt.encode_data(msg))
+                        sockets[msg.path % len(sockets)].send(encode(msg))
                     except OSError:          # refused, unreachable, path down: a lost packet
                         result.send_errors += 1
-                if core.failed:   # the core's own retry limit
-                    raise TransferFailed("gave up: a packet was resent the maximum number of times unanswered")
-                if core.done:
-                    return result
-                quit_at = give_up.deadline()
-                if quit_at is not None and now >= quit_at:
-                    raise TransferFailed(f"no acknowledgement for {now - give_up.last_heard:.0f} s "
-                                         f"({give_up.unanswered} data messages unanswered); receiver gone?")
-                wakes = [t for t in (quit_at, core.next_timer()) if t is not None]
-                # (a core not done always has a timer; the fallback only keeps the loop alive)
-                for key, _ in selector.select(max(0.0, min(wakes) - clock()) if wakes else give_up_after):
-                    read_acks(key.fileobj, key.data)
+            if core.failed:   # the core's own retry limit
+                raise TransferFailed("gave up: a packet was resent the maximum number of times unanswered")
+            if core.done:
+                return result
+            quit_at = give_up.deadline()
+            if quit_at is not None and now >= quit_at:
+                raise TransferFailed(f"no acknowledgement for {now - give_up.last_heard:.0f} s "
+                                     f"({give_up.unanswered} data messages unanswered); receiver gone?")
+            timer = core.next_timer()
+            wake = quit_at if timer is None else timer if quit_at is None else min(timer, quit_at)
+            # (a core not done always has a timer; the fallback only keeps the loop alive)
+            for sock in _readable(sockets, give_up_after if wake is None else max(0.0, wake - clock())):
+                read_acks(sock, sockets.index(sock))
     finally:
         for sock in sockets:
             sock.close()
@@ -298,55 +309,58 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: Path,
     """
     result = ReceiverResult(core.stats)
     peers: list = result.peers      # accepted source addresses, first come first served
+    peer_path: dict = {}            # source address -> its index in peers
     path_address: dict = {}         # path id -> the address its data came from
     highest = 0             # reference for unwrapping sequence numbers
     window_limit = 1 << (fmt.seq_bits - 2)   # the largest window the format allows
     ending = ReceiverEnding(linger, max_linger, idle_timeout, retry_intervals)
+    decode, encode, receive = fmt.decode_data, fmt.encode_ack, core.receive   # looked up once
     try:
-        with selectors.SelectSelector() as selector:
-            selector.register(sock, selectors.EVENT_READ)
-            while True:
-                wake = ending.deadline()    # None before the first datagram: a server waits
-                if wake is not None and clock() >= wake:
-                    if result.complete_at is not None:
-                        return result
-                    raise TransferFailed(
-                        f"sender silent for {idle_timeout:g} s before the file was complete")
-                if not selector.select(None if wake is None else max(0.0, wake - clock())):
+        while True:
+            wake = ending.deadline()    # None before the first datagram: a server waits
+            if wake is not None and clock() >= wake:
+                if result.complete_at is not None:
+                    return result
+                raise TransferFailed(
+                    f"sender silent for {idle_timeout:g} s before the file was complete")
+            if not _readable([sock], None if wake is None else max(0.0, wake - clock())):
+                continue
+            for datagram, source in _drain(sock.recvfrom):
+                now = clock()
+                peer = peer_path.get(source)
+                if peer is None and len(peers) >= max_peers:
+                    result.strangers += 1
                     continue
-                for datagram, source in _drain(sock):
-                    now = clock()
-                    if source not in peers and len(peers) >= max_peers:
-                        result.strangers += 1
-                        continue
+                try:
+                    msg = decode(datagram, highest)
+                except ValueError:
+                    result.bad_datagrams += 1
+                    continue
+                if not 0 <= msg.seq <= highest + window_limit:   # no sender's window reaches there
+                    result.bad_datagrams += 1
+                    continue
+                if peer is None:
+                    peer = peer_path[source] = len(peers)
+                    peers.append(source)
+                if peer and not fmt.has_path:    # no path id on the wire: the peer tells it
+                    msg = Data(msg.seq, msg.payload, msg.eof, peer)
+                if msg.path not in path_address:
+                    path_address[msg.path] = source
+                if msg.seq > highest:
+                    highest = msg.seq
+                ending.heard(msg.seq, now)
+                if result.first_data is None:
+                    result.first_data = now
+                for ack in receive(msg, now):
                     try:
-                        msg = fmt.decode_data(datagram, highest)
-                    except ValueError:
-                        result.bad_datagrams += 1
-                        continue
-                    if not 0 <= msg.seq <= highest + window_limit:   # no sender's window reaches there
-                        result.bad_datagrams += 1
-                        continue
-                    if source not in peers:
-                        peers.append(source)
-                    if not fmt.has_path:     # no path id on the wire: the peer tells it
-                        msg = Data(msg.seq, msg.payload, msg.eof, peers.index(source))
-                    path_address.setdefault(msg.path, source)
-                    highest = max(highest, msg.seq)
-                    ending.heard(msg.seq, now)
-                    if result.first_data is None:
-                        result.first_data = now
-                    for ack in core.receive(msg, now):
-                        to = path_address.get(ack.path, source)
-                        try:
-                            sock.sendto(fmt.encode_ack(ack), to)
-                        except OSError:
-                            pass    # an ACK that cannot go out is a lost ACK
-                    if core.complete and result.complete_at is None:
-                        data = core.output()
-                        write_atomically(output, data)
-                        result.size, result.complete_at = len(data), now
-                        ending.completed(now)
+                        sock.sendto(encode(ack), path_address.get(ack.path, source))
+                    except OSError:
+                        pass    # an ACK that cannot go out is a lost ACK
+                if result.complete_at is None and core.complete:
+                    data = core.output()
+                    write_atomically(output, data)
+                    result.size, result.complete_at = len(data), now
+                    ending.completed(now)
     finally:
         sock.close()
 

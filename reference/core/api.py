@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Data:
     """A data message: payload bytes at packet number ``seq``; ``eof`` marks the last."""
 
@@ -43,7 +43,7 @@ class Data:
     path: int = 0  # which path to send it on (multi-homed cores); 0 otherwise
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ack:
     """An acknowledgement.
 

@@ -23,16 +23,13 @@ class SenderBase:
     def __init__(self, data: bytes, config: CoreConfig):
         self.config = config
         self.payloads = split(data, config.payload_size)
+        self.packet_count = len(self.payloads)   # read on every send and ACK: an attribute, not a property
         self.stats = SenderStats()
         self.window = config.window_packets()
         self.base = 0            # oldest packet not yet acked
         self.next_seq = 0        # next packet never sent
         self.bytes_in_flight = 0
         self.failed = False      # gave up: a packet was resent max_retries times unanswered
-
-    @property
-    def packet_count(self) -> int:
-        return len(self.payloads)
 
     @property
     def done(self) -> bool:

@@ -137,7 +137,11 @@ class SelectiveRepeatSender(SenderBase):
         if self.done:
             return
         self._ack_arrived_on(ack.path, now)
-        newly = {seq: self.in_flight[seq] for seq in self._seqs_acked(ack) if seq in self.in_flight}.values()
+        if ack.sack:
+            newly = list({seq: self.in_flight[seq] for seq in self._seqs_acked(ack) if seq in self.in_flight}.values())
+        else:                       # the COMN format: one packet per ACK (the common case, kept cheap)
+            packet = self.in_flight.get(ack.seq)
+            newly = [packet] if packet is not None else []
         if not newly:
             return
         for packet in newly:
@@ -152,7 +156,7 @@ class SelectiveRepeatSender(SenderBase):
         self._delivered_lately(now)
         while self.base < self.packet_count and self.acked[self.base]:
             self.base += 1
-        self._detect_losses(list(newly), now)
+        self._detect_losses(newly, now)
 
     def next_timer(self) -> float | None:
         if self.done:
@@ -203,8 +207,7 @@ class SelectiveRepeatSender(SenderBase):
                 yield from [seq for seq in self.in_flight if first <= seq <= last]
 
     def _transmit(self, packet: InFlight, now: float) -> Data:
-        resend = packet.seq in self.in_flight
-        self.in_flight.pop(packet.seq, None)
+        resend = self.in_flight.pop(packet.seq, None) is not None
         self.in_flight[packet.seq] = packet      # now the newest transmission
         if resend:
             packet.resends += 1
@@ -224,6 +227,8 @@ class SelectiveRepeatSender(SenderBase):
         """``packet.copies`` copies of ``packet`` at once; they count as one try
         towards ``max_retries``."""
         copies, packet.copies = packet.copies, 1
+        if copies == 1:
+            return [self._transmit(packet, now)]
         out = [self._transmit(packet, now) for _ in range(copies)]
         packet.resends -= copies - 1
         return out
@@ -290,11 +295,14 @@ class SelectiveRepeatSender(SenderBase):
         k = self.config.dup_ack_threshold
         if k == 0:
             return
+        sent_as = [self._answered_tx(p, now) for p in newly]
+        oldest = next(iter(self.in_flight.values()), None)
+        newest = max(sent_as)
+        if oldest is None or oldest.tx >= newest:   # nothing was overtaken (ACKs in order: most of them)
+            return
         acked_txs: dict[int, list[int]] = {}
-        sent_as = {id(p): self._answered_tx(p, now) for p in newly}
-        for packet in newly:
-            acked_txs.setdefault(packet.path, []).append(sent_as[id(packet)])
-        newest = max(sent_as.values())
+        for packet, tx in zip(newly, sent_as):
+            acked_txs.setdefault(packet.path, []).append(tx)
         for packet in self.in_flight.values():   # oldest transmission first
             if packet.tx >= newest:
                 break

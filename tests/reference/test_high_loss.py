@@ -9,7 +9,7 @@ The 10-seed measurements are `python -m bench reference_sim` and `reference`.
 from __future__ import annotations
 
 import random
-import selectors
+import select
 import socket
 import statistics
 import threading
@@ -117,16 +117,15 @@ def test_the_textbook_comn_sender_is_unchanged():
 
 # ---------------------------------------------------------------- the socket runtime
 
-class LateSelector(selectors.SelectSelector):
+LATE = 0.4
+
+
+def late_readable(sockets, timeout):
     """select() that hands control back LATE seconds after it wakes: a sender process
     on a loaded machine, scheduled late after its timer expired."""
-
-    LATE = 0.4
-
-    def select(self, timeout=None):
-        ready = super().select(timeout)
-        time.sleep(self.LATE)
-        return ready
+    ready = select.select(sockets, [], [], timeout)[0]
+    time.sleep(LATE)
+    return ready
 
 
 def _run_late_sender(monkeypatch, answer):
@@ -134,7 +133,7 @@ def _run_late_sender(monkeypatch, answer):
     every wake-up, and a receiver that answers data message number n (0 = the first)
     ``answer(n)`` seconds after it arrives (None = never)."""
     from reference import runtime
-    monkeypatch.setattr(runtime.selectors, "SelectSelector", LateSelector)
+    monkeypatch.setattr(runtime, "_readable", late_readable)
     fmt = get_format("ext")
     receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     receiver.bind(("127.0.0.1", 0))
