@@ -28,7 +28,7 @@ from harness.procs import UsageError
 
 from grader.grade import allocate_uid
 from harness.experiments.sweep import one_line
-from harness.notebook import AT_ONCE, REMEASURED_OUTSIDE, tcp_cc_missing
+from harness.notebook import REMEASURED_OUTSIDE, tcp_cc_missing
 
 from grader.disturbance import Admission, CpuPressure, crowding
 from grader.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc
@@ -170,7 +170,7 @@ def autograde_one(course_dir: str, assignment: str, student: str, time_limit: fl
     try:
         mount_scratch(scratch, jail.limits.scratch_bytes)
         mounted = True
-        env = {**os.environ, JAIL_ENV: replace(jail, uid=uid, scratch=scratch).to_env(), REMEASURED_OUTSIDE: "1", AT_ONCE: "1",
+        env = {**os.environ, JAIL_ENV: replace(jail, uid=uid, scratch=scratch).to_env(), REMEASURED_OUTSIDE: "1",
                "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
         argv = [sys.executable, "-c", CHILD, assignment, "--student", student, "--force", *extra_args]
         try:

@@ -124,20 +124,6 @@ class Lab:
         self.sweeps = {s.name: replace(s, cpu=None) if isinstance(s, Sweep) else s
                        for sec in self.sheet.sections for s in sec.sweeps}
         self.frames: dict[str, pd.DataFrame] = {}
-        if os.environ.get(AT_ONCE):
-            self.measure_all()
-
-    def measure_all(self) -> None:
-        """Every question this kernel can measure, in one pool, as `rdtlab sheet` runs them:
-        each question's cell then reads its runs back. The grader's autograde asks for it
-        (AT_ONCE), so a notebook waits for its longest run, not for each question in turn;
-        a student running the notebook sees each question measured in its own cell."""
-        ready = [q for q in self.spec.questions if not self.unavailable(q) and not hasattr(self.sweeps[q], "after")]
-        try:
-            run_sweeps([self._built(q) for q in ready], results_path={q: self.results_path(q) for q in ready},
-                       progress=False)
-        except Exception:
-            pass    # each question's own cell measures what is missing and says why
 
     def cells(self, q: str) -> list[dict]:
         """q's cells; none yet for a sweep built from others' results (measure it first)."""
@@ -438,7 +424,6 @@ HAND_IN = "application/vnd.rdtlab.table+json"
 # Set in a kernel whose re-measured cells the grader decides (grader/autograde.py): the
 # kernel's own re-measurement would be time spent on a verdict nobody reads.
 REMEASURED_OUTSIDE = "RDTLAB_REMEASURED_OUTSIDE"
-AT_ONCE = "RDTLAB_MEASURE_AT_ONCE"     # the Lab measures every question when made (Lab.measure_all)
 
 
 def hand_in(q: str, table) -> None:

@@ -214,12 +214,11 @@ def run_sweep(sweep: Sweep, *, jobs: int | None = None, results_path: str | None
                       cpu_budget=cpu_budget)[sweep.name]
 
 
-def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: str | dict | None = None,
+def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: str | None = None,
                progress: bool = True, desc: str | None = None,
                cpu_budget: float = DEFAULT_CPU_BUDGET) -> dict[str, pd.DataFrame]:
     """Run several sweeps in one pool (longest cells first across all of them), so a
-    sheet's slow cells overlap with everything else. Returns {name: rows}. The results
-    file is one for all, or {sweep name: its file}.
+    sheet's slow cells overlap with everything else. Returns {name: rows}.
 
     Raises SweepInterrupted on Ctrl-C after stopping the running repetitions; its
     `frames` holds what was measured (the rows of the stopped ones are not kept, so a
@@ -231,7 +230,7 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
         return _run_sweeps(sweeps, jobs, results_path, progress, desc, cpu_budget)
 
 
-def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | dict | None, progress: bool,
+def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | None, progress: bool,
                 desc: str | None, cpu_budget: float) -> dict[str, pd.DataFrame]:
     from tqdm.auto import tqdm
 
@@ -239,8 +238,7 @@ def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | dict 
     if len(set(names)) != len(names):
         raise ValueError(f"sweep names must differ: {names}")
     jobs = max(1, jobs or default_jobs(sweeps))
-    paths = results_path if isinstance(results_path, dict) else {s.name: results_path for s in sweeps}
-    plans = {s.name: _Plan(s, _Results(s, paths.get(s.name))) for s in sweeps}
+    plans = {s.name: _Plan(s, _Results(s, results_path)) for s in sweeps}
     sched = _Scheduler(sweeps, plans, jobs, cpu_budget)
     in_flight: dict[Future, tuple[str, str, int]] = {}
     bar = tqdm(total=sched.planned, desc=desc or ",".join(names), unit="run", disable=not progress, leave=True)

@@ -162,20 +162,3 @@ def test_admission_rule():
     assert not _admits(0.3, False, [(1.0, True), (0.3, False)], 1.0, 1.5)   # light share 0.6 > 0.5: keep room
     assert _admits(0.3, False, light(0.3, 0.3, 0.3), 0.0, 1.5)          # no heavy work left: whole budget
     assert not _admits(0.3, False, light(0.3, 0.3, 0.3), 0.9, 1.5)      # keep room for a big run
-
-
-def test_sweeps_in_one_pool_keep_each_its_own_results_file(tmp_path):
-    """How the grader's kernel measures a notebook (harness.notebook Lab.measure_all): every
-    question in one pool, each into the file its own cell resumes from, with nothing left
-    to run there."""
-    from harness.experiments.sweep import run_sweeps
-    cells = grid(window=[1, 2])
-    paths = {"q1": str(tmp_path / "q1.jsonl"), "q3": str(tmp_path / "q3.jsonl")}
-    together = run_sweeps([Sweep(q, noisy_goodput, cells, runs=2) for q in paths], results_path=paths,
-                          jobs=4, progress=False)
-    for q, path in paths.items():
-        rows = [json.loads(line) for line in open(path)]
-        assert len(rows) == 4 and {r["sweep"] for r in rows} == {q}
-        alone = run_sweep(Sweep(q, lambda p, s: pytest.fail("measured twice"), cells, runs=2), results_path=path,
-                          progress=False)
-        assert sorted(alone["goodput_kBps"]) == sorted(together[q]["goodput_kBps"])
