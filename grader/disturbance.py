@@ -54,28 +54,32 @@ PRESSURE = "/proc/pressure/cpu"
 CROWDED = 0.5
 
 
-def cpu_waiting_us(path: str | None = None) -> int | None:
-    """Microseconds some task has waited for a CPU since boot, or None without PSI."""
+def _some(path: str | None) -> dict[str, str] | None:
+    """The fields of the PSI file's `some` line (avg10, avg60, avg300, total), or None."""
     try:
         with open(path or PRESSURE) as f:
             for line in f:
                 if line.startswith("some "):
-                    return int(dict(kv.split("=") for kv in line.split()[1:])["total"])
-    except (OSError, ValueError, KeyError):
+                    return dict(kv.split("=") for kv in line.split()[1:])
+    except (OSError, ValueError):
         return None
     return None
+
+
+def cpu_waiting_us(path: str | None = None) -> int | None:
+    """Microseconds some task has waited for a CPU since boot, or None without PSI."""
+    try:
+        return int(_some(path)["total"])
+    except (TypeError, KeyError, ValueError):
+        return None
 
 
 def cpu_waiting_avg10(path: str | None = None) -> float | None:
     """The share of the last ~10 s that some task waited for a CPU, or None without PSI."""
     try:
-        with open(path or PRESSURE) as f:
-            for line in f:
-                if line.startswith("some "):
-                    return float(dict(kv.split("=") for kv in line.split()[1:])["avg10"]) / 100
-    except (OSError, ValueError, KeyError):
+        return float(_some(path)["avg10"]) / 100
+    except (TypeError, KeyError, ValueError):
         return None
-    return None
 
 
 class Admission:

@@ -226,10 +226,8 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
         if disturbed:
             if pcap and os.path.exists(pcap):
                 os.unlink(pcap)
-            why = disturbance.ungraded_reason(disturbed)
-            return {**record, "score": 0.0, "passed": False, "ungraded": disturbed, "reason": why,
-                    "runs": [_run_record(r, f) for r, f in zip(runs + [run], refs + [ref])],
-                    "checks": [{"name": "undisturbed", "passed": False, "detail": why}]}
+            return _not_graded({**record, "runs": [_run_record(r, f) for r, f in zip(runs + [run], refs + [ref])]},
+                               disturbed, disturbance.ungraded_reason(disturbed))
         runs.append(run)
         refs.append(ref)
         if pcap and os.path.exists(pcap):
@@ -247,14 +245,19 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     record["runs"] = [_run_record(r, ref) for r, ref in zip(runs, refs)]
     crowded = disturbance.crowded_failure(checks, pressure, BUDGET.size if BUDGET.pooled else 1)
     if crowded:
-        why = f"not graded: it failed while the machine was crowded ({crowded}); it is graded again alone"
-        return {**record, "score": 0.0, "passed": False, "ungraded": crowded, "reason": why,
-                "checks": [{"name": "undisturbed", "passed": False, "detail": why}]}
+        return _not_graded(record, crowded,
+                           f"not graded: it failed while the machine was crowded ({crowded}); it is graded again alone")
     record["checks"] = [c.__dict__ for c in checks]
     record["score"] = scenario_points(scenario.points, checks)
     record["passed"] = all(c.passed for c in checks)
     record["reason"] = reason(checks)
     return record
+
+
+def _not_graded(record: dict, disturbed: str, why: str) -> dict:
+    """A scenario's record left unscored: the machine disturbed it (grader.disturbance)."""
+    return {**record, "score": 0.0, "passed": False, "ungraded": disturbed, "reason": why,
+            "checks": [{"name": "undisturbed", "passed": False, "detail": why}]}
 
 
 class Budget:
