@@ -15,10 +15,10 @@ import shlex
 import subprocess
 import threading
 
-from pyroute2 import NetNS, netns
+from pyroute2 import netns
 
 from harness.backends import BackendUnavailable, Host, Session, next_run_id, tcp
-from harness.backends.netns import PORT, configure, create_namespaces, host_address, set_up_kernel
+from harness.backends.netns import PORT, create_namespaces, device_lines, host_address, set_up_kernel
 from harness.procs import UsageError
 
 MISSING = ("kernel backend needs the sch_netem qdisc, which this kernel lacks "
@@ -85,25 +85,17 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
                           reachable=[host_address(k, 2, ipv6) for k in range(1, n + 1)], ipv6=ipv6)
     try:
         if shared:
-            netns.create(prefix + "-s")
-            session._cleanups.append(lambda: netns.remove(prefix + "-s"))
-            session.sender.netns = session.receiver.netns = prefix + "-s"
-            with NetNS(prefix + "-s", flags=0) as ns:
-                ns.link("set", index=ns.link_lookup(ifname="lo")[0], state="up")
-                tcp.pin_routes(ns, tcp_cc)
-            set_up_kernel(prefix + "-s", None)
-            add_netem(prefix + "-s", "lo", paths[0]["forward"])
+            (name,) = create_namespaces(session, prefix, ("s",))
+            session.sender.netns = session.receiver.netns = name
+            set_up_kernel(name, None, ["link set dev lo up", *tcp.route_pins(tcp_cc, True, [])])
+            add_netem(name, "lo", paths[0]["forward"])
             return session
         s_name, r_name = create_namespaces(session, prefix)
         session.sender.netns, session.receiver.netns = s_name, r_name
         ifnames = [f"rdt{k}" for k in range(n)]
-        with NetNS(s_name, flags=0) as ns:
-            for ifname in ifnames:
-                ns.link("add", ifname=ifname, kind="veth", peer={"ifname": ifname, "net_ns_fd": f"/run/netns/{r_name}"})
-        configure(s_name, ifnames, 1, tcp_cc)
-        configure(r_name, ifnames, 2, tcp_cc)
-        set_up_kernel(s_name, None)
-        set_up_kernel(r_name, None)
+        veths = [f"link add {ifname} type veth peer name {ifname} netns {r_name}" for ifname in ifnames]
+        set_up_kernel(s_name, None, veths + device_lines(ifnames, 1, tcp_cc))
+        set_up_kernel(r_name, None, device_lines(ifnames, 2, tcp_cc))
         for ifname, p in zip(ifnames, paths):
             add_netem(s_name, ifname, p["forward"])
             add_netem(r_name, ifname, p["reverse"])

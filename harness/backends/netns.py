@@ -37,7 +37,7 @@ import re
 import subprocess
 import threading
 
-from pyroute2 import NetlinkError, NetNS, netns
+from pyroute2 import netns
 
 from harness.backends import Host, Session, next_run_id, tcp
 from harness.engine import Engine, EngineError
@@ -45,8 +45,6 @@ from harness.procs import UsageError
 
 PORT = 5001           # the receiver's namespace is its own: any fixed port is free
 MTU = 1500
-IFA_F_NODAD = 0x02    # no duplicate-address detection: the address is usable at once
-ADDR_GEN_MODE_NONE = 1  # no automatic IPv6 link-local address (it would send MLD/RS)
 STALE = re.compile(r"^rdt-(\d+)-\d+-[sr]$")
 
 _swept = False
@@ -80,20 +78,19 @@ def _sweep_once() -> None:
             _swept = True
 
 
-def configure(name: str, ifnames: list[str], side: int, tcp_cc: str = tcp.DEFAULT) -> None:
-    """Addresses, MTU and state for one host's devices (created by the engine), and
-    kernel TCP's congestion control and initial window on every route (backends/tcp.py)."""
-    with NetNS(name, flags=0) as ns:
-        ns.link("set", index=ns.link_lookup(ifname="lo")[0], state="up")
-        for k, ifname in enumerate(ifnames, start=1):
-            index = ns.link_lookup(ifname=ifname)[0]
-            ns.link("set", index=index, mtu=MTU, IFLA_AF_SPEC={"attrs": [
-                ("AF_INET6", {"attrs": [("IFLA_INET6_ADDR_GEN_MODE", ADDR_GEN_MODE_NONE)]})]})
-            ns.addr("add", index=index, address=host_address(k, side, False), prefixlen=24)
-            ns.addr("add", index=index, address=host_address(k, side, True), prefixlen=64,
-                    flags=IFA_F_NODAD)
-            ns.link("set", index=index, state="up")
-        tcp.pin_routes(ns, tcp_cc)
+def device_lines(ifnames: list[str], side: int, tcp_cc: str = tcp.DEFAULT) -> list[str]:
+    """`ip -batch` lines for one host: `lo` and its devices (created by the engine) up,
+    MTU, no automatic IPv6 link-local address (it would send MLD/RS), the path addresses
+    (IPv6 without duplicate-address detection: usable at once), and kernel TCP's
+    congestion control and initial window on every route (backends/tcp.py)."""
+    lines = ["link set dev lo up"]
+    devices = []
+    for k, ifname in enumerate(ifnames, start=1):
+        v4, v6 = f"{host_address(k, side, False)}/24", f"{host_address(k, side, True)}/64"
+        lines += [f"link set dev {ifname} mtu {MTU} addrgenmode none", f"link set dev {ifname} up",
+                  f"addr add {v4} dev {ifname}", f"addr add {v6} dev {ifname} nodad"]
+        devices.append((ifname, v4, v6))
+    return lines + tcp.route_pins(tcp_cc, True, devices)
 
 
 def _in_namespace(name: str, argv: list[str], stdin: str = "") -> None:
@@ -109,7 +106,8 @@ def _in_namespace(name: str, argv: list[str], stdin: str = "") -> None:
     except subprocess.TimeoutExpired:
         raise EngineError(f"setting up {name} did not finish within 10 s") from None
     if done.returncode != 0:
-        why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        said = [line for line in done.stderr.strip().splitlines() if not line.startswith("Command failed")]
+        why = (said or [f"exit {done.returncode}"])[-1]     # ip -batch: the reason, not its line number
         if "No such file" in why and "nft" in why:
             raise UsageError("the netns backend needs the `nft` command for loopback-bound programs "
                              "(Debian package nftables; `make debs` installs it)")
@@ -121,10 +119,15 @@ def _in_namespace(name: str, argv: list[str], stdin: str = "") -> None:
 ROUTE_LOCALNET = "echo 1 > /proc/sys/net/ipv4/conf/all/route_localnet; nft -f -"
 
 
-def set_up_kernel(name: str, nat: str | None) -> None:
-    """One nsenter per namespace: kernel TCP's sysctls (backends/tcp.py) and, with `nat`,
-    route_localnet and the nft rules for loopback-bound programs."""
-    script = tcp.sysctl_script() + (ROUTE_LOCALNET if nat is not None else "true")
+def set_up_kernel(name: str, nat: str | None, ip_lines: list[str] = ()) -> None:
+    """One nsenter per namespace (a process chain of a few ms, where pyroute2 forked the
+    grader and ran an event loop per request): kernel TCP's sysctls (backends/tcp.py),
+    `ip_lines` through `ip -batch`, and with `nat` route_localnet and the nft rules for
+    loopback-bound programs."""
+    script = tcp.sysctl_script()
+    if ip_lines:
+        script += "ip -batch - <<'EOF'\n" + "\n".join(ip_lines) + "\nEOF\n"
+    script += ROUTE_LOCALNET if nat is not None else "true"
     _in_namespace(name, ["sh", "-ec", script], nat or "")
 
 
@@ -159,12 +162,25 @@ def deliver_to_loopback(name: str, port: int, loopback: str) -> None:
     _in_namespace(name, ["nft", "-f", "-"], receiver_loopback_nat(port, loopback))
 
 
-def create_namespaces(session: Session, prefix: str) -> tuple[str, str]:
-    """Create the sender's and receiver's namespaces; their removal joins the cleanups."""
-    names = (f"{prefix}-s", f"{prefix}-r")
+def create_namespaces(session: Session, prefix: str, names: tuple[str, ...] = ("s", "r")) -> tuple[str, ...]:
+    """Create the sender's and receiver's namespaces (one `ip` process for all; pyroute2
+    forks the grader for each); their removal joins the cleanups."""
+    names = tuple(f"{prefix}-{n}" for n in names)
+    there = {name for name in names if os.path.exists(f"/run/netns/{name}")}   # never ours to remove
+    try:
+        done = subprocess.run(["ip", "-batch", "-"], input="".join(f"netns add {n}\n" for n in names),
+                              capture_output=True, text=True, timeout=10)
+    except FileNotFoundError:
+        raise UsageError("network namespaces need the `ip` command (Debian package iproute2)") from None
+    except subprocess.TimeoutExpired:
+        done = None
     for name in names:
-        netns.create(name)
-        session._cleanups.append(lambda name=name: netns.remove(name))
+        if name not in there and os.path.exists(f"/run/netns/{name}"):
+            session._cleanups.append(lambda name=name: netns.remove(name))
+    if done is None or done.returncode != 0:
+        why = "it did not finish within 10 s" if done is None else (
+            done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        raise EngineError(f"creating network namespaces {', '.join(names)} failed: {why}")
     return names
 
 
@@ -188,13 +204,9 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
         session.engine = engine
         session._cleanups.append(engine.stop)
         engine.start()
-        try:
-            configure(s_name, ifnames, 1, tcp_cc)
-            configure(r_name, ifnames, 2, tcp_cc)
-        except (OSError, IndexError, NetlinkError) as e:
-            raise EngineError(f"setting up the engine's devices in the namespaces failed: {e}") from None
-        set_up_kernel(s_name, None if ipv6 else sender_loopback_nat(host_address(1, 2, False)))
-        set_up_kernel(r_name, None if ipv6 else "")
+        set_up_kernel(s_name, None if ipv6 else sender_loopback_nat(host_address(1, 2, False)),
+                      device_lines(ifnames, 1, tcp_cc))
+        set_up_kernel(r_name, None if ipv6 else "", device_lines(ifnames, 2, tcp_cc))
         if not ipv6:
             session.reachable.append("127.0.0.1")
             session.on_loopback_bind = lambda address: deliver_to_loopback(r_name, PORT, address)

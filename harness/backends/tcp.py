@@ -17,8 +17,8 @@ and the kernel release, so what is pinned here is also checked there.
 """
 from __future__ import annotations
 
+import ipaddress
 import platform
-import socket
 
 from harness.procs import UsageError
 
@@ -90,36 +90,32 @@ def sysctl_script() -> str:
     return "; ".join(lines) + "; "
 
 
-RT_TABLES = (254, 255)                 # main, local
-RTN_UNICAST, RTN_LOCAL = 1, 2
-
-
-def pin_routes(ns, name: str) -> int:
-    """Give every unicast and local route of the namespace open as `ns` (a pyroute2
-    NetNS) congestion control `name` and INITCWND; returns how many it changed.
+def route_pins(name: str, lo: bool, devices: list[tuple[str, str, str]]) -> list[str]:
+    """`ip -batch` lines giving every unicast and local route of a namespace congestion
+    control `name` and INITCWND: the routes the kernel makes for `lo` (127.0.0.1/8, ::1)
+    and for each (device, IPv4 address/prefix, IPv6 address/prefix) once its addresses
+    are added on a device that is up. `tests/harness/test_tcp_pinning.py` reads the whole
+    table back, so a kernel that makes other routes is caught there.
 
     IPv6 takes metric 0 in a request as "the default, 1024", so a route the kernel made
     with metric 0 (the local ones) cannot be replaced in place: a copy with metric 1024
     and the pinned metrics is added, then the original deleted (the kernel deletes the
     lowest metric first), else the original, being preferred, would still decide."""
-    metrics = {"RTAX_CC_ALGO": name, "RTAX_INITCWND": INITCWND}
-    changed = 0
-    for family in (socket.AF_INET, socket.AF_INET6):
-        for route in ns.get_routes(family=family):
-            table = route.get_attr("RTA_TABLE")
-            dst = route.get_attr("RTA_DST")
-            if table not in RT_TABLES or route["type"] not in (RTN_UNICAST, RTN_LOCAL) or dst is None:
-                continue
-            spec = {"family": family, "dst": dst, "dst_len": route["dst_len"], "table": table,
-                    "type": route["type"], "proto": route["proto"], "scope": route["scope"],
-                    "oif": route.get_attr("RTA_OIF")}
-            if route.get_attr("RTA_PREFSRC") is not None:
-                spec["prefsrc"] = route.get_attr("RTA_PREFSRC")
-            priority = route.get_attr("RTA_PRIORITY")
-            if family == socket.AF_INET6 and not priority:
-                ns.route("add", **spec, priority=1024, metrics=metrics)
-                ns.route("del", **spec)
-            else:
-                ns.route("replace", **spec, **({"priority": priority} if priority else {}), metrics=metrics)
-            changed += 1
-    return changed
+    pin = f"congctl {name} initcwnd {INITCWND}"
+    lines = []
+
+    def local6(address: str, dev: str) -> None:
+        lines.append(f"route add local {address} dev {dev} table local proto kernel metric 1024 {pin}")
+        lines.append(f"route del local {address} dev {dev} table local metric 0")
+
+    if lo:
+        for dst in ("127.0.0.0/8", "127.0.0.1"):
+            lines.append(f"route replace local {dst} dev lo table local proto kernel scope host src 127.0.0.1 {pin}")
+        local6("::1", "lo")
+    for dev, v4, v6 in devices:
+        a4, a6 = ipaddress.ip_interface(v4), ipaddress.ip_interface(v6)
+        lines.append(f"route replace {a4.network} dev {dev} proto kernel scope link src {a4.ip} {pin}")
+        lines.append(f"route replace local {a4.ip} dev {dev} table local proto kernel scope host src {a4.ip} {pin}")
+        lines.append(f"route replace {a6.network} dev {dev} proto kernel metric 256 {pin}")
+        local6(str(a6.ip), dev)
+    return lines

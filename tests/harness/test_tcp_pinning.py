@@ -140,3 +140,59 @@ def test_an_algorithm_this_machine_lacks_leaves_only_the_kernel_tcp_questions_un
     assert table["throughput_kBps"].isna().all() and said in capsys.readouterr().out
     assert repr(Lab("quick", "comn", folder=str(tmp_path), backend="local", tcp_cc="cubic")).splitlines()[-1] \
         .startswith("Kernel TCP: cubic congestion control")
+
+
+def _routes(ns: str) -> list[str]:
+    import subprocess
+    return [line.strip() for family in ("-4", "-6") for line in subprocess.run(
+        ["ip", "-n", ns, family, "-d", "route", "show", "table", "all"], capture_output=True, text=True,
+        check=True).stdout.splitlines()]
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("ipv6", [False, True], ids=["ipv4", "ipv6"])
+def test_every_unicast_and_local_route_of_both_namespaces_is_pinned(tmp_path, ipv6):
+    """The routes are pinned from a list of what the kernel makes (one `ip -batch` per
+    namespace): read the whole table back, so a route the list misses, or a copy left
+    unpinned, fails here. Two paths, as multihoming runs."""
+    from harness import backends
+    from harness.procs import Processes
+    cc = next(c for c in ("reno", "cubic", "bbr") if c in HERE and c != host_default())
+    paths = [{"name": f"p{k}", "forward": "", "reverse": ""} for k in range(2)]
+    with Processes() as procs:
+        session = backends.open_session("netns", paths=paths, config={"seed": 1}, workdir=str(tmp_path),
+                                        procs=procs, ipv6=ipv6, tcp_cc=cc)
+        try:
+            for side, ns in ((1, session.sender.netns), (2, session.receiver.netns)):
+                routes = _routes(ns)
+                pinnable = [r for r in routes if r.split()[0] in ("unicast", "local")]
+                assert all(f"initcwnd {tcp.INITCWND} congctl {cc}" in r for r in pinnable), routes
+                dsts = {r.split()[1] for r in pinnable}
+                assert dsts == {"127.0.0.0/8", "127.0.0.1", "::1", "198.18.1.0/24", "198.18.2.0/24",
+                                f"198.18.1.{side}", f"198.18.2.{side}", "fd00:7264:746c:1::/64",
+                                "fd00:7264:746c:2::/64", f"fd00:7264:746c:1::{side}", f"fd00:7264:746c:2::{side}"}
+                assert len(pinnable) == len(dsts), routes     # no unpinned original left beside a copy
+        finally:
+            session.close()
+    import os
+    assert not os.path.exists(f"/run/netns/{session.sender.netns}")
+
+
+@pytest.mark.netns
+def test_a_namespace_that_cannot_be_made_is_one_line_and_leaves_none_behind(tmp_path):
+    from harness.backends import Host, Session
+    from harness.backends.netns import create_namespaces
+    from harness.engine import EngineError
+    import os
+    import subprocess
+    prefix = f"rdt-{os.getpid()}-999999"
+    subprocess.run(["ip", "netns", "add", f"{prefix}-r"], check=True)     # taken: the second fails
+    try:
+        session = Session("netns", Host("sender", None, []), Host("receiver", None, []), 5001, [], reachable=[])
+        with pytest.raises(EngineError) as e:
+            create_namespaces(session, prefix)
+        session.close()
+        assert "\n" not in str(e.value) and f"{prefix}-s, {prefix}-r" in str(e.value), e.value
+        assert not os.path.exists(f"/run/netns/{prefix}-s")
+    finally:
+        subprocess.run(["ip", "netns", "del", f"{prefix}-r"], check=True)

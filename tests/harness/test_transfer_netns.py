@@ -1,4 +1,5 @@
 """run_transfer on the netns backend: namespaces, TUN devices, IPv4/IPv6, TCP, two paths."""
+import os
 import shutil
 
 import pytest
@@ -81,10 +82,12 @@ def test_kernel_backend_set_up_over_veth(monkeypatch):
 
 
 def test_a_namespace_set_up_failure_is_a_failed_result(monkeypatch):
-    from pyroute2 import NetlinkError
-
-    def refuse(name, ifnames, side, tcp_cc):
-        raise NetlinkError(19, "No such device")
-    monkeypatch.setattr("harness.backends.netns.configure", refuse)
+    """`ip` refusing a line of the set-up (here a device the engine did not make) fails
+    the run in one line naming the namespace and ip's reason, and removes both namespaces."""
+    from harness.backends import netns
+    lines = netns.device_lines
+    monkeypatch.setattr(netns, "device_lines", lambda *a: lines(*a) + ["link set dev nosuchdev up"])
     res = run_transfer(sw_sender(), sw_receiver(), Link(""), size=100, seed=1, backend="netns")
-    assert not res.ok and res.error.startswith("engine failed: setting up the engine's devices in the namespaces failed")
+    assert not res.ok and res.error.startswith("engine failed: setting up rdt-") and "nosuchdev" in res.error, res.error
+    assert "\n" not in res.error
+    assert not [n for n in os.listdir("/run/netns") if n.startswith(f"rdt-{os.getpid()}-")]
