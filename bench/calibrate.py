@@ -126,38 +126,38 @@ class Cell:
 def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str | None,
                  backend: str = "auto", sandbox: bool | None = None,
                  done=None) -> dict[tuple[str, int], dict[str, Cell]]:
-    """{(member, seed): {scenario: Cell}} from the real grader."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from grader import grade as grade_module
+    """{(member, seed): {scenario: Cell}} from the real grader, as `rdtlab grade` grades a
+    class (grader.parallel.grade_all): a pool of `jobs`, and what the machine disturbed or
+    failed in a crowded pool graded again alone at the end (`done` is told again then)."""
     from grader.battery import load_battery
     from grader.collect import Submission
-    from grader.grade import Options, grade_submission
+    from grader.grade import Options
+    from grader.parallel import grade_all
 
     battery = load_battery(BATTERY)
-    grade_module.BUDGET.size = jobs
     options = Options(backend=backend, sandbox=sandbox, pcaps=False)
-    results: dict[tuple[str, int], dict[str, Cell]] = {}
     with tempfile.TemporaryDirectory(prefix="rdt-calibrate-") as tmp:
-        work = []
+        work, chosen = [], {}
         for m in sorted(members, key=lambda m: m.kind != "bug"):     # the bugs first: they are quick
-            chosen = battery.select(names=scenarios_for(m, battery, subset))
+            selection = battery.select(names=scenarios_for(m, battery, subset))
+            if not selection.scenarios:        # a bug whose scenarios are not in the battery yet
+                continue
             for seed in seeds:
-                work.append((m, seed, chosen, seeded_copy(m, seed, tmp)))
+                sub = Submission(f"{m.name}-seed{seed}", seeded_copy(m, seed, tmp))
+                work.append((m, seed, sub))
+                chosen[sub.student] = selection
+        of = {sub.student: (m, seed) for m, seed, sub in work}
 
-        def one(item):
-            m, seed, chosen, folder = item
-            if not chosen.scenarios:        # a bug whose scenarios are not in the battery yet
-                return (m.name, seed), {}
-            r = grade_submission(Submission(f"{m.name}-seed{seed}", folder), chosen, None, options)
-            cells = {s["name"]: Cell(s["score"], s["max_score"], s["reason"] or "") for s in r["scenarios"]}
+        def finished(r):
             if done:
-                done(m, seed, r)
-            return (m.name, seed), cells
-
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            for key, cells in pool.map(one, work):
-                results[key] = cells
+                done(*of[r["student"]], r)
+        graded = grade_all([sub for _, _, sub in work], battery, None, options, jobs, finished,
+                           battery_of=lambda sub: chosen[sub.student])
+    results = {(m.name, seed): {} for m in members for seed in seeds
+               if not battery.select(names=scenarios_for(m, battery, subset)).scenarios}
+    for (m, seed, _), r in zip(work, graded):
+        results[(m.name, seed)] = {s["name"]: Cell(s["score"], s["max_score"], s["reason"] or "")
+                                   for s in r["scenarios"]}
     return results
 
 

@@ -21,8 +21,8 @@ The engine does not see a machine too crowded to run the students' programs on t
 (a spurious timeout on a clean link, a notebook's figures fallen short). So a grading
 that FAILS in the grader's own pool (--jobs above one) while tasks waited for a CPU
 more than CROWDED of the time (Linux's pressure stall information, read from outside
-every jail) is not a grade either: the scenario (when only its timing checks failed),
-or the student's re-measured notebook cell, is graded again with fewer at a time once
+every jail) is not a grade either: the scenario (when what failed is what crowding can
+fail: see CROWDABLE_RUNS), or the student's re-measured notebook cell, is graded again with fewer at a time once
 the pool has finished. A pass stands, and alone only the engine's lag counts: there
 the student's own programs may be what keeps the CPUs busy.
 """
@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import threading
 import time
+
+from harness.monitor import ErrorKind
 
 TRIES = 3
 
@@ -126,17 +128,29 @@ class CpuPressure:
         return min(1.0, (waited - self._waited) / 1e6 / (now - self._start))
 
 
-# The battery's checks a crowded machine can fail on its own: a program held off the CPU
-# times out and resends, or falls behind the reference. Wrong bytes, a crash or a hang
-# are the program's, and are not graded twice.
+# What a crowded machine can fail on its own. Checks: a program held off the CPU times
+# out and resends, or falls behind the reference. Runs (the "delivered" check's): a
+# sender gives up on a starved peer (its tries run out) and the receiver is left
+# waiting, or gone; a program's own timer exception ends it; a receiver binds late.
+# Wrong bytes, a missing program, a bind where the link cannot deliver and a convention
+# are the program's, and so are hangs (the time limit, no progress): their limits are
+# generous, and grading them again alone would cost each its whole limit a second time.
 TIMING_CHECKS = frozenset({"retransmissions", "goodput"})
+CROWDABLE_RUNS = frozenset({ErrorKind.RECEIVER_LINGERED, ErrorKind.RECEIVER_LEFT, ErrorKind.SENDER_FAILED,
+                            ErrorKind.RECEIVER_FAILED, ErrorKind.NOT_BOUND, ErrorKind.NO_OUTPUT})
 
 
-def crowded_failure(checks, pressure: CpuPressure, at_once: int) -> str:
-    """Why a scenario's failed `checks` are not a grade (crowding), or ''."""
+def crowded_failure(checks, runs, pressure: CpuPressure, at_once: int) -> str:
+    """Why a scenario's failed `checks` (of `runs`) are not a grade (crowding), or ''."""
     failed = [c for c in checks if not c.passed]
-    if not failed or any(c.name not in TIMING_CHECKS for c in failed):
+    if not failed:
         return ""
+    for c in failed:
+        if c.name == "delivered":
+            if not all(r.error_kind in CROWDABLE_RUNS for r in runs if not r.ok):
+                return ""
+        elif c.name not in TIMING_CHECKS:
+            return ""
     return crowding(pressure, at_once)
 
 

@@ -243,7 +243,7 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     if detected is not None and detected.departures and scenario.meet != "student":
         checks.insert(0, checks_mod.Check("conventions", False, "; ".join(detected.departures)))
     record["runs"] = [_run_record(r, ref) for r, ref in zip(runs, refs)]
-    crowded = disturbance.crowded_failure(checks, pressure, BUDGET.size if BUDGET.pooled else 1)
+    crowded = disturbance.crowded_failure(checks, runs, pressure, BUDGET.size if BUDGET.pooled else 1)
     if crowded:
         return _not_graded(record, crowded,
                            f"not graded: it failed while the machine was crowded ({crowded}); it is graded again alone")

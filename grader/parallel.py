@@ -22,21 +22,26 @@ DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
 
 
 def grade_all(subs: list[Submission], battery: Battery, out_dir: str | None, options: Options,
-              jobs: int = DEFAULT_JOBS, done: Callable[[dict], None] | None = None) -> list[dict]:
+              jobs: int = DEFAULT_JOBS, done: Callable[[dict], None] | None = None,
+              battery_of: Callable[[Submission], Battery] | None = None) -> list[dict]:
     """Results in the order of `subs`; `done(result)` as each finishes. Scenarios the
     machine disturbed on every try, or that failed while the pool crowded the machine
-    (grader/disturbance.py), are graded again at the end, one submission at a time."""
+    (grader/disturbance.py), are graded again at the end, one submission at a time.
+    `battery_of(sub)`: a submission's own selection of scenarios (the calibration's
+    planted bugs), `battery` for every one if not given."""
+    battery_of = battery_of or (lambda sub: battery)
     grade_module.BUDGET.size = jobs      # transfers at once, reference runs beside included
     grade_module.BUDGET.pooled = jobs > 1
     results: list = [None] * len(subs)
     if jobs <= 1:
         for k, sub in enumerate(subs):
-            results[k] = grade_submission(sub, battery, out_dir, options)
+            results[k] = grade_submission(sub, battery_of(sub), out_dir, options)
             if done and not results[k]["ungraded"]:
                 done(results[k])
     else:
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="grade") as pool:
-            futures = {pool.submit(grade_submission, sub, battery, out_dir, options): k for k, sub in enumerate(subs)}
+            futures = {pool.submit(grade_submission, sub, battery_of(sub), out_dir, options): k
+                       for k, sub in enumerate(subs)}
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
                 if done and not results[futures[future]]["ungraded"]:
@@ -45,7 +50,7 @@ def grade_all(subs: list[Submission], battery: Battery, out_dir: str | None, opt
     try:
         for k, sub in enumerate(subs):
             if results[k]["ungraded"]:
-                results[k] = regrade_ungraded(sub, battery, out_dir, options, results[k])
+                results[k] = regrade_ungraded(sub, battery_of(sub), out_dir, options, results[k])
                 if done:
                     done(results[k])
     finally:

@@ -119,16 +119,30 @@ def test_a_pool_grows_only_while_the_machine_stays_uncrowded(tmp_path):
         assert none.running == 2
 
 
-def test_only_timing_checks_are_failed_by_crowding():
-    """A crowded pool can make a program resend or fall behind, not corrupt or crash it."""
+def test_only_what_crowding_can_fail_is_failed_by_crowding():
+    """A crowded pool can make a program resend, fall behind, give up on a starved peer or
+    bind late; not write wrong bytes, bind where the link cannot deliver, or hang."""
+    from types import SimpleNamespace
+
     from grader.checks import Check
+    from harness.monitor import ErrorKind
 
     class Crowded:
         def share(self):
             return 0.9
+
+    def runs(*kinds):
+        return [SimpleNamespace(ok=k is None, error_kind=k) for k in kinds]
+    crowded = "tasks waited for a CPU 90% of the time, 2 gradings at a time"
     timing = [Check("delivered", True, ""), Check("retransmissions", False, "12 for 0 losses")]
-    assert crowded_failure(timing, Crowded(), 2) == "tasks waited for a CPU 90% of the time, 2 gradings at a time"
-    assert crowded_failure(timing + [Check("goodput", False, "40%")], Crowded(), 2).startswith("tasks waited")
-    assert crowded_failure(timing, Crowded(), 1) == ""                          # alone
-    assert crowded_failure([Check("delivered", False, "3 bytes differ")] + timing, Crowded(), 2) == ""
-    assert crowded_failure([Check("goodput", True, "")], Crowded(), 2) == ""     # a pass stands
+    assert crowded_failure(timing, runs(None), Crowded(), 2) == crowded
+    assert crowded_failure(timing + [Check("goodput", False, "40%")], runs(None, None), Crowded(), 2) == crowded
+    assert crowded_failure(timing, runs(None), Crowded(), 1) == ""                              # alone
+    assert crowded_failure([Check("goodput", True, "")], runs(None), Crowded(), 2) == ""         # a pass stands
+    gave_up = [Check("delivered", False, "receiver did not exit within 5 s after the sender finished")]
+    for kind in (ErrorKind.RECEIVER_LINGERED, ErrorKind.SENDER_FAILED, ErrorKind.RECEIVER_LEFT, ErrorKind.NOT_BOUND):
+        assert crowded_failure(gave_up, runs(None, kind), Crowded(), 2) == crowded, kind
+    for kind in (ErrorKind.OUTPUT_DIFFERS, ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS, ErrorKind.UNREACHABLE,
+                 ErrorKind.NOT_FOUND):
+        assert crowded_failure([Check("delivered", False, "3 bytes differ")] + timing, runs(kind), Crowded(), 2) == "", kind
+    assert crowded_failure([Check("conventions", False, "EOF flag 255")], runs(None), Crowded(), 2) == ""

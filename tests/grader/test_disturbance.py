@@ -102,7 +102,7 @@ def test_a_failure_in_a_crowded_pool_is_graded_again_alone(tmp_path, monkeypatch
     def crowded_failure(checks, pressure, at_once):    # as if its failed checks were timing ones
         asked.append(at_once)
         return "tasks waited for a CPU 97% of the time, 2 gradings at a time" if at_once > 1 else ""
-    monkeypatch.setattr(disturbance, "crowded_failure", lambda checks, pressure, at_once:
+    monkeypatch.setattr(disturbance, "crowded_failure", lambda checks, runs, pressure, at_once:
                         crowded_failure(checks, pressure, at_once) if not all(c.passed for c in checks) else "")
     good, bad = class_of(tmp_path)
     os.rename(os.path.join(bad.path, "Sender2.py"), os.path.join(bad.path, "Sender2Whole.py"))
