@@ -22,9 +22,10 @@ The engine does not see a machine too crowded to run the students' programs on t
 that FAILS in the grader's own pool (--jobs above one) while tasks waited for a CPU
 more than CROWDED of the time (Linux's pressure stall information, read from outside
 every jail) is not a grade either: the scenario (when what failed is what crowding can
-fail: see CROWDABLE_RUNS), or the student's re-measured notebook cell, is graded again with fewer at a time once
-the pool has finished. A pass stands, and alone only the engine's lag counts: there
-the student's own programs may be what keeps the CPUs busy.
+fail: TIMING_CHECKS, CROWDABLE_RUNS), or the student's re-measured notebook cell, is
+graded again with fewer at a time once the pool has finished. A pass stands, and alone
+only the engine's lag counts: there the student's own programs may be what keeps the
+CPUs busy.
 """
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
         if shared:
             (name,) = create_namespaces(session, prefix, ("s",))
             session.sender.netns = session.receiver.netns = name
-            set_up_kernel(name, None, ["link set dev lo up", *tcp.route_pins(tcp_cc, True, [])])
+            set_up_kernel(name, None, ["link set dev lo up", *tcp.route_pins(tcp_cc, [])])
             add_netem(name, "lo", paths[0]["forward"])
             return session
         s_name, r_name = create_namespaces(session, prefix)

@@ -90,7 +90,7 @@ def device_lines(ifnames: list[str], side: int, tcp_cc: str = tcp.DEFAULT) -> li
         lines += [f"link set dev {ifname} mtu {MTU} addrgenmode none", f"link set dev {ifname} up",
                   f"addr add {v4} dev {ifname}", f"addr add {v6} dev {ifname} nodad"]
         devices.append((ifname, v4, v6))
-    return lines + tcp.route_pins(tcp_cc, True, devices)
+    return lines + tcp.route_pins(tcp_cc, devices)
 
 
 def _in_namespace(name: str, argv: list[str], stdin: str = "") -> None:

@@ -90,10 +90,10 @@ def sysctl_script() -> str:
     return "; ".join(lines) + "; "
 
 
-def route_pins(name: str, lo: bool, devices: list[tuple[str, str, str]]) -> list[str]:
+def route_pins(name: str, devices: list[tuple[str, str, str]]) -> list[str]:
     """`ip -batch` lines giving every unicast and local route of a namespace congestion
-    control `name` and INITCWND: the routes the kernel makes for `lo` (127.0.0.1/8, ::1)
-    and for each (device, IPv4 address/prefix, IPv6 address/prefix) once its addresses
+    control `name` and INITCWND: the routes the kernel makes for `lo` (127.0.0.1/8, ::1,
+    up) and for each (device, IPv4 address/prefix, IPv6 address/prefix) once its addresses
     are added on a device that is up. `tests/harness/test_tcp_pinning.py` reads the whole
     table back, so a kernel that makes other routes is caught there.
 
@@ -108,10 +108,9 @@ def route_pins(name: str, lo: bool, devices: list[tuple[str, str, str]]) -> list
         lines.append(f"route add local {address} dev {dev} table local proto kernel metric 1024 {pin}")
         lines.append(f"route del local {address} dev {dev} table local metric 0")
 
-    if lo:
-        for dst in ("127.0.0.0/8", "127.0.0.1"):
-            lines.append(f"route replace local {dst} dev lo table local proto kernel scope host src 127.0.0.1 {pin}")
-        local6("::1", "lo")
+    for dst in ("127.0.0.0/8", "127.0.0.1"):
+        lines.append(f"route replace local {dst} dev lo table local proto kernel scope host src 127.0.0.1 {pin}")
+    local6("::1", "lo")
     for dev, v4, v6 in devices:
         a4, a6 = ipaddress.ip_interface(v4), ipaddress.ip_interface(v6)
         lines.append(f"route replace {a4.network} dev {dev} proto kernel scope link src {a4.ip} {pin}")
