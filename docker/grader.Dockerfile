@@ -25,7 +25,7 @@ COPY harness /opt/rdtlab/harness
 COPY reference /opt/rdtlab/reference
 COPY grader /opt/rdtlab/grader
 COPY assignments /opt/rdtlab/assignments
-RUN pip install -q --no-deps --no-index --no-build-isolation --no-cache-dir -e /opt/rdtlab \
+RUN pip install -q --no-deps --no-index --no-build-isolation --no-cache-dir --config-settings editable_mode=compat -e /opt/rdtlab \
  && rm -rf /opt/rdtlab/harness/linkemu /opt/rdtlab/build \
  && python3 -m compileall -q /opt/rdtlab
 

@@ -32,7 +32,7 @@ RUN rm -rf /opt/rdtlab/reference/comn \
  && find /opt/rdtlab/assignments -mindepth 1 -maxdepth 1 ! -name __init__.py -type f -delete \
  && find /opt/rdtlab/assignments -mindepth 2 -type f ! -name __init__.py ! -name sheet.py ! -name spec.py -delete \
  && rm -rf /opt/rdtlab/assignments/source /opt/rdtlab/assignments/results_sheets \
- && pip install -q --no-deps --no-index --no-build-isolation --no-cache-dir -e /opt/rdtlab \
+ && pip install -q --no-deps --no-index --no-build-isolation --no-cache-dir --config-settings editable_mode=compat -e /opt/rdtlab \
  && rm -rf /opt/rdtlab/harness/linkemu /opt/rdtlab/build \
  && python3 -m compileall -q /opt/rdtlab
 
