@@ -15,7 +15,7 @@ import tomllib
 IMAGE_EXTRAS = ("course", "grade", "grader")
 HOST_TEST_ONLY = {"playwright", "pytest", "pytest-timeout", "hypothesis"}
 # What `pip install -e` of the kit needs when it cannot fetch build dependencies.
-BUILD = ["setuptools>=64", "wheel"]
+BUILD = ["setuptools>=64,<85", "wheel"]   # <85: editable_mode=compat (pyproject.toml)
 
 
 def name_of(requirement: str) -> str:
