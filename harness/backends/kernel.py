@@ -87,15 +87,16 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
         if shared:
             (name,) = create_namespaces(session, prefix, ("s",))
             session.sender.netns = session.receiver.netns = name
-            set_up_kernel(name, None, ["link set dev lo up", *tcp.route_pins(tcp_cc, [])])
+            set_up_kernel(name, None, ["link set dev lo up"], tcp.route_pins(tcp_cc, []))
             add_netem(name, "lo", paths[0]["forward"])
             return session
         s_name, r_name = create_namespaces(session, prefix)
         session.sender.netns, session.receiver.netns = s_name, r_name
         ifnames = [f"rdt{k}" for k in range(n)]
         veths = [f"link add {ifname} type veth peer name {ifname} netns {r_name}" for ifname in ifnames]
-        set_up_kernel(s_name, None, veths + device_lines(ifnames, 1, tcp_cc))
-        set_up_kernel(r_name, None, device_lines(ifnames, 2, tcp_cc))
+        s_lines, s_pins = device_lines(ifnames, 1, tcp_cc)
+        set_up_kernel(s_name, None, veths + s_lines, s_pins)
+        set_up_kernel(r_name, None, *device_lines(ifnames, 2, tcp_cc))
         for ifname, p in zip(ifnames, paths):
             add_netem(s_name, ifname, p["forward"])
             add_netem(r_name, ifname, p["reverse"])

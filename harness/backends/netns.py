@@ -78,11 +78,12 @@ def _sweep_once() -> None:
             _swept = True
 
 
-def device_lines(ifnames: list[str], side: int, tcp_cc: str = tcp.DEFAULT) -> list[str]:
-    """`ip -batch` lines for one host: `lo` and its devices (created by the engine) up,
-    MTU, no automatic IPv6 link-local address (it would send MLD/RS), the path addresses
-    (IPv6 without duplicate-address detection: usable at once), and kernel TCP's
-    congestion control and initial window on every route (backends/tcp.py)."""
+def device_lines(ifnames: list[str], side: int, tcp_cc: str = tcp.DEFAULT) -> tuple[list[str], list[str]]:
+    """`ip -batch` lines for one host, in two parts: `lo` and its devices (created by the
+    engine) up, MTU, no automatic IPv6 link-local address (it would send MLD/RS), the path
+    addresses (IPv6 without duplicate-address detection: usable at once); then kernel
+    TCP's congestion control and initial window on every route (backends/tcp.py), once
+    the kernel has made them (set_up_kernel waits for the IPv6 local ones)."""
     lines = ["link set dev lo up"]
     devices = []
     for k, ifname in enumerate(ifnames, start=1):
@@ -90,7 +91,7 @@ def device_lines(ifnames: list[str], side: int, tcp_cc: str = tcp.DEFAULT) -> li
         lines += [f"link set dev {ifname} mtu {MTU} addrgenmode none", f"link set dev {ifname} up",
                   f"addr add {v4} dev {ifname}", f"addr add {v6} dev {ifname} nodad"]
         devices.append((ifname, v4, v6))
-    return lines + tcp.route_pins(tcp_cc, devices)
+    return lines, tcp.route_pins(tcp_cc, devices)
 
 
 def _in_namespace(name: str, argv: list[str], stdin: str = "") -> None:
@@ -119,14 +120,29 @@ def _in_namespace(name: str, argv: list[str], stdin: str = "") -> None:
 ROUTE_LOCALNET = "echo 1 > /proc/sys/net/ipv4/conf/all/route_localnet; nft -f -"
 
 
-def set_up_kernel(name: str, nat: str | None, ip_lines: list[str] = ()) -> None:
+# The kernel inserts an IPv6 address's local route from a work item, after the request
+# that added the address has returned (IPv4's come with the request): wait for them (up
+# to ~2 s) before pinning, or the pin's delete would take the copy it just added.
+WAIT_IPV6_LOCAL = ('n=0; until [ "$(ip -6 route show table local type local | wc -l)" -ge {count} ]; do '
+                   'n=$((n+1)); [ $n -lt 2000 ] || {{ echo "the kernel made no IPv6 local routes for the '
+                   'addresses within 2 s" >&2; exit 1; }}; sleep 0.001; done\n')
+
+
+def _batch(lines: list[str]) -> str:
+    return "ip -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF\n"
+
+
+def set_up_kernel(name: str, nat: str | None, ip_lines: list[str] = (), pins: list[str] = ()) -> None:
     """One nsenter per namespace (a process chain of a few ms, where pyroute2 forked the
     grader and ran an event loop per request): kernel TCP's sysctls (backends/tcp.py),
-    `ip_lines` through `ip -batch`, and with `nat` route_localnet and the nft rules for
-    loopback-bound programs."""
+    `ip_lines` then, once the kernel has made its routes, the route `pins` through `ip
+    -batch`, and with `nat` route_localnet and the nft rules for loopback-bound programs."""
     script = tcp.sysctl_script()
     if ip_lines:
-        script += "ip -batch - <<'EOF'\n" + "\n".join(ip_lines) + "\nEOF\n"
+        script += _batch(ip_lines)
+    if pins:
+        script += WAIT_IPV6_LOCAL.format(count=sum(line.startswith("route del local ") for line in pins))
+        script += _batch(pins)
     script += ROUTE_LOCALNET if nat is not None else "true"
     _in_namespace(name, ["sh", "-ec", script], nat or "")
 
@@ -205,8 +221,8 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
         session._cleanups.append(engine.stop)
         engine.start()
         set_up_kernel(s_name, None if ipv6 else sender_loopback_nat(host_address(1, 2, False)),
-                      device_lines(ifnames, 1, tcp_cc))
-        set_up_kernel(r_name, None if ipv6 else "", device_lines(ifnames, 2, tcp_cc))
+                      *device_lines(ifnames, 1, tcp_cc))
+        set_up_kernel(r_name, None if ipv6 else "", *device_lines(ifnames, 2, tcp_cc))
         if not ipv6:
             session.reachable.append("127.0.0.1")
             session.on_loopback_bind = lambda address: deliver_to_loopback(r_name, PORT, address)

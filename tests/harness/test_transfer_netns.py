@@ -86,7 +86,7 @@ def test_a_namespace_set_up_failure_is_a_failed_result(monkeypatch):
     the run in one line naming the namespace and ip's reason, and removes both namespaces."""
     from harness.backends import netns
     lines = netns.device_lines
-    monkeypatch.setattr(netns, "device_lines", lambda *a: lines(*a) + ["link set dev nosuchdev up"])
+    monkeypatch.setattr(netns, "device_lines", lambda *a: (lines(*a)[0] + ["link set dev nosuchdev up"], lines(*a)[1]))
     res = run_transfer(sw_sender(), sw_receiver(), Link(""), size=100, seed=1, backend="netns")
     assert not res.ok and res.error.startswith("engine failed: setting up rdt-") and "nosuchdev" in res.error, res.error
     assert "\n" not in res.error
