@@ -94,25 +94,31 @@ def device_lines(ifnames: list[str], side: int, tcp_cc: str = tcp.DEFAULT) -> tu
     return lines, tcp.route_pins(tcp_cc, devices)
 
 
+def _setup_command(argv: list[str], stdin: str, what: str, package: str) -> None:
+    """Run one set-up command (`what`: 'setting up NAME', ...); a failure is one line:
+    UsageError when the command is missing, else EngineError with its reason (for `ip
+    -batch`, the line before its "Command failed" line number)."""
+    try:
+        done = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=10)
+    except FileNotFoundError:
+        raise UsageError(f"the netns backend needs the `{argv[0]}` command (Debian package {package})") from None
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"{what} did not finish within 10 s") from None
+    if done.returncode != 0:
+        said = [line for line in done.stderr.strip().splitlines() if not line.startswith("Command failed")]
+        why = (said or [f"exit {done.returncode}"])[-1]
+        if "No such file" in why and "nft" in why:
+            raise UsageError("the netns backend needs the `nft` command for loopback-bound programs "
+                             "(Debian package nftables; `make debs` installs it)")
+        raise EngineError(f"{what} failed: {why}")
+
+
 def _in_namespace(name: str, argv: list[str], stdin: str = "") -> None:
     """Run argv in namespace `name` with nsenter (util-linux). Not `ip netns exec` (its
     mount namespace and sysfs remount cost time) nor a preexec setns (a preexec function
     makes Python fork the whole harness, slow with many runs' threads): this is on the
     path from the receiver's bind to the sender's start."""
-    try:
-        done = subprocess.run(["nsenter", f"--net=/run/netns/{name}", *argv], input=stdin, capture_output=True,
-                              text=True, timeout=10)
-    except FileNotFoundError:
-        raise UsageError("the netns backend needs the `nsenter` command (Debian package util-linux)") from None
-    except subprocess.TimeoutExpired:
-        raise EngineError(f"setting up {name} did not finish within 10 s") from None
-    if done.returncode != 0:
-        said = [line for line in done.stderr.strip().splitlines() if not line.startswith("Command failed")]
-        why = (said or [f"exit {done.returncode}"])[-1]     # ip -batch: the reason, not its line number
-        if "No such file" in why and "nft" in why:
-            raise UsageError("the netns backend needs the `nft` command for loopback-bound programs "
-                             "(Debian package nftables; `make debs` installs it)")
-        raise EngineError(f"setting up {name} failed: {why}")
+    _setup_command(["nsenter", f"--net=/run/netns/{name}", *argv], stdin, f"setting up {name}", "util-linux")
 
 
 # The kernel drops a packet for 127/8 that arrives on, or would leave by, a device
@@ -184,19 +190,12 @@ def create_namespaces(session: Session, prefix: str, names: tuple[str, ...] = ("
     names = tuple(f"{prefix}-{n}" for n in names)
     there = {name for name in names if os.path.exists(f"/run/netns/{name}")}   # never ours to remove
     try:
-        done = subprocess.run(["ip", "-batch", "-"], input="".join(f"netns add {n}\n" for n in names),
-                              capture_output=True, text=True, timeout=10)
-    except FileNotFoundError:
-        raise UsageError("network namespaces need the `ip` command (Debian package iproute2)") from None
-    except subprocess.TimeoutExpired:
-        done = None
-    for name in names:
-        if name not in there and os.path.exists(f"/run/netns/{name}"):
-            session._cleanups.append(lambda name=name: netns.remove(name))
-    if done is None or done.returncode != 0:
-        why = "it did not finish within 10 s" if done is None else (
-            done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-        raise EngineError(f"creating network namespaces {', '.join(names)} failed: {why}")
+        _setup_command(["ip", "-batch", "-"], "".join(f"netns add {n}\n" for n in names),
+                       f"creating network namespaces {', '.join(names)}", "iproute2")
+    finally:
+        for name in names:
+            if name not in there and os.path.exists(f"/run/netns/{name}"):
+                session._cleanups.append(lambda name=name: netns.remove(name))
     return names
 
 
