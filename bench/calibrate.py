@@ -137,10 +137,11 @@ def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str
     battery = load_battery(BATTERY)
     options = Options(backend=backend, sandbox=sandbox, pcaps=False)
     with tempfile.TemporaryDirectory(prefix="rdt-calibrate-") as tmp:
-        work, chosen = [], {}
+        work, chosen, results = [], {}, {}
         for m in sorted(members, key=lambda m: m.kind != "bug"):     # the bugs first: they are quick
             selection = battery.select(names=scenarios_for(m, battery, subset))
             if not selection.scenarios:        # a bug whose scenarios are not in the battery yet
+                results.update({(m.name, seed): {} for seed in seeds})
                 continue
             for seed in seeds:
                 sub = Submission(f"{m.name}-seed{seed}", seeded_copy(m, seed, tmp))
@@ -153,8 +154,6 @@ def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str
                 done(*of[r["student"]], r)
         graded = grade_all([sub for _, _, sub in work], battery, None, options, jobs, finished,
                            battery_of=lambda sub: chosen[sub.student])
-    results = {(m.name, seed): {} for m in members for seed in seeds
-               if not battery.select(names=scenarios_for(m, battery, subset)).scenarios}
     for (m, seed, _), r in zip(work, graded):
         results[(m.name, seed)] = {s["name"]: Cell(s["score"], s["max_score"], s["reason"] or "")
                                    for s in r["scenarios"]}
