@@ -75,6 +75,16 @@ def points(course: str, assignment: str, student: str) -> tuple[float, float, li
         return sum(g.auto_score for g in graded), sum(g.max_score for g in graded), lost
 
 
+def machine_cpu_s() -> float:
+    """CPU-seconds the whole machine has spent busy (user, nice, system, irq, softirq:
+    /proc/stat). Not the bench's children's rusage: a jailed kernel's processes are
+    killed, not reaped through this process, so rusage misses most of a notebook's CPU."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in fields[:7])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.notebooks")
     p.add_argument("--assignment", default="comn", choices=assignments.names())
@@ -90,15 +100,17 @@ def main(argv: list[str] | None = None) -> int:
         students = [f"{k:02d}" for k in range(args.students)]
         for s in students:
             hand_in(course, args.assignment, s)
-        started = time.monotonic()
+        started, busy = time.monotonic(), machine_cpu_s()
         results = autograde_students(course, args.assignment, students, jobs=args.jobs)
-        wall = time.monotonic() - started
+        wall, busy = time.monotonic() - started, machine_cpu_s() - busy
         scores = {r.student: points(course, args.assignment, r.student) if r.ok else (0, 0, []) for r in results}
     print(f"notebook bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): {args.students} {args.assignment} "
           f"notebooks ({args.mode}), --jobs {args.jobs}, kernels jailed")
     print(f"  wall {wall:.0f} s = {3600 * args.students / wall:.0f} notebooks/hour; each "
           f"{', '.join(f'{r.seconds:.0f}' for r in results)} s; load average {load:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
+    print(f"  the machine busy {busy:.0f} CPU-s = {busy / args.students:.1f} CPU-s per notebook (all its "
+          f"processes, the kernel's network work included; the course's set-up excluded)")
     print(f"  re-measured outside the kernels in {', '.join(f'{r.remeasure_seconds:.0f}' for r in results)} s "
           f"(included above)")
     print(f"  tasks waiting for a CPU (share of each grading's time): "
