@@ -12,11 +12,11 @@ from harness.engine import REPO
 SHIM = '''# {who}
 """{name} of the reference, handed in as a student would (the package beside it)."""
 import os
-import runpy
 import sys
 
 sys.argv[0] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", "{package}", "{name}.py")
-runpy.run_path(sys.argv[0], run_name="__main__")
+with open(sys.argv[0]) as source:     # runpy would do, but its imports cost more than the program's own
+    exec(compile(source.read(), sys.argv[0], "exec"), {{"__name__": "__main__", "__file__": sys.argv[0]}})
 '''
 
 

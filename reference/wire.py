@@ -19,7 +19,6 @@ counts and drops. Decoders raise nothing else, whatever the bytes.
 """
 from __future__ import annotations
 
-import hashlib
 import struct
 import zlib
 
@@ -164,6 +163,11 @@ class ExtFormat:
         return Ack(unwrap(seq, reference, 32), tuple(ranges), path)
 
 
+def _md5(data: bytes) -> bytes:
+    import hashlib      # here, not at the top: only this format needs it (3 ms of every program's start)
+    return hashlib.md5(data).digest()
+
+
 class Md5Format(ExtFormat):
     """The extended format with an MD5 digest in place of the CRC32 (seed 000's
     "md5 checksum"): magic/version 0xA2, then type, flags, path, seq u32 as in `ext`,
@@ -182,7 +186,7 @@ class Md5Format(ExtFormat):
         if not 0 <= path <= 255:
             raise WireError(f"path id {path} does not fit in a byte")
         head = self._fields.pack(self.MAGIC, kind, flags, path, seq & 0xFFFFFFFF)
-        return head + hashlib.md5(head + self._zero_digest + body).digest() + body
+        return head + _md5(head + self._zero_digest + body) + body
 
     def _unpack(self, datagram: bytes, kind: int) -> tuple[int, int, int, bytes]:
         if len(datagram) < self.header_size:
@@ -193,7 +197,7 @@ class Md5Format(ExtFormat):
         if magic != self.MAGIC:
             raise WireError(f"magic/version byte 0x{magic:02x}, expected 0x{self.MAGIC:02x}")
         body = bytes(datagram[self.header_size:])
-        if hashlib.md5(bytes(datagram[:8]) + self._zero_digest + body).digest() != bytes(datagram[8:24]):
+        if _md5(bytes(datagram[:8]) + self._zero_digest + body) != bytes(datagram[8:24]):
             raise WireError("MD5 mismatch (corrupt message)")
         if got_kind != kind:
             raise WireError(f"message type {got_kind}, expected {kind}")

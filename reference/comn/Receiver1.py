@@ -5,10 +5,10 @@
 
 Keeps every piece that arrives and writes the file when the end-of-file message comes.
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.comn import common
 from reference.comn.unreliable import KeepWhatArrives

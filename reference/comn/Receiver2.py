@@ -6,10 +6,10 @@
 ACKs every packet it gets (duplicates too: their ACK was lost), keeps the next one in
 order, and writes the file once the end-of-file packet is in.
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.comn import common
 from reference.runtime import main_guard

@@ -6,10 +6,10 @@
 Keeps only the next packet in order, discards the rest, and answers every packet with
 the number of the last one it has in order (a cumulative ACK).
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.comn import common
 from reference.runtime import main_guard

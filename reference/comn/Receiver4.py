@@ -6,10 +6,10 @@
 ACKs each packet by its own number, buffers packets that arrive out of order within
 <WindowSize> of the next one expected, and writes the file once all are in.
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.comn import common
 from reference.runtime import main_guard

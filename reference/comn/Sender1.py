@@ -6,10 +6,10 @@
 Every 1024-byte piece of the file goes out once, in order, paced at one packet per
 millisecond; the last carries the end-of-file flag. Prints nothing.
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.comn import common
 from reference.comn.unreliable import PacedSender

@@ -7,10 +7,10 @@ Sends one 1024-byte packet at a time and waits for its ACK, resending it every
 <RetryTimeout> milliseconds until the ACK comes. Prints
 "<retransmissions> <throughput in KB/s>".
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.comn import common
 from reference.runtime import main_guard

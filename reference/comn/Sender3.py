@@ -7,10 +7,10 @@ Keeps up to <WindowSize> packets in flight; ACKs are cumulative. When the oldest
 unacknowledged packet has waited <RetryTimeout> milliseconds, resends it and every
 packet after it. Prints the throughput in KB/s.
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.comn import common
 from reference.runtime import main_guard

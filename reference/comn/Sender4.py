@@ -12,10 +12,10 @@ a window per round trip, so a full window does not sit in the link's queue for l
 than the timeout; and a packet that the ACKs of later ones show lost is resent at
 once, twice.
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.comn import common
 from reference.runtime import main_guard

@@ -6,10 +6,10 @@
 The reference Go-Back-N (reference/core/gbn.py) in the extended format, whose CRC32
 catches a corrupted packet (harness/sheets/gbn_vs_tcp.py's reference run).
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.cli import main
 

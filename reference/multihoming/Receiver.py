@@ -6,10 +6,10 @@
 Selective Repeat receiver that accepts one sender address per path and ACKs each packet
 on the path it came in on; extended format (CRC32), window 512.
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.cli import main
 

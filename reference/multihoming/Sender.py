@@ -7,10 +7,10 @@ The reference multi-homed Selective Repeat (reference/core/multihomed.py: adapti
 per path, dead-path detection) with the settings of harness/sheets/multihoming.py:
 extended format (CRC32), window 512, at most 32 packets in flight per path.
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.cli import main
 

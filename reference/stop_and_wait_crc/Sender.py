@@ -8,10 +8,10 @@ The reference stop-and-wait (reference/core/stop_and_wait.py) in the extended fo
 adaptive timeout (initial 200 ms) doubling at each expiry up to 0.5 s
 (harness/sheets/stop_and_wait_crc.py's reference run).
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.cli import main
 

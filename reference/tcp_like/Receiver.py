@@ -6,10 +6,10 @@
 Cumulative ACKs (the highest segment received in order), out-of-order segments kept
 within the window; 1000-byte segments, COMN wire format.
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.cli import main
 

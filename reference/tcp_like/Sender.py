@@ -8,10 +8,10 @@ RTO (RFC 6298, initial 100 ms), else a fixed one. The reference TCP-like core
 (reference/core/tcp.py) with the settings of harness/sheets/tcp_like.py: 1000-byte
 segments, COMN wire format.
 """
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
 from reference.cli import main
 
