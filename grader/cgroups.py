@@ -21,21 +21,11 @@ from __future__ import annotations
 import os
 import signal
 import time
-from dataclasses import dataclass
 
 ROOT = "/sys/fs/cgroup"
 PARENT = "rdtlab"
 CONTROLLERS = ("memory", "cpu", "pids")
 PERIOD_US = 100_000
-
-
-@dataclass(frozen=True)
-class GroupLimits:
-    memory_bytes: int = 2 << 30      # all the jail's processes together
-    # CPU time per period, in cores: two, so a sender and a receiver that both poll in
-    # a busy loop (a valid design) each keep a core; the grader's --jobs shares the rest.
-    cpus: float = 2.0
-    tasks: int = 768                 # processes and threads (RLIMIT_NPROC holds the same without a group)
 
 
 def version(root: str = ROOT) -> int | None:
@@ -89,8 +79,10 @@ def _enable_v2(root: str) -> None:
             _write(os.path.join(folder, "cgroup.subtree_control"), want)
 
 
-def join(uid: int, limits: GroupLimits, pid: int | None = None, root: str = ROOT) -> None:
-    """Put `pid` (this process) in jail `uid`'s group, made with `limits` if new."""
+def join(uid: int, limits, pid: int | None = None, root: str = ROOT) -> None:
+    """Put `pid` (this process) in jail `uid`'s group, made with `limits` if new
+    (memory_bytes, cpus, tasks: grader.sandbox.GroupLimits; no dataclass imported here, the
+    launcher imports this module at every jailed start)."""
     pid = os.getpid() if pid is None else pid
     quota = max(1000, int(limits.cpus * PERIOD_US))
     if version(root) == 2:

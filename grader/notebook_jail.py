@@ -35,8 +35,7 @@ import nbformat
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 
-from grader.cgroups import GroupLimits
-from grader.sandbox import SAFE_PATH, Limits, Sandbox, prepare_scratch
+from grader.sandbox import SAFE_PATH, GroupLimits, Limits, Sandbox, prepare_scratch
 
 JAIL_ENV = "RDTLAB_KERNEL_JAIL"
 SOCKETS = os.path.join(".rdtlab", "kernel")   # the harness's own folder in the copy (never collected)

@@ -14,9 +14,8 @@ import tempfile
 import pytest
 
 from grader import cgroups
-from grader.cgroups import GroupLimits
 from grader.grade import allocate_uid
-from grader.sandbox import UID_BASE, Limits, Sandbox, available, kill_uid, mount_scratch, unmount_scratch
+from grader.sandbox import UID_BASE, GroupLimits, Limits, Sandbox, available, kill_uid, mount_scratch, unmount_scratch
 
 needs_jail = pytest.mark.skipif(available() is not None or cgroups.available() is not None,
                                 reason=str(available() or cgroups.available()))

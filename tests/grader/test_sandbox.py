@@ -75,3 +75,27 @@ def test_pid_1_of_a_jail_shows_no_environment_and_no_paths(monkeypatch, tmp_path
     assert seen["environ"] == ""
     assert seen["cmdline"][:2] == ["bwrap", "--args"] and seen["cmdline"][3] == "--"
     assert str(tmp_path) not in done.stdout and sys.prefix not in done.stdout
+
+
+def test_the_launcher_reads_back_every_option_the_prefix_gives():
+    from grader.launcher import parse
+    box = Sandbox(3_000_002, "/s", hidden=["/a", "/b"], visible=["/k"], env={"X": "1"}, network=False, run_dir=False)
+    prefix = box.prefix()
+    assert prefix[1:3] == ["-m", "grader.launcher"]
+    args = parse(prefix[3:] + ["python3", "x.py", "--uid", "7"])
+    assert (args.uid, args.scratch, args.hide, args.ro, args.env) == (3_000_002, "/s", ["/a", "/b"], ["/k"], ["X=1"])
+    assert (args.memory, args.group_cpus, args.group_tasks) == (box.limits.memory_bytes, box.limits.group.cpus,
+                                                                box.limits.group.tasks)
+    assert args.no_network and args.no_run_dir
+    assert args.command == ["python3", "x.py", "--uid", "7"]     # the program's own options stay its own
+
+
+@pytest.mark.parametrize("argv, says", [(["--uid", "x"], "--uid 'x' is not a number"),
+                                        (["--bogus"], "unknown option '--bogus'"),
+                                        (["--uid"], "--uid needs a value"),
+                                        (["--uid", "3000001", "--", "true"], "missing --scratch")])
+def test_the_launcher_refuses_a_bad_option_in_one_line(argv, says):
+    from grader.launcher import parse
+    with pytest.raises(SystemExit) as e:
+        parse(argv)
+    assert says in str(e.value) and "\n" not in str(e.value)
