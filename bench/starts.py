@@ -63,7 +63,7 @@ def run(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="rdt-starts-") as tmp:
         sub = os.path.join(tmp, "sub")
         subprocess.run([sys.executable, "-c", "import sys; from grader.planted import reference_submission; "
-                        "reference_submission(sys.argv[1])", sub], env=kit_env, check=True)
+                        "reference_submission(sys.argv[1])", sub], cwd=tree, env=kit_env, check=True)
 
         def clear_cache() -> None:
             for root, dirs, _ in os.walk(sub):
@@ -89,7 +89,9 @@ def run(argv: list[str]) -> int:
         for _ in range(ROUNDS):
             for name, measure in cases:
                 sums[name] = sums.get(name, 0.0) + measure()
-    print(f"bench starts: {tree}, {reps * ROUNDS} starts each, load {os.getloadavg()[0]:.1f}")
+        shim = open(os.path.join(sub, "Sender2.py")).read()
+    print(f"bench starts: {tree}, {reps * ROUNDS} starts each, load {os.getloadavg()[0]:.1f}; the shim "
+          f"{'runs runpy on' if 'import runpy' in shim else 'execs'} its program")
     for name, _ in cases:
         print(f"  {name:48} {sums[name] / ROUNDS:6.1f} CPU-ms a start")
     return 0
