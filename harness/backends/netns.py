@@ -147,7 +147,7 @@ def set_up_kernel(name: str, nat: str | None, ip_lines: list[str] = (), pins: li
     if ip_lines:
         script += _batch(ip_lines)
     if pins:
-        script += WAIT_IPV6_LOCAL.format(count=sum(line.startswith("route del local ") for line in pins))
+        script += WAIT_IPV6_LOCAL.format(count=tcp.ipv6_locals(pins))
         script += _batch(pins)
     script += ROUTE_LOCALNET if nat is not None else "true"
     _in_namespace(name, ["sh", "-ec", script], nat or "")

@@ -90,6 +90,15 @@ def sysctl_script() -> str:
     return "; ".join(lines) + "; "
 
 
+DELETE_LOCAL6 = "route del local"     # the line that takes the kernel's own IPv6 local route
+
+
+def ipv6_locals(pins: list[str]) -> int:
+    """How many of the kernel's IPv6 local routes `pins` (route_pins' lines) replace: the
+    kernel must have made them all before the pins run (netns.set_up_kernel waits)."""
+    return sum(line.startswith(DELETE_LOCAL6 + " ") for line in pins)
+
+
 def route_pins(name: str, devices: list[tuple[str, str, str]]) -> list[str]:
     """`ip -batch` lines giving every unicast and local route of a namespace congestion
     control `name` and INITCWND: the routes the kernel makes for `lo` (127.0.0.1/8, ::1,
@@ -106,7 +115,7 @@ def route_pins(name: str, devices: list[tuple[str, str, str]]) -> list[str]:
 
     def local6(address: str, dev: str) -> None:
         lines.append(f"route add local {address} dev {dev} table local proto kernel metric 1024 {pin}")
-        lines.append(f"route del local {address} dev {dev} table local metric 0")
+        lines.append(f"{DELETE_LOCAL6} {address} dev {dev} table local metric 0")
 
     for dst in ("127.0.0.0/8", "127.0.0.1"):
         lines.append(f"route replace local {dst} dev lo table local proto kernel scope host src 127.0.0.1 {pin}")

@@ -196,3 +196,11 @@ def test_a_namespace_that_cannot_be_made_is_one_line_and_leaves_none_behind(tmp_
         assert not os.path.exists(f"/run/netns/{prefix}-s")
     finally:
         subprocess.run(["ip", "netns", "del", f"{prefix}-r"], check=True)
+
+
+@pytest.mark.parametrize("paths", [0, 1, 2])
+def test_the_set_up_waits_for_one_ipv6_local_route_per_ipv6_address_and_lo(paths):
+    devices = [(f"p{k}", f"198.18.{k}.1/24", f"fd00:{k}::1/64") for k in range(1, paths + 1)]
+    pins = tcp.route_pins("cubic", devices)
+    assert tcp.ipv6_locals(pins) == 1 + paths          # ::1, and each path's IPv6 address
+    assert tcp.ipv6_locals(["route add local ::1 dev lo table local metric 1024"]) == 0
