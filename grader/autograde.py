@@ -40,12 +40,14 @@ from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
 # quick comn notebook takes 60-80 s (BENCHMARKS.md), a full one up to ~25 min. A cell
 # that never ends costs no more than this (the course's Execute.timeout is per cell).
 TIME_LIMITS = {"tiny": 300.0, "quick": 900.0, "full": 3600.0}
-# The child per student: `python -m grader.autograde`, less one import. jsonschema loads
-# rfc3987_syntax when it is installed (jupyter-events pulls it in), which compiles a
-# grammar: 1.4 of the 2.4 CPU-s the child spent importing. Only JSON schemas with an
-# "iri" format use it, and nbformat's has none.
+# The child per student: nbgrader's autograde with the jailed Execute
+# (grader/notebook_jail.py), not this module, whose re-measurement imports the child never
+# uses (1.2 CPU-s a student). Less one import too: jsonschema loads rfc3987_syntax when it
+# is installed (jupyter-events pulls it in), which compiles a grammar: 1.4 of the 2.4
+# CPU-s the child spent importing. Only JSON schemas with an "iri" format use it, and
+# nbformat's has none.
 CHILD = ("import sys; sys.modules.setdefault('rfc3987_syntax', None); "
-         "from grader.autograde import main; main(sys.argv[1:])")
+         "from grader.notebook_jail import run_nbgrader_autograde; run_nbgrader_autograde(sys.argv[1:])")
 
 
 @dataclass
@@ -211,25 +213,6 @@ def _create_gradebook(course_dir: str) -> None:
         pass
 
 
-# ---- the child: nbgrader's autograde with the jailed Execute ------------------------
-
-def run_nbgrader_autograde(argv: list[str]) -> None:
-    """`nbgrader autograde ARGV` with the course's config, Execute jailed."""
-    from nbgrader.apps.autogradeapp import AutogradeApp
-    from nbgrader.converters.autograde import Autograde
-    from nbgrader.preprocessors import Execute
-    from grader.notebook_jail import JailedExecute
-    app = AutogradeApp.instance()
-    app.initialize(argv)
-    configured = app.config.Autograde.get("autograde_preprocessors") or Autograde.autograde_preprocessors.default()
-    steps = [JailedExecute if step is Execute or step == "nbgrader.preprocessors.Execute" else step
-             for step in configured]
-    if JailedExecute not in steps:
-        sys.exit("grader.autograde: the course's Autograde.autograde_preprocessors has no Execute to jail")
-    app.config.Autograde.autograde_preprocessors = steps
-    app.start()
-
-
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if not os.environ.get("RDTLAB_KERNEL_JAIL"):
@@ -248,6 +231,7 @@ def main(argv: list[str] | None = None) -> None:
         if result.remeasured:
             print(f"  re-measured outside the kernel: {result.remeasure_line()}")
         sys.exit(0 if result.ok else 1)
+    from grader.notebook_jail import run_nbgrader_autograde
     run_nbgrader_autograde(argv)
 
 

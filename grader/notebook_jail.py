@@ -263,3 +263,21 @@ class JailedExecute(Execute):
     def __init__(self, *args, **kwargs):
         kwargs["kernel_manager_class"] = JailedKernelManager
         super().__init__(*args, **kwargs)
+
+
+# ---- the grader's child per student: nbgrader's autograde with the jailed Execute -------
+
+def run_nbgrader_autograde(argv: list[str]) -> None:
+    """`nbgrader autograde ARGV` with the course's config, Execute jailed."""
+    from nbgrader.apps.autogradeapp import AutogradeApp
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.preprocessors import Execute
+    app = AutogradeApp.instance()
+    app.initialize(argv)
+    configured = app.config.Autograde.get("autograde_preprocessors") or Autograde.autograde_preprocessors.default()
+    steps = [JailedExecute if step is Execute or step == "nbgrader.preprocessors.Execute" else step
+             for step in configured]
+    if JailedExecute not in steps:
+        sys.exit("grader.notebook_jail: the course's Autograde.autograde_preprocessors has no Execute to jail")
+    app.config.Autograde.autograde_preprocessors = steps
+    app.start()
