@@ -49,3 +49,13 @@ def test_repeat_until_stops_at_the_margin_or_the_cap():
 def test_repeat_until_rejects_bad_arguments():
     with pytest.raises(ValueError):
         repeat_until(lambda i: 1.0, 0, cap=5)
+
+
+def test_the_95_percent_table_is_scipys_to_the_last_bit():
+    from scipy import stats
+    from harness.statistics import T975
+    assert len(T975) >= 30
+    assert all(T975[df - 1] == float(stats.t.ppf(0.975, df)) for df in range(1, len(T975) + 1))
+    n = len(T975) + 2          # past the table: scipy's own
+    assert t_critical(n) == float(stats.t.ppf(0.975, n - 1))
+    assert t_critical(5, 0.9) == float(stats.t.ppf(0.95, 4))
