@@ -271,7 +271,6 @@ def run_nbgrader_autograde(argv: list[str]) -> None:
     """`nbgrader autograde ARGV` with the course's config, Execute jailed."""
     from nbgrader.apps.autogradeapp import AutogradeApp
     from nbgrader.converters.autograde import Autograde
-    from nbgrader.preprocessors import Execute
     app = AutogradeApp.instance()
     app.initialize(argv)
     configured = app.config.Autograde.get("autograde_preprocessors") or Autograde.autograde_preprocessors.default()
