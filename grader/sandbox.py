@@ -136,10 +136,17 @@ def unmount_scratch(path: str) -> None:
 
 
 def prepare_scratch(source: str, scratch: str, uid: int, ignore=None) -> str:
-    """A private copy of the submission at `scratch`/sub, owned by the jail's uid."""
+    """A private copy of the submission at `scratch`/sub, owned by the jail's uid.
+
+    Never its `__pycache__`: copytree keeps mtimes, so a handed-in .pyc that is not its
+    .py would run in the source's place (and an unchecked-hash .pyc is never compared with
+    it). The jail compiles the sources itself and caches them in this copy."""
     os.chmod(scratch, 0o711)          # the jail may pass through, not list
+
+    def skipped(folder: str, names: list[str]) -> set[str]:
+        return {n for n in names if n == "__pycache__"} | set(ignore(folder, names) if ignore else ())
     dest = os.path.join(scratch, "sub")
-    shutil.copytree(source, dest, symlinks=True, ignore=ignore)
+    shutil.copytree(source, dest, symlinks=True, ignore=skipped)
     for root, dirs, files in os.walk(dest):
         for name in dirs + files:
             os.lchown(os.path.join(root, name), uid, uid)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -99,3 +100,22 @@ def test_the_launcher_refuses_a_bad_option_in_one_line(argv, says):
     with pytest.raises(SystemExit) as e:
         parse(argv)
     assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_scratch_copy_leaves_a_handed_in_bytecode_cache_behind(tmp_path):
+    """A .pyc handed in beside its .py would run in its place: the jail compiles the source."""
+    import py_compile
+    from grader.sandbox import prepare_scratch
+    source = tmp_path / "hand-in"
+    source.mkdir()
+    (source / "lib.py").write_text("ANSWER = 'the source'\n")
+    (source / "notes.tmp").write_text("the caller's own pattern still applies")
+    other = tmp_path / "other.py"
+    other.write_text("ANSWER = 'not the source'\n")
+    (source / "__pycache__").mkdir()
+    py_compile.compile(str(other), cfile=str(source / "__pycache__" / "lib.cpython-311.pyc"),
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    dest = prepare_scratch(str(source), str(scratch), os.getuid(), ignore=shutil.ignore_patterns("*.tmp"))
+    assert sorted(os.listdir(dest)) == ["lib.py"]
