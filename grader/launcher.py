@@ -65,6 +65,7 @@ def _run(argv: list[str]) -> tuple[int, str]:
 
 
 def _which(name: str) -> str | None:
+    """shutil.which for an executable name, without shutil's imports."""
     for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
         path = os.path.join(folder or ".", name)
         if os.path.isfile(path) and os.access(path, os.X_OK):
@@ -104,9 +105,9 @@ def bwrap_argv(uid: int, scratch: str, cwd: str | None, hidden: list[str], comma
             argv += ["--ro-bind", word, word]
     argv += ["--remount-ro", "/", "--chdir", scratch, "--clearenv", "--setenv", "PATH", SAFE_PATH, "--setenv", "HOME", scratch,
              "--setenv", "LANG", "C.UTF-8"]
-    # Python may cache bytecode: only in the submission's own scratch copy (the rest is
-    # read-only), so each program starts after the first skip compiling the student's
-    # modules (9 of the reference's 50 CPU-ms a start).
+    # No PYTHONDONTWRITEBYTECODE: Python caches bytecode in the submission's own scratch
+    # copy (all it can write besides the run folder), so every start after the first skips
+    # compiling the student's modules (9 of the reference's 50 CPU-ms a start).
     for name, value in (env or {}).items():
         argv += ["--setenv", name, value]
     argv += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",

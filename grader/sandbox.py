@@ -144,7 +144,7 @@ def prepare_scratch(source: str, scratch: str, uid: int, ignore=None) -> str:
     os.chmod(scratch, 0o711)          # the jail may pass through, not list
 
     def skipped(folder: str, names: list[str]) -> set[str]:
-        return {n for n in names if n == "__pycache__"} | set(ignore(folder, names) if ignore else ())
+        return {"__pycache__"}.intersection(names) | set(ignore(folder, names) if ignore else ())
     dest = os.path.join(scratch, "sub")
     shutil.copytree(source, dest, symlinks=True, ignore=skipped)
     for root, dirs, files in os.walk(dest):
