@@ -1,7 +1,10 @@
-"""Record a full COMN sheet's run times and CPU, for test_sheet_schedule.py.
+"""Record a full sheet's run times and CPU, for test_sheet_schedule.py.
 
     rdtlab sheet comn --fresh --out OUT          # or: python -m bench sheet full (OUT: out/bench-sheet-full)
     PYTHONPATH=$PWD python3 tests/harness/record_sheet_runs.py OUT/comn "how it was measured"
+
+writes sheet_runs_<sheet>.json here, the sheet named by the folder (OUT/tcp-like:
+sheet_runs_tcp-like.json).
 
 Kept per run: sweep, cell, rep, its wall seconds and the CPU seconds of its programs and
 engine (`cpu_s`) and of the harness's thread (`harness_cpu_s`): what the scheduler books a
@@ -13,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).with_name("sheet_runs_comn.json")
+HERE = Path(__file__).parent
 KEEP = ("sweep", "cell", "rep", "ok", "elapsed_s", "cpu_s", "harness_cpu_s")
 
 
@@ -28,10 +31,11 @@ def main(argv: list[str]) -> int:
             runs += [json.loads(line) for line in f if line.strip()]
     runs = [{k: r.get(k) for k in KEEP} for r in runs if r.get("cpu_s") is not None]
     runs.sort(key=lambda r: (r["sweep"], r["cell"], r["rep"]))
-    with open(OUT, "w") as f:   # one run a line
+    out = HERE / f"sheet_runs_{os.path.basename(os.path.normpath(argv[0]))}.json"
+    with open(out, "w") as f:   # one run a line
         f.write('{"note": ' + json.dumps(argv[1]) + ',\n"runs": [\n')
         f.write(",\n".join(json.dumps(r) for r in runs) + "\n]}\n")
-    print(f"{len(runs)} runs -> {OUT}")
+    print(f"{len(runs)} runs -> {out}")
     return 0
 
 

@@ -12,9 +12,6 @@ import pytest
 from harness.experiments.sweep import (DEFAULT_CPU_BUDGET, STARTUP_CPU, STARTUP_S, Sweep, cell_key, grid, replay,
                                        run_cpu)
 
-RECORDED = os.path.join(os.path.dirname(__file__), "sheet_runs_comn.json")
-
-
 def never(params, seed):   # replay never runs a transfer
     raise AssertionError("replay ran a transfer")
 
@@ -79,38 +76,68 @@ def test_starts_are_paced_by_their_start_up_booking():
     assert max(out["started"].values()) < 15 and out["peak_booked"] <= DEFAULT_CPU_BUDGET + 1e-9
 
 
+def recorded(sheet: str) -> dict:
+    """{(sweep, cell key, rep): row} of a sheet's recorded runs (record_sheet_runs.py)."""
+    with open(os.path.join(os.path.dirname(__file__), f"sheet_runs_{sheet}.json")) as f:
+        return {(r["sweep"], r["cell"], r["rep"]): r for r in json.load(f)["runs"]}
+
+
+def recorded_sweeps(built: list[Sweep], rows: dict, booked_by_cpu: bool) -> list[Sweep]:
+    """The sheet's sweeps as built, over the cells and repetitions that were recorded."""
+    out = []
+    for s in built:
+        cells = [c for c in s.cells if (s.name, cell_key(c), 0) in rows]
+        runs = 1 + max(rep for (name, _, rep) in rows if name == s.name)
+        out.append(Sweep(s.name, never, cells, runs=runs, cost=s.cost, load=s.load,
+                         cpu=s.cpu if booked_by_cpu else None))
+    return out
+
+
+def replayed(rows: dict):
+    def run(sweep, cell, rep):
+        r = rows[(sweep.name, cell_key(cell), rep)]
+        return {k: r[k] for k in ("elapsed_s", "cpu_s", "harness_cpu_s")}
+    return run
+
+
 def test_the_recorded_comn_sheet_replays_within_its_floor():
     """The full COMN sheet's 280 runs as measured (record_sheet_runs.py). Replayed booked by
     load, the replay takes what the real sheet took (870 s): the replay is faithful.
     Booked by measured CPU it ends within 1.5x its longest run, the longest runs start
     at once, the bookings never pass the budget and what the runs used (by their rows)
     stays within the machine's two cores where a guess fell short."""
-    with open(RECORDED) as f:
-        recorded = json.load(f)
-    rows = {(r["sweep"], r["cell"], r["rep"]): r for r in recorded["runs"]}
+    from assignments.comn import sheet as comn
+    rows = recorded("comn")
     longest = max(r["elapsed_s"] for r in rows.values())
-
-    def sweeps(booked_by_cpu: bool) -> list[Sweep]:
-        from assignments.comn import sheet as comn
-        out = []
-        for m in comn.sweeps(plan=comn.FULL).values():
-            s = m.sweep
-            cells = [c for c in s.cells if (s.name, cell_key(c), 0) in rows]
-            out.append(Sweep(s.name, never, cells, runs=5, cost=s.cost, load=s.load,
-                             cpu=s.cpu if booked_by_cpu else None))
-        return out
-
-    def run(sweep, cell, rep):
-        r = rows[(sweep.name, cell_key(cell), rep)]
-        return {k: r[k] for k in ("elapsed_s", "cpu_s", "harness_cpu_s")}
-
-    by_load = replay(sweeps(False), run)
+    built = [m.sweep for m in comn.sweeps(plan=comn.FULL).values()]
+    by_load = replay(recorded_sweeps(built, rows, False), replayed(rows))
     assert by_load["runs"] == len(rows) == 280
     assert 0.95 * 870 <= by_load["wall_s"] <= 1.05 * 870, by_load["wall_s"]
-    by_cpu = replay(sweeps(True), run)
+    by_cpu = replay(recorded_sweeps(built, rows, True), replayed(rows))
     assert by_cpu["runs"] == len(rows)
     assert by_cpu["wall_s"] <= 1.5 * longest, by_cpu["wall_s"]
     assert by_cpu["peak_booked"] <= DEFAULT_CPU_BUDGET + 1e-9
     assert by_cpu["peak_used"] <= 2.0
     first = sorted(t for key, t in by_cpu["started"].items() if rows[key]["elapsed_s"] > 200)
     assert len(first) == 5 and first[-1] <= 2 * STARTUP_S
+
+
+def test_the_recorded_tcp_like_sheet_replays_within_its_floor():
+    """The full tcp-like sheet's 142 runs, recorded booked by load (214 s, the longest run
+    57 s: the report's fixed 1 s timer at 20% loss, fast retransmit off). Booked by CPU,
+    with the report's timer in the runs' expected length, its six longest runs start in
+    the first seconds and the sheet ends within 1.5x its longest run (measured: 76 s)."""
+    from assignments.tcp_like import sheet as tcp_like
+    rows = recorded("tcp-like")
+    longest = max(r["elapsed_s"] for r in rows.values())
+    built = [s for sec in tcp_like.build(plan=tcp_like.FULL).sections for s in sec.sweeps]
+    assert all(s.cpu for s in built)
+    by_cpu = replay(recorded_sweeps(built, rows, True), replayed(rows))
+    assert by_cpu["runs"] == len(rows) == 142
+    assert by_cpu["wall_s"] <= 1.5 * longest, by_cpu["wall_s"]
+    assert by_cpu["peak_booked"] <= DEFAULT_CPU_BUDGET + 1e-9
+    assert by_cpu["peak_used"] <= 2.0
+    slow = sorted(t for key, t in by_cpu["started"].items() if rows[key]["elapsed_s"] > 40)
+    assert len(slow) == 6 and slow[-1] <= 15, slow     # (20-31 s in, before their timer was counted)
+    by_load = replay(recorded_sweeps(built, rows, False), replayed(rows))
+    assert by_load["wall_s"] >= 3 * longest      # as measured: 214 s
