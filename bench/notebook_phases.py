@@ -50,6 +50,9 @@ def run(argv: list[str]) -> int:
               f"{cpu:.1f} CPU-s, this process {time.process_time():.1f} CPU-s; the machine busy {busy:.1f} CPU-s "
               f"(the jailed kernel's processes are killed, not reaped: the children's figure misses them); "
               f"{result.remeasure_line()}")
+        for verdict in result.remeasured:    # the grader's runs per cell: how many rounds it took
+            for line in verdict.figures:
+                print(f"  {line}")
         nb = nbformat.read(os.path.join(course, "autograded", "ann", "comn", C.NOTEBOOK), as_version=4)
         total = 0.0
         for cell in nb.cells:

@@ -12,9 +12,9 @@ kernel, where an answer cell can patch whatever the test calls (the assertion, t
   - re-runs those cells with the submitted programs (nbgrader's submitted/ folder, not
     the kernel's copy) in the programs' jail (grader.sandbox), on the same link, seeds
     and backend (local, as in the jailed kernel; each run in a namespace of its own)
-    (each seed twice: GRADER_RERUNS, and twice more when a reported figure falls
-    outside, so one run the machine slowed does not fail an honest table); only these
-    fresh runs set the accepted range
+    (each seed once, and again while a reported figure falls outside, up to four
+    times: harness.notebook_rules.RERUN_ROUNDS, so one run the machine slowed does not
+    fail an honest table); only these fresh runs set the accepted range
     (harness.notebook.REMEASURE_RULE); timing-bound and CPU-heavy cells are never drawn;
   - writes the verdict: the cell's score in nbgrader's gradebook
     (grader.gradebook.set_cell_scores, over what the kernel's run of the test gave) and the rule with the fresh
@@ -40,7 +40,7 @@ import pandas as pd
 
 from harness.engine import REPO
 from harness.experiments.sweep import one_line
-from harness.notebook import GRADER_RERUNS, HAND_IN, Lab, check_table, handed_in as table_of, rule
+from harness.notebook import HAND_IN, RERUN_ROUNDS, Lab, check_table, handed_in as table_of, rule
 from harness.transfer import LAG_WARN_US
 
 from grader.sandbox import Limits, Sandbox, kill_uid, mount_scratch, prepare_scratch, unmount_runs, unmount_scratch
@@ -209,19 +209,19 @@ def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assig
 
 def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "") -> list[Verdict]:
     """Re-run every pending sample (one pool), judge each on the grader's runs alone; a
-    sample a reported figure fell outside of runs once more (a run the machine slowed is
-    not alone) and is judged on all its runs. The grader's own trouble is a 0 with why,
+    sample a reported figure fell outside of runs again, round by round (RERUN_ROUNDS: a
+    run the machine slowed is not alone), and is judged on all its runs. The grader's own trouble is a 0 with why,
     never the kernel's verdict; so is a failure on disturbed runs, said as not graded."""
     pending = {i: p for i, p in enumerate(prepared) if isinstance(p, _Pending)}
     out = list(prepared)
     frames: dict[int, pd.DataFrame] = {}
-    for attempt in range(2):
+    for attempt, reruns in enumerate(RERUN_ROUNDS):
         todo = [i for i in pending if attempt == 0 or lab.judge(pending[i].verdict.question, pending[i].table,
                                                                 pending[i].cells, frames[i])[0]]
         if not todo:
             break
         try:
-            fresh = _rerun(lab, sandbox, {i: pending[i] for i in todo})
+            fresh = _rerun(lab, sandbox, {i: pending[i] for i in todo}, reruns)
         except Exception as e:
             for i in todo:
                 out[i] = replace(pending[i].verdict, reason=f"re-measurement failed: {type(e).__name__}: {one_line(e)}")
@@ -257,8 +257,8 @@ def disturbed_runs(frame: pd.DataFrame) -> str:
             f"{late.max() / 1000:.1f} ms late")
 
 
-def _rerun(lab: Lab, sandbox: Sandbox, pending: dict[int, _Pending]) -> dict[int, pd.DataFrame]:
-    """The grader's runs of each pending sample, all in one pool (a question re-measured
+def _rerun(lab: Lab, sandbox: Sandbox, pending: dict[int, _Pending], reruns: int) -> dict[int, pd.DataFrame]:
+    """The grader's runs of each pending sample, each seed `reruns` times, all in one pool (a question re-measured
     in two cells would share its sweep: those go in pools of their own)."""
     fresh: dict[int, pd.DataFrame] = {}
     batches: list[dict[int, _Pending]] = []
@@ -269,7 +269,7 @@ def _rerun(lab: Lab, sandbox: Sandbox, pending: dict[int, _Pending]) -> dict[int
         batch[i] = p
     for batch in batches:
         frames = lab.rerun_all({p.verdict.question: p.cells for p in batch.values()}, programs=jailed(sandbox),
-                               reruns=GRADER_RERUNS)
+                               reruns=reruns)
         fresh.update({i: frames[p.verdict.question] for i, p in batch.items()})
     return fresh
 

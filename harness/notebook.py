@@ -43,7 +43,7 @@ from harness.experiments.sweep import (HEAVY, Sweep, SweepInterrupted, derive_se
                                       summarize_cells)
 from harness import notebook_rules as rules
 # the grading rules, pure (harness/notebook_rules.py), by the names notebooks and the grader use
-from harness.notebook_rules import (FACTOR, GRADER_RERUNS, RANGES, REMEASURE_RULE, UNITS,  # noqa: F401
+from harness.notebook_rules import (FACTOR, RANGES, RERUN_ROUNDS, REMEASURE_RULE, UNITS,  # noqa: F401
                                     accepted_range, finite as _finite)
 from harness.sheets.sheet import Plot, Results
 
@@ -351,11 +351,13 @@ class Lab:
         grader's, which draws its cells in secret and runs them outside this kernel)."""
         sample = self.sample(q, k)
         try:
-            frame = self.rerun(q, sample, reruns=GRADER_RERUNS)
-            problems = self.judge(q, reported, sample, frame)[0]
-            if problems:     # as the grader does: once more, judged on all the runs
-                frame = pd.concat([frame, self.rerun(q, sample, reruns=GRADER_RERUNS)], ignore_index=True)
+            frame = None
+            for reruns in RERUN_ROUNDS:     # as the grader does: more runs while a figure falls outside
+                fresh = self.rerun(q, sample, reruns=reruns)
+                frame = fresh if frame is None else pd.concat([frame, fresh], ignore_index=True)
                 problems = self.judge(q, reported, sample, frame)[0]
+                if not problems:
+                    break
         except Exception as e:
             return [f"{self.spec.questions[q].title}: re-measurement failed: {type(e).__name__}: {one_line(e)}"]
         return problems
@@ -383,9 +385,9 @@ def _by_cell(frame: pd.DataFrame, params: list[str], metric: str) -> dict[tuple,
 
 # ---- checks the notebook's test cells call ---------------------------------------------
 
-def rule(lab: Lab, reruns: int = GRADER_RERUNS) -> str:
+def rule(lab: Lab, rounds: tuple[int, ...] = RERUN_ROUNDS) -> str:
     """REMEASURE_RULE with how often each seed runs and the assignment's slack per metric."""
-    return rules.rule(lab.spec.tolerance, reruns)
+    return rules.rule(lab.spec.tolerance, rounds)
 
 
 def check_table(q: str, table, lab: Lab) -> list[str]:

@@ -123,19 +123,20 @@ def test_a_failure_on_disturbed_runs_is_not_graded(lab, monkeypatch):
     or fails on quiet runs, is decided as before. (_rerun is scripted: a disturbance cannot
     be ordered on cue.)"""
     lags = iter([])
-    monkeypatch.setattr(R, "_rerun", lambda lab_, sandbox, pending: {i: _fresh(lab, next(lags)) for i in pending})
+    monkeypatch.setattr(R, "_rerun", lambda lab_, sandbox, pending, reruns:
+                        {i: _fresh(lab, next(lags), goodput=(60.0, 64.0) * reruns) for i in pending})
 
-    lags = iter([300.0, 300.0])
+    lags = iter([300.0, 300.0, 300.0])
     [v] = R._decide_all([_pending(lab, 500.0)], lab, None)
     assert not v.passed and v.disturbed == "" and v.reason.startswith("Q1 timeout_ms=20: you report"), v.reason
 
-    lags = iter([4200.0, 300.0])     # disturbed in the first round; the second round is run for the failure
+    lags = iter([4200.0, 300.0, 300.0])     # disturbed in the first round; the others are run for the failure
     [v] = R._decide_all([_pending(lab, 500.0)], lab, None)
-    assert not v.passed and v.disturbed == "in 2 of the grader's 4 runs the engine sent packets up to 4.2 ms late"
+    assert not v.passed and v.disturbed == "in 2 of the grader's 8 runs the engine sent packets up to 4.2 ms late"
     assert v.reason.startswith("not graded: the machine was too busy to tell (in 2 of") and \
         "; on those runs: Q1 timeout_ms=20: you report throughput_kBps 500.0" in v.reason, v.reason
 
-    lags = iter([300.0, 300.0])
+    lags = iter([300.0, 300.0, 300.0])
     [v] = R._decide_all([_pending(lab, 500.0)], lab, None, crowding=lambda: "tasks waited for a CPU 96% of the time")
     assert v.disturbed == "tasks waited for a CPU 96% of the time" and v.reason.startswith("not graded: ")
 
@@ -143,6 +144,31 @@ def test_a_failure_on_disturbed_runs_is_not_graded(lab, monkeypatch):
     lags = iter([4200.0])
     [v] = R._decide_all([_pending(lab, 62.0)], lab, None, crowding=lambda: asked.append(1) or "crowded")
     assert v.passed and v.disturbed == "" and v.reason == "" and asked == []    # a pass stands
+
+
+def test_the_grader_runs_more_only_while_a_figure_falls_outside(lab, monkeypatch):
+    """Each seed once; while a reported figure falls outside the runs so far, once more,
+    then twice (four runs a seed in all). A table passes exactly when it lies inside the
+    range of all the runs made (more runs only widen it), and an honest one mostly on the
+    first round, on a quarter of the runs the last round would make."""
+    asked, rounds = [], iter([])
+
+    def rerun(lab_, sandbox, pending, reruns):
+        asked.append(reruns)
+        return {i: _fresh(lab, 300.0, goodput=next(rounds) * reruns) for i in pending}
+    monkeypatch.setattr(R, "_rerun", rerun)
+
+    rounds = iter([(60.0, 64.0)])
+    [v] = R._decide_all([_pending(lab, 62.0)], lab, None)
+    assert v.passed and asked == [1]
+
+    asked, rounds = [], iter([(60.0, 64.0), (70.0, 74.0)])   # 100: outside 37-99, inside 37-114 (slack 3)
+    [v] = R._decide_all([_pending(lab, 100.0)], lab, None)
+    assert v.passed and asked == [1, 1] and any("re-measured 60.0, 64.0, 70.0, 74.0" in f for f in v.figures), v.figures
+
+    asked, rounds = [], iter([(60.0, 64.0)] * 3)
+    [v] = R._decide_all([_pending(lab, 500.0)], lab, None)
+    assert not v.passed and asked == [1, 1, 2] and "over 8 runs" in v.reason, v.reason
 
 
 def test_disturbed_runs_reads_the_engine_lag_of_each_run(lab):

@@ -79,10 +79,13 @@ def test_kernel_tcp_rows_are_matched_by_text_and_missing_runs_are_excused_only_w
 def test_the_accepted_range_and_the_rule_as_students_read_it():
     assert R.accepted_range([60.0, 64.0]) == (40.0, 96.0)
     assert R.accepted_range([60.0, 64.0], tol=3) == (37.0, 99.0)
-    text = R.rule({"retransmissions": 2}, reruns=2)
-    assert "(2 runs of each seed, 4 if a reported mean falls outside the first 2)" in text
+    text = R.rule({"retransmissions": 2})
+    assert ("(each seed once, and again while a reported mean falls outside the runs so far: twice, then 4 times "
+            "in all)") in text
     assert "divided by 1.5 and the highest times 1.5, give or take 2 retransmissions." in text
-    assert R.rule({}, reruns=1).endswith("seeds, in the grader's jail outside your notebook; a reported mean passes "
+    assert "(each seed twice, and again while a reported mean falls outside the runs so far: 4 times in all)" \
+        in R.rule({}, rounds=(2, 2))
+    assert R.rule({}, rounds=(1,)).endswith("seeds, in the grader's jail outside your notebook; a reported mean passes "
                                          "when it lies between the lowest of those runs divided by 1.5 and the "
                                          "highest times 1.5, give or take nothing.")
 
