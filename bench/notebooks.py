@@ -85,6 +85,13 @@ def machine_cpu_s() -> float:
     return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
+def _most_runs(result) -> int:
+    """The most runs the grader made of one re-measured cell (its figure lines list them)."""
+    counts = [len(line.split(" re-measured ", 1)[1].split(" (", 1)[0].split(", "))
+              for v in result.remeasured for line in v.figures if " re-measured " in line]
+    return max(counts, default=0)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.notebooks")
     p.add_argument("--assignment", default="comn", choices=assignments.names())
@@ -113,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
           f"processes, the kernel's network work included; the course's set-up excluded)")
     print(f"  re-measured outside the kernels in {', '.join(f'{r.remeasure_seconds:.0f}' for r in results)} s "
           f"(included above)")
+    print(f"  the grader's runs of a re-measured cell, most per notebook (more than one a seed: a figure fell "
+          f"outside the first round): {', '.join(str(_most_runs(r)) for r in results)}")
     print(f"  tasks waiting for a CPU (share of each grading's time): "
           f"{', '.join('-' if r.cpu_waiting is None else f'{r.cpu_waiting:.0%}' for r in results)}")
     for r in results:

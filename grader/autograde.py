@@ -17,7 +17,6 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +29,7 @@ from grader.grade import allocate_uid
 from harness.experiments.sweep import one_line
 from harness.notebook import REMEASURED_OUTSIDE, tcp_cc_missing
 
+from grader import nbgrader_child
 from grader.disturbance import Admission, CpuPressure, crowding
 from grader.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc
 from grader.gradebook import set_cell_scores
@@ -40,14 +40,6 @@ from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
 # quick comn notebook takes 60-80 s (BENCHMARKS.md), a full one up to ~25 min. A cell
 # that never ends costs no more than this (the course's Execute.timeout is per cell).
 TIME_LIMITS = {"tiny": 300.0, "quick": 900.0, "full": 3600.0}
-# The child per student: nbgrader's autograde with the jailed Execute
-# (grader/notebook_jail.py), not this module, whose re-measurement imports the child never
-# uses (1.2 CPU-s a student). Less one import too: jsonschema loads rfc3987_syntax when it
-# is installed (jupyter-events pulls it in), which compiles a grammar: 1.4 of the 2.4
-# CPU-s the child spent importing. Only JSON schemas with an "iri" format use it, and
-# nbformat's has none.
-CHILD = ("import sys; sys.modules.setdefault('rfc3987_syntax', None); "
-         "from grader.notebook_jail import run_nbgrader_autograde; run_nbgrader_autograde(sys.argv[1:])")
 
 
 @dataclass
@@ -174,15 +166,14 @@ def autograde_one(course_dir: str, assignment: str, student: str, time_limit: fl
         mounted = True
         env = {**os.environ, JAIL_ENV: replace(jail, uid=uid, scratch=scratch).to_env(), REMEASURED_OUTSIDE: "1",
                "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
-        argv = [sys.executable, "-c", CHILD, assignment, "--student", student, "--force", *extra_args]
-        try:
-            done = subprocess.run(argv, cwd=course_dir, env=env, capture_output=True, text=True,
-                                  timeout=time_limit, start_new_session=True)
-        except subprocess.TimeoutExpired:
+        # a process of its own per student, forked from one that imported nbgrader once
+        status, said = nbgrader_child.autograde([assignment, "--student", student, "--force", *extra_args],
+                                                course_dir, env, time_limit)
+        if status is None:
             return Autograded(student, False, time.monotonic() - started,
                               f"autograde of {student}'s notebook stopped at its time limit ({time_limit:.0f} s)")
-        reason = "" if done.returncode == 0 else _last_error(done.stderr) or f"nbgrader exited with {done.returncode}"
-        return Autograded(student, done.returncode == 0, time.monotonic() - started, reason)
+        reason = "" if status == 0 else _last_error(said) or f"nbgrader exited with {status}"
+        return Autograded(student, status == 0, time.monotonic() - started, reason)
     finally:
         kill_uid(uid)
         if mounted:

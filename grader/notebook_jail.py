@@ -31,11 +31,17 @@ import shutil
 import sys
 from dataclasses import asdict, dataclass, field
 
-import nbformat
-from jupyter_client.manager import AsyncKernelManager
-from nbgrader.preprocessors import Execute
+# jsonschema loads rfc3987_syntax when it is installed (jupyter-events pulls it in), which
+# compiles a grammar: 1.4 CPU-s of every process that imports nbformat's validator (this
+# grader's, nbgrader's for each student). Only JSON schemas with an "iri" format use it,
+# and nbformat's and nbgrader's have none.
+sys.modules.setdefault("rfc3987_syntax", None)
 
-from grader.sandbox import SAFE_PATH, GroupLimits, Limits, Sandbox, prepare_scratch
+import nbformat  # noqa: E402
+from jupyter_client.manager import AsyncKernelManager  # noqa: E402
+from nbgrader.preprocessors import Execute  # noqa: E402
+
+from grader.sandbox import SAFE_PATH, GroupLimits, Limits, Sandbox, prepare_scratch  # noqa: E402
 
 JAIL_ENV = "RDTLAB_KERNEL_JAIL"
 SOCKETS = os.path.join(".rdtlab", "kernel")   # the harness's own folder in the copy (never collected)

@@ -1,0 +1,55 @@
+"""grader/nbgrader_child.py: each student's autograde in a fresh process forked from a
+server that imported nbgrader once. Real forks of the real server, with the standard
+library's functions as targets (the server imports them by name)."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from grader import nbgrader_child as C
+
+
+def test_the_child_runs_in_its_folder_with_exactly_the_environment_given(tmp_path):
+    status, said = C.run(subprocess.run, (["sh", "-c", "pwd; echo \"[$RDT_GIVEN] [$HOME]\"; echo oops >&2"],),
+                         str(tmp_path), {"RDT_GIVEN": "yes", "PATH": "/usr/bin:/bin"}, 30)
+    assert status == 0
+    assert said.splitlines() == [str(tmp_path), "[yes] []", "oops"]
+
+
+def test_an_exit_status_and_a_message_come_back(tmp_path):
+    status, said = C.run(sys.exit, ("nbgrader: something went wrong",), str(tmp_path), {}, 30)
+    assert status == 1 and said.strip() == "nbgrader: something went wrong"
+    status, _ = C.run(os._exit, (3,), str(tmp_path), {}, 30)
+    assert status == 3
+
+
+def test_a_child_past_its_time_limit_is_killed_with_its_whole_session(tmp_path):
+    pids = tmp_path / "pids"
+    started = time.monotonic()
+    status, _ = C.run(subprocess.run, (["sh", "-c", f"sleep 60 & echo $! > {pids}; exec sleep 61"],),
+                      str(tmp_path), {"PATH": "/usr/bin:/bin"}, 2)
+    assert status is None and time.monotonic() - started < 10
+    background = int(pids.read_text())
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{background}") and time.monotonic() < deadline:
+        time.sleep(0.05)       # killed; its parent, the init process, reaps it
+    assert not os.path.exists(f"/proc/{background}")
+
+
+def test_each_student_gets_a_fresh_process(tmp_path):
+    """Nothing of one child's state reaches the next: each is a new fork of the server."""
+    first = tmp_path / "a"
+    second = tmp_path / "b"
+    for out in (first, second):
+        out.mkdir()
+        status, said = C.run(subprocess.run, (["sh", "-c", "echo $PPID"],), str(out), {"PATH": "/usr/bin:/bin"}, 30)
+        assert status == 0
+        out.joinpath("ppid").write_text(said.strip())
+    assert first.joinpath("ppid").read_text() != second.joinpath("ppid").read_text()
+
+
+@pytest.mark.parametrize("name", C.PRELOAD)
+def test_the_server_preloads_modules_that_exist(name):
+    __import__(name)
