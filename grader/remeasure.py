@@ -210,8 +210,9 @@ def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assig
 def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "") -> list[Verdict]:
     """Re-run every pending sample (one pool), judge each on the grader's runs alone; a
     sample a reported figure fell outside of runs again, round by round (RERUN_ROUNDS: a
-    run the machine slowed is not alone), and is judged on all its runs. The grader's own trouble is a 0 with why,
-    never the kernel's verdict; so is a failure on disturbed runs, said as not graded."""
+    run the machine slowed is not alone), and is judged on all its runs. The grader's
+    own trouble is a 0 with why, never the kernel's verdict; so is a failure on disturbed
+    runs, said as not graded."""
     pending = {i: p for i, p in enumerate(prepared) if isinstance(p, _Pending)}
     out = list(prepared)
     frames: dict[int, pd.DataFrame] = {}
@@ -258,8 +259,9 @@ def disturbed_runs(frame: pd.DataFrame) -> str:
 
 
 def _rerun(lab: Lab, sandbox: Sandbox, pending: dict[int, _Pending], reruns: int) -> dict[int, pd.DataFrame]:
-    """The grader's runs of each pending sample, each seed `reruns` times, all in one pool (a question re-measured
-    in two cells would share its sweep: those go in pools of their own)."""
+    """The grader's runs of each pending sample, each seed `reruns` times, all in one
+    pool (a question re-measured in two cells would share its sweep: those go in pools
+    of their own)."""
     fresh: dict[int, pd.DataFrame] = {}
     batches: list[dict[int, _Pending]] = []
     for i, p in pending.items():
