@@ -138,6 +138,7 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
                 graded(r)
             results = [again.get(r.student, r) for r in results]
     finally:
+        nbgrader_child.stop()       # the server nbgrader's processes were forked from
         shutil.rmtree(shared, ignore_errors=True)
     for result in results:     # one writer: the children (nbgrader) are done with the gradebook
         set_cell_scores(course_dir, assignment, result.student,

@@ -7,7 +7,8 @@ nbgrader, Jupyter and nbconvert for each one cost 1.4 of the 2.7 CPU-s that proc
 spent (BENCHMARKS.md). So the processes are forked from multiprocessing's fork server,
 started once per grading process with those modules imported: each student's process
 is still new, and nothing of one student's autograde reaches the next, but none of them
-imports anything.
+imports anything. The server lives for one class's autograde (the grader calls `stop()`
+when the class is done): nothing of it outlives the grading.
 """
 from __future__ import annotations
 
@@ -34,6 +35,21 @@ def _server():
             context.set_forkserver_preload(PRELOAD)
             _context = context
         return _context
+
+
+def stop() -> None:
+    """Stop the fork server (it starts again with the next child) and multiprocessing's
+    resource tracker, which it started."""
+    global _context
+    with _lock:
+        if _context is None:
+            return
+        from multiprocessing import forkserver, resource_tracker
+        # the standard library's own way to stop them (its tests use it); a Python
+        # without it keeps them until this process ends, as multiprocessing does
+        for running in (forkserver._forkserver, resource_tracker._resource_tracker):
+            getattr(running, "_stop", lambda: None)()
+        _context = None
 
 
 def autograde(argv: list[str], cwd: str, env: dict[str, str], time_limit: float) -> tuple[int | None, str]:

@@ -150,7 +150,7 @@ def test_the_grader_runs_more_only_while_a_figure_falls_outside(lab, monkeypatch
     """Each seed once; while a reported figure falls outside the runs so far, once more,
     then twice (four runs a seed in all). A table passes exactly when it lies inside the
     range of all the runs made (more runs only widen it), and an honest one mostly on the
-    first round, on a quarter of the runs the last round would make."""
+    first round: one run a seed of the four the grader may make."""
     asked, rounds = [], iter([])
 
     def rerun(lab_, sandbox, pending, reruns):

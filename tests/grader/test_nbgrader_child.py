@@ -11,6 +11,36 @@ import pytest
 from grader import nbgrader_child as C
 
 
+@pytest.fixture(autouse=True)
+def stopped():
+    yield
+    C.stop()      # as autograde_students does when a class is done
+
+
+def children() -> list[int]:
+    """This process's live children (the fork server and its resource tracker among them)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if int(ppid) == os.getpid() and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+def test_nothing_of_the_server_outlives_stop(tmp_path):
+    before = children()
+    status, _ = C.run(os._exit, (0,), str(tmp_path), {}, 30)
+    assert status == 0 and len(children()) > len(before)     # the server and its resource tracker
+    C.stop()
+    assert children() == before
+    status, _ = C.run(os._exit, (0,), str(tmp_path), {}, 30)  # and it starts again when needed
+    assert status == 0
+
+
 def test_the_child_runs_in_its_folder_with_exactly_the_environment_given(tmp_path):
     status, said = C.run(subprocess.run, (["sh", "-c", "pwd; echo \"[$RDT_GIVEN] [$HOME]\"; echo oops >&2"],),
                          str(tmp_path), {"RDT_GIVEN": "yes", "PATH": "/usr/bin:/bin"}, 30)
