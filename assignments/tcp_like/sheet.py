@@ -144,10 +144,10 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
                            fixed={"window": LOSS_WINDOW, "timeout": timeout_ms}, extra=extra,
                            no_progress=NO_PROGRESS_S)
 
-    def sweep(name, run_one, cell_list, n, metric, timeout_ms: int = 0) -> Sweep:
+    def sweep(name, run_one, cell_list, n, metric) -> Sweep:
         # expected seconds of a run, for longest-first: a loss costs a timeout, and the
-        # report's fixed 1 s timer is ten of the adaptive RTO's first 100 ms
-        timers = max(1.0, timeout_ms / ADAPTIVE_INITIAL_MS)
+        # report's fixed 1 s timer is ten of the adaptive RTO's first 100 ms (0: adaptive)
+        timers = max(1.0, run_one.fixed["timeout"] / ADAPTIVE_INITIAL_MS)
         return Sweep(name, run_one, cell_list, runs=n, until_margin=until_margin, cap=cap, seed=seed, metric=metric,
                      cost=lambda c: lossless_s({"window": LOSS_WINDOW, "size": plan.size, **c})
                      * (1 + timers * c["loss"] / 5),
@@ -163,8 +163,7 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
                       "fast_retransmit": 0}]
     report_cells += [{"case": "fast retransmit", "size": REPORT_FILE, "window": w, "loss": 20, "fast_retransmit": k}
                      for w in plan.fr_windows for k in (0, REPORT_K)]
-    report = sweep("report", run(REPORT_TIMEOUT_MS, REPORT_FILE), report_cells, max(1, plan.report_runs), "wire_time_s",
-                   REPORT_TIMEOUT_MS)
+    report = sweep("report", run(REPORT_TIMEOUT_MS, REPORT_FILE), report_cells, max(1, plan.report_runs), "wire_time_s")
 
     intro = [
         "Link: the report's `10Mbps 10ms 100 packets` each way, as netem per direction: "

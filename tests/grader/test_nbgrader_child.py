@@ -9,6 +9,7 @@ import time
 import pytest
 
 from grader import nbgrader_child as C
+from tests.support.runs import our_processes
 
 
 @pytest.fixture(autouse=True)
@@ -17,26 +18,12 @@ def stopped():
     C.stop()      # as autograde_students does when a class is done
 
 
-def children() -> list[int]:
-    """This process's live children (the fork server and its resource tracker among them)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                state, ppid = f.read().rsplit(")", 1)[1].split()[:2]
-        except (OSError, ValueError):
-            continue
-        if int(ppid) == os.getpid() and state != "Z":
-            found.append(int(entry))
-    return found
-
-
 def test_nothing_of_the_server_outlives_stop(tmp_path):
-    before = children()
+    before = our_processes(str(tmp_path))     # this test process's live children
     status, _ = C.run(os._exit, (0,), str(tmp_path), {}, 30)
-    assert status == 0 and len(children()) > len(before)     # the server and its resource tracker
+    assert status == 0 and len(our_processes(str(tmp_path))) > len(before)     # the server and its resource tracker
     C.stop()
-    assert children() == before
+    assert our_processes(str(tmp_path)) == before
     status, _ = C.run(os._exit, (0,), str(tmp_path), {}, 30)  # and it starts again when needed
     assert status == 0
 
