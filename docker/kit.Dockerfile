@@ -18,9 +18,11 @@ RUN apt-get update \
 
 FROM system AS venv
 COPY build/docker/wheels /tmp/wheels
+COPY rdtlab/no_rfc3987_syntax.pth /tmp/
 RUN python3 -m venv /opt/venv \
  && /opt/venv/bin/pip install -q --no-index --find-links /tmp/wheels --no-cache-dir \
-        -r /tmp/wheels/requirements.txt -c /tmp/wheels/constraints.txt
+        -r /tmp/wheels/requirements.txt -c /tmp/wheels/constraints.txt \
+ && cp /tmp/no_rfc3987_syntax.pth "$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/"
 
 FROM system
 COPY --from=venv /opt/venv /opt/venv
