@@ -1,6 +1,7 @@
 """grader/nbgrader_child.py: each student's autograde in a fresh process forked from a
 server that imported nbgrader once. Real forks of the real server, with the standard
 library's functions as targets (the server imports them by name)."""
+import ast
 import os
 import subprocess
 import sys
@@ -70,3 +71,24 @@ def test_each_student_gets_a_fresh_process(tmp_path):
 @pytest.mark.parametrize("name", C.PRELOAD)
 def test_the_server_preloads_modules_that_exist(name):
     __import__(name)
+
+
+# What a jailed kernel's manager does on each start besides nbgrader's own work, and the
+# packages it would import there otherwise (0.2-0.9 CPU-s each).
+HEAVY = {"pandas", "numpy", "pyroute2", "IPython"}
+KERNEL_START = """
+import sys
+from grader.notebook_jail import kernel_tcp_runs
+from jupyter_client.kernelspec import KernelSpecManager
+before = {m.split(".")[0] for m in sys.modules}
+kernel_tcp_runs("comn", SHARED)
+KernelSpecManager().get_kernel_spec("python3")
+print(sorted({m.split(".")[0] for m in sys.modules} - before))
+"""
+
+
+def test_a_kernel_start_in_the_child_imports_no_heavy_package_anew(tmp_path):
+    """The Lab, pandas, the netns backend and IPython are imported once, by the server."""
+    status, said = C.run(exec, (KERNEL_START.replace("SHARED", repr(str(tmp_path))),), str(tmp_path), dict(os.environ), 60)
+    assert status == 0, said
+    assert HEAVY.isdisjoint(ast.literal_eval(said.strip().splitlines()[-1]))
