@@ -20,7 +20,7 @@ import threading
 
 # What the fork server imports once: run_nbgrader_autograde's imports, and what the
 # jailed kernel's manager imports on each start (notebook_jail.kernel_tcp_runs: the Lab
-# and pandas, the netns backend; jupyter_client's kernel specs: IPython), 1.2 CPU-s a
+# and pandas, the netns backend; jupyter_client's kernel specs: IPython), 1.1 CPU-s a
 # student otherwise (BENCHMARKS.md). None of them reads an RDTLAB_ setting on import:
 # each child's environment is its own.
 PRELOAD = ["grader.notebook_jail", "nbgrader.apps.autogradeapp", "nbgrader.converters.autograde",
