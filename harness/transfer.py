@@ -25,7 +25,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Mapping
 
-from harness import backends, time_limits
+from harness import backends, steal, time_limits
 from harness.engine import REPO, EngineError, check_spec, sweep_stale_sockets
 from harness.monitor import ErrorKind, Exit, Failure, Monitor, RunEnd, Stopped, first_failure, \
     output_mismatch, with_link_story
@@ -473,9 +473,14 @@ def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
         for key in ("pcap", "trace"):
             if getattr(plan, key):
                 config[key] = os.path.abspath(getattr(plan, key))
+        cpu_before = steal.cpu_times()
         with Processes() as procs:
             result, retry = _run(plan, procs, workdir, infile, want, output, config)
         result.cpu_s = round(procs.cpu_s, 3)   # every program is reaped once the block ends
+        if result.lag_us and result.lag_us["p99"] > LAG_WARN_US:     # the host's steal, or load, to blame
+            result.lag_warning = (f"the engine sent packets up to {result.lag_us['p99'] / 1000:.1f} ms late "
+                                  f"(p99 lag > {LAG_WARN_US / 1000:g} ms): "
+                                  f"{steal.lag_cause(cpu_before, steal.cpu_times())}, timings are disturbed")
         return result, retry
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -746,9 +751,6 @@ def _add_link_figures(result: TransferResult, stats: dict | None, tx: Proc) -> N
     lags = [d.get("lag_us") for d in (fwd, rev) if d.get("lag_us")]
     if lags:
         result.lag_us = {k: max((lag.get(k) or 0) for lag in lags) for k in ("p50", "p99", "max")}
-        if result.lag_us["p99"] > LAG_WARN_US:
-            result.lag_warning = (f"the engine sent packets up to {result.lag_us['p99'] / 1000:.1f} ms late "
-                                  f"(p99 lag > {LAG_WARN_US / 1000:g} ms): the machine was busy, timings are disturbed")
     first_in = fwd.get("first_in_ns")
     rev_out = rev.get("last_transport_out_ns")
     if rev_out and tx.exited_ns:

@@ -18,7 +18,7 @@ import pytest
 
 UNIT = {
     "harness/test_monitor.py", "harness/test_notebook_rules.py", "harness/test_time_limits.py",
-    "harness/test_sheet_schedule.py",
+    "harness/test_sheet_schedule.py", "harness/test_steal.py",
     "reference/test_core_efficiency.py", "reference/test_core_properties.py", "reference/test_core_protocols.py",
     "reference/test_core_rto.py", "reference/test_sim.py", "reference/test_sr_window_bound.py",
     "reference/test_wire.py", "experiments/test_models.py", "experiments/test_statistics.py",
