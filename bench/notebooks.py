@@ -22,6 +22,7 @@ import nbformat
 import assignments
 from harness.assignments import get as get_assignment
 from harness.engine import REPO
+from harness.steal import cpu_times
 
 from grader.autograde import autograde_students
 from grader.planted import reference_submission
@@ -79,9 +80,7 @@ def machine_cpu_s() -> float:
     """CPU-seconds the whole machine has spent busy (user, nice, system, irq, softirq:
     /proc/stat). Not the bench's children's rusage: a jailed kernel's processes are
     killed, not reaped through this process, so rusage misses most of a notebook's CPU."""
-    with open("/proc/stat") as f:
-        fields = f.readline().split()[1:]
-    user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in fields[:7])
+    user, nice, system, _idle, _iowait, irq, softirq, _steal = cpu_times()
     return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
