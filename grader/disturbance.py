@@ -6,7 +6,9 @@ LAG_WARN_US) means the link's timing was not the battery's. A student's protocol
 on such a run can time out, resend or fall behind the reference for the machine's sake,
 not its own; a reference run so disturbed would skew every comparison with it.
 
-So a disturbed run is run again with the same seed (the engine draws the same link
+A pass on a disturbed run of the student's stands, and so does a failure against a
+disturbed reference run (`unsettled`: lag only makes the run it hits look worse). Any
+other disturbed run is run again with the same seed (the engine draws the same link
 decisions: the replay command still reproduces what is graded), up to TRIES times. A
 scenario still disturbed after that is not scored: it is marked `ungraded`, and once the
 class's pool has finished, grade_all grades those scenarios again one submission at a
@@ -26,12 +28,20 @@ fail: TIMING_CHECKS, CROWDABLE_RUNS), or the student's re-measured notebook cell
 graded again with fewer at a time once the pool has finished. A pass stands, and alone
 only the engine's lag counts: there the student's own programs may be what keeps the
 CPUs busy.
+
+A notebook's figures are measured in the student's kernel, where the grader sees no
+run. So a re-measured cell that fails is graded again (its kernel run anew) also when
+the kernel says its engine was late (grader.remeasure.disturbed_kernel: its word can
+only buy a second grading), or when the VM's host stole a notable share of the CPU
+time during the student's grading (`stolen`: steal, which PSI does not show). That
+second grading is alone, and its verdict stands unless the engine was late again.
 """
 from __future__ import annotations
 
 import threading
 import time
 
+from harness import steal
 from harness.monitor import ErrorKind
 
 TRIES = 3
@@ -40,6 +50,21 @@ TRIES = 3
 def why(run) -> str | None:
     """The engine's word that the machine delayed the run's packets, or None."""
     return getattr(run, "lag_warning", None) if run is not None else None
+
+
+def unsettled(student: str | None, reference: str | None, passed) -> str | None:
+    """The disturbance that keeps a run from counting (the engine's word), or None.
+    Lag only delays packets, so it makes the run it hits look worse, and every check asks
+    the student's run to do at least as well as a bar: a fixed one, or the reference's
+    figures on the same link and seed. So a pass on a disturbed student's run is a pass on
+    a quiet machine too, and a failure of a quiet run against a disturbed reference (a bar
+    set lower) is a failure there too; neither needs running again. `passed()` says
+    whether the run passes its checks."""
+    if not student and not reference:
+        return None
+    if not (student and reference) and passed() == bool(student):
+        return None
+    return student or reference
 
 
 def ungraded_reason(disturbance: str) -> str:
@@ -116,11 +141,17 @@ class Admission:
 
 
 class CpuPressure:
-    """The share of wall time, from now to `share()`, that some task waited for a CPU."""
+    """The share of wall time, from now to `share()`, that some task waited for a CPU;
+    and the share of CPU time the VM's host took meanwhile (`stolen()`), which PSI does
+    not show."""
 
-    def __init__(self, path: str | None = None, clock=time.monotonic):
-        self._path, self._clock = path or PRESSURE, clock
+    def __init__(self, path: str | None = None, clock=time.monotonic, stat: str = steal.STAT):
+        self._path, self._clock, self._stat = path or PRESSURE, clock, stat
         self._start, self._waited = clock(), cpu_waiting_us(self._path)
+        self._cpu = steal.cpu_times(stat)
+
+    def stolen(self) -> float | None:
+        return steal.stolen_share(self._cpu, steal.cpu_times(self._stat))
 
     def share(self) -> float | None:
         now, waited = self._clock(), cpu_waiting_us(self._path)
@@ -166,3 +197,13 @@ def crowding(pressure: CpuPressure, at_once: int) -> str:
     if share is None:
         return f"graded {at_once} at a time on a machine that cannot tell how busy it was (no {PRESSURE})"
     return f"tasks waited for a CPU {share:.0%} of the time, {at_once} gradings at a time" if share > CROWDED else ""
+
+
+def stolen(pressure: CpuPressure) -> str:
+    """Why the VM's host disturbed a grading: it stole a notable share of the CPU time
+    (harness.steal), stopping the student's kernel and programs where nothing inside the
+    VM shows it; else ''."""
+    share = pressure.stolen()
+    if share is None or share < steal.NOTABLE:
+        return ""
+    return f"this VM's host held its CPUs back: steal {share:.1%} of the CPU time"

@@ -1,9 +1,9 @@
 """No grade from a disturbed run (grader/disturbance.py): real runs of a correct
 submission, with the engine's word that the machine disturbed them (its lag warning)
-replaced by a script, since a real disturbance cannot be ordered on cue. A run
-disturbed once is run again with the same seed and graded; one disturbed on every try
-is not scored but graded again after the pool, one submission at a time; what is still
-disturbed then is marked ungraded everywhere the grade shows."""
+replaced by a script, since a real disturbance cannot be ordered on cue. A pass on a
+disturbed run stands; a failure on one is run again with the same seed and graded; one
+disturbed on every try is not scored but graded again after the pool, one submission at
+a time; what is still disturbed then is marked ungraded everywhere the grade shows."""
 from __future__ import annotations
 
 import csv
@@ -47,30 +47,50 @@ def script(monkeypatch, disturbed) -> list:
     return calls
 
 
-def test_a_run_disturbed_once_is_run_again_with_the_same_seed_and_graded(tmp_path, monkeypatch):
-    calls = script(monkeypatch, lambda n, run: n == 1)
+def truncating(sub: Submission) -> Submission:
+    """`sub` with a sender that never sends the file's last byte: it fails t-clean."""
+    os.rename(os.path.join(sub.path, "Sender2.py"), os.path.join(sub.path, "Sender2Whole.py"))
+    with open(os.path.join(sub.path, "Sender2.py"), "w") as f:
+        f.write(TRUNCATES)
+    return sub
+
+
+def test_a_pass_on_a_disturbed_run_stands_without_running_it_again(tmp_path, monkeypatch):
+    calls = script(monkeypatch, lambda n, run: True)
     [result] = grade_all(class_of(tmp_path, 1), battery(), None, Options(backend="netns"), jobs=1)
     s = result["scenarios"][0]
     assert result["score"] == battery().max_score and result["ungraded"] == []
-    assert s["retried"] == 1 and s["passed"]
-    assert len({seed for seed, _ in calls}) == 1          # the same seed: the replay still reproduces it
+    assert s["passed"] and "retried" not in s and len(calls) == 1
+
+
+def test_a_failure_on_a_disturbed_run_is_run_again_with_the_same_seed_and_graded(tmp_path, monkeypatch):
+    calls = script(monkeypatch, lambda n, run: n == 1)
+    [result] = grade_all([truncating(s) for s in class_of(tmp_path, 1)], battery(), None,
+                         Options(backend="netns"), jobs=1)
+    s = result["scenarios"][0]
+    assert result["ungraded"] == [] and s["retried"] == 1
+    assert s["score"] == 0 and "not graded" not in s["reason"] and s["reason"]    # its own fault decides it
+    assert len(calls) == 2 and len({seed for seed, _ in calls}) == 1    # the same seed: the replay still reproduces it
 
 
 def test_disturbed_in_the_pool_is_graded_again_alone_at_the_end(tmp_path, monkeypatch):
     calls = script(monkeypatch, lambda n, run: grade_module.BUDGET.size > 1)   # busy only while the pool runs
-    results = grade_all(class_of(tmp_path), battery(), str(tmp_path / "out"), Options(backend="netns"), jobs=2)
-    assert [r["score"] for r in results] == [battery().max_score] * 2
-    assert all(r["ungraded"] == [] for r in results)
+    out = tmp_path / "out"
+    results = grade_all([truncating(s) for s in class_of(tmp_path)], battery(), str(out),
+                        Options(backend="netns"), jobs=2)
+    assert all(r["ungraded"] == [] and r["score"] == 0 for r in results)
     assert {budget for _, budget in calls} == {2, 1}
     # in the pool: each submission's run tried TRIES times; then alone, graded at once
     assert sum(budget == 2 for _, budget in calls) == 2 * disturbance.TRIES
-    assert "UNGRADED" not in (tmp_path / "out" / "s0" / "feedback.md").read_text()
+    assert sum(budget == 1 for _, budget in calls) == 2
+    assert "UNGRADED" not in (out / "s0" / "feedback.md").read_text()
 
 
 def test_a_scenario_disturbed_on_every_try_is_never_scored_and_says_so(tmp_path, monkeypatch):
     script(monkeypatch, lambda n, run: True)
     out = tmp_path / "out"
-    [result] = grade_all(class_of(tmp_path, 1), battery(), str(out), Options(backend="netns"), jobs=1)
+    [result] = grade_all([truncating(s) for s in class_of(tmp_path, 1)], battery(), str(out),
+                         Options(backend="netns"), jobs=1)
     s = result["scenarios"][0]
     assert result["ungraded"] == ["t-clean"] and s["ungraded"] == LAG
     assert s["score"] == 0 and s["reason"].startswith("not graded: every try of this scenario was disturbed")
@@ -105,9 +125,7 @@ def test_a_failure_in_a_crowded_pool_is_graded_again_alone(tmp_path, monkeypatch
     monkeypatch.setattr(disturbance, "crowded_failure", lambda checks, runs, pressure, at_once:
                         crowded_failure(checks, pressure, at_once) if not all(c.passed for c in checks) else "")
     good, bad = class_of(tmp_path)
-    os.rename(os.path.join(bad.path, "Sender2.py"), os.path.join(bad.path, "Sender2Whole.py"))
-    with open(os.path.join(bad.path, "Sender2.py"), "w") as f:
-        f.write(TRUNCATES)
+    truncating(bad)
     out = tmp_path / "out"
     results = grade_all([good, bad], battery(), str(out), Options(backend="netns"), jobs=2)
     assert results[0]["score"] == battery().max_score and asked == [2, 1], (asked, results[1]["scenarios"])  # asked of the failure only
