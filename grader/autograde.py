@@ -30,7 +30,7 @@ from harness.experiments.sweep import one_line
 from harness.notebook import REMEASURED_OUTSIDE, tcp_cc_missing
 
 from grader import nbgrader_child
-from grader.disturbance import Admission, CpuPressure, crowding
+from grader.disturbance import Admission, CpuPressure, crowding, stolen
 from grader.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc
 from grader.gradebook import set_cell_scores
 from grader.remeasure import remeasure_student, unmeasured
@@ -86,11 +86,12 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     A grading starts only while the machine has room (grader.disturbance.Admission),
     so `jobs` is the most at once, not a number the machine must take.
 
-    No grade from a crowded machine (grader.disturbance): a student whose re-measured
+    No grade from a disturbed machine (grader.disturbance): a student whose re-measured
     cell failed while the machine was crowded (tasks waiting for a CPU, read from
-    outside every jail) or on runs the engine saw disturbed is graded again once the
-    pool has finished, half as many at a time, and so on down to one at a time; what is
-    still disturbed then is left not graded."""
+    outside every jail), while the VM's host stole CPU time, or on runs the engine saw
+    disturbed (the grader's, or the kernel's as it recorded them) is graded again once
+    the pool has finished, half as many at a time, down to one at a time (alone at least
+    once); what the engine still saw disturbed then is left not graded."""
     why = available()
     if why:
         raise UsageError(f"students' notebooks are autograded only in the sandbox: {why}")
@@ -99,7 +100,9 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     shared = tempfile.mkdtemp(prefix="rdt-kernel-tcp-")     # the class's kernel-TCP runs, root's alone
     time_limit = time_limit or time_limit_of_mode()
 
-    def one(student: str, at_once: int, admission: Admission) -> Autograded:
+    def one(student: str, at_once: int, admission: Admission, last: bool = False) -> Autograded:
+        def disturbed() -> str:     # besides the engine's lag (grader.remeasure); the last grading's verdict stands
+            return "" if last else crowding(pressure, at_once) or stolen(pressure)
         with admission:
             pressure = CpuPressure()
             tcp_cc = asked_tcp_cc(os.path.join(course_dir, "submitted", student, assignment))
@@ -110,7 +113,7 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
                 result.kernel_tcp = (f"kernel TCP ({tcp_cc}) left ungraded, its cells keep their points: "
                                      f"{missing.split(': ', 1)[1]}" if missing else f"kernel TCP measured with {tcp_cc}")
             began = time.monotonic()
-            result.remeasured = remeasure(course_dir, assignment, student, hidden, lambda: crowding(pressure, at_once))
+            result.remeasured = remeasure(course_dir, assignment, student, hidden, disturbed)
             result.remeasure_seconds = time.monotonic() - began
             result.cpu_waiting = pressure.share()
             return result
@@ -125,13 +128,13 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
         admission = Admission()
         with ThreadPoolExecutor(jobs) as pool:
             results = list(pool.map(lambda s: graded(one(s, jobs, admission)), students))
-        at_once = jobs
-        while at_once > 1 and any(r.disturbed() for r in results):
-            at_once //= 2      # the class's pool less crowded each round, down to one at a time
+        for at_once in regrade_rounds(jobs):
             firsts = {r.student: r for r in results if r.disturbed()}
-            admission = Admission()
+            if not firsts:
+                break
+            admission, last = Admission(), at_once == 1
             with ThreadPoolExecutor(at_once) as pool:
-                again = {s: r for s, r in zip(firsts, pool.map(lambda s: one(s, at_once, admission), firsts))}
+                again = {s: r for s, r in zip(firsts, pool.map(lambda s: one(s, at_once, admission, last), firsts))}
             for student, r in again.items():
                 why = next(v.disturbed for v in firsts[student].remeasured if v.disturbed)
                 r.again = f"graded again, {'alone' if at_once == 1 else f'{at_once} at a time'}: {why}"
@@ -144,6 +147,17 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
         set_cell_scores(course_dir, assignment, result.student,
                         {(v.notebook, v.grade_id): v.passed for v in result.remeasured})
     return results
+
+
+def regrade_rounds(jobs: int) -> list[int]:
+    """How many at a time each round grades the disturbed students again: half as many as
+    the round before, down to one; a round alone there always is (a host's steal, or a
+    kernel's late engine, passes with time, even when the pool was one)."""
+    sizes = []
+    while jobs > 1:
+        jobs //= 2
+        sizes.append(jobs)
+    return sizes or [1]
 
 
 def remeasure(course_dir: str, assignment: str, student: str, hidden: tuple[str, ...], crowded=lambda: "") -> list:

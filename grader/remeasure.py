@@ -28,6 +28,7 @@ import glob
 import hashlib
 import hmac
 import json
+import math
 import os
 import re
 import secrets
@@ -186,6 +187,7 @@ class _Pending:
     verdict: Verdict
     table: pd.DataFrame
     cells: list[dict]
+    kernel_lag_us: float | None = None   # the kernel's word on its own runs (harness.notebook.hand_in)
 
 
 def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assignment: str,
@@ -204,7 +206,9 @@ def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assig
     problems = check_table(q, table, lab)
     if problems:
         return replace(verdict, reason=problems[0])
-    return _Pending(verdict, table, lab.sample(q, k, seed=draw_seed(key, assignment, student, q, payload)))
+    lag = payload.get("lag_p99_us")
+    return _Pending(verdict, table, lab.sample(q, k, seed=draw_seed(key, assignment, student, q, payload)),
+                    float(lag) if isinstance(lag, (int, float)) and not isinstance(lag, bool) else None)
 
 
 def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "") -> list[Verdict]:
@@ -237,7 +241,7 @@ def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "")
         disturbed = ""
         if problems:
             crowded = crowding() if crowded is None else crowded
-            disturbed = disturbed_runs(frames[i]) or crowded
+            disturbed = disturbed_runs(frames[i]) or disturbed_kernel(p.kernel_lag_us) or crowded
         reason = (problems[0] + extra) if problems else ""
         if disturbed:
             reason = f"not graded: the machine was too busy to tell ({disturbed}); on those runs: {reason}"
@@ -256,6 +260,17 @@ def disturbed_runs(frame: pd.DataFrame) -> str:
         return ""
     return (f"in {len(late)} of the grader's {len(frame)} runs the engine sent packets up to "
             f"{late.max() / 1000:.1f} ms late")
+
+
+def disturbed_kernel(lag_us: float | None) -> str:
+    """The kernel's word that the engine left its own runs' packets late, else ''. Only
+    the kernel says so, and it is the student's: believed only to grade a failed cell
+    again (a lie buys a second grading, never a point), since an honest figure the
+    machine disturbed in the kernel cannot be told from a wrong one by the grader's
+    quiet runs (BENCHMARKS.md, "make test again, with the steal-naming warning")."""
+    if lag_us is None or not math.isfinite(lag_us) or lag_us <= LAG_WARN_US:
+        return ""
+    return f"your kernel's own runs had the engine send packets up to {lag_us / 1000:.1f} ms late, as it recorded them"
 
 
 def _rerun(lab: Lab, sandbox: Sandbox, pending: dict[int, _Pending], reruns: int) -> dict[int, pd.DataFrame]:

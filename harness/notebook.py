@@ -221,6 +221,14 @@ class Lab:
                   f"{self._cell_text(q, failed.iloc[0])}: {errors.iloc[0] if len(errors) else 'failed'}")
         return table
 
+    def lag_us(self, q: str) -> float | None:
+        """The engine's worst p99 lag over this lab's runs of q (microseconds), or None."""
+        frame = self.frames.get(q)
+        if frame is None or "lag_p99_us" not in frame:
+            return None
+        lag = pd.to_numeric(frame["lag_p99_us"], errors="coerce").max()
+        return float(lag) if math.isfinite(lag) else None
+
     def table(self, q: str) -> pd.DataFrame:
         """One row per cell of the question, in sheet order: parameters, then per metric
         the mean and the 95% CI half-width, then ok and failed runs. NaN = not measured."""
@@ -428,15 +436,18 @@ HAND_IN = "application/vnd.rdtlab.table+json"
 REMEASURED_OUTSIDE = "RDTLAB_REMEASURED_OUTSIDE"
 
 
-def hand_in(q: str, table) -> None:
-    """Show `table` (q's reported table) as data in this cell's output, for the grader."""
+def hand_in(q: str, table, lag_us: float | None = None) -> None:
+    """Show `table` (q's reported table) as data in this cell's output, for the grader,
+    with the engine's worst p99 lag in this kernel's runs of q (`lag_us`, Lab.lag_us):
+    the kernel's word that the machine disturbed its figures, which can only have a
+    failed cell graded again (grader/remeasure.py), never passed."""
     from IPython import get_ipython
     if not isinstance(table, pd.DataFrame) or get_ipython() is None:   # no kernel, no output to read it from
         return
     import json
     from IPython.display import display
     data = json.loads(table.to_json(orient="split", index=False))
-    display({HAND_IN: {"question": q, **data},
+    display({HAND_IN: {"question": q, **data, "lag_p99_us": lag_us},
              "text/plain": f"{q}_table handed in: {len(table)} rows, re-measured by the grader"}, raw=True)
 
 
@@ -456,7 +467,7 @@ def assert_supported(lab: Lab, q: str, table, k: int = 2) -> None:
     """Hidden test: hand the table in, then re-measure k cells here and fail a number they
     cannot support. Under `rdtlab grade --gradebook` the grader replaces this verdict
     with its own, from runs outside the kernel (grader/remeasure.py)."""
-    hand_in(q, table)
+    hand_in(q, table, lab.lag_us(q))
     fail(check_table(q, table, lab))
     if os.environ.get(REMEASURED_OUTSIDE):
         print(f"{q}_table: re-measured by the grader outside this notebook")

@@ -200,6 +200,9 @@ def test_honest_student_gets_every_autograded_point(graded, name):
             assert "not measured" not in out and "failed runs" not in out, out[-500:]
     plots = [c.id for c in nb.cells if any("image/png" in o.get("data", {}) for o in c.get("outputs", []))]
     assert plots, "the measured questions show their plots"
+    from harness.notebook import HAND_IN     # each table handed in with its kernel's engine lag (grader.remeasure)
+    handed = [o["data"][HAND_IN] for c in nb.cells for o in c.get("outputs", []) if HAND_IN in o.get("data", {})]
+    assert handed and any(isinstance(h.get("lag_p99_us"), (int, float)) for h in handed), handed
     # the autograded copy kept the student's programs (not the starter code)
     sender = programs_of(name)[0]
     assert "Honest Student" in open(os.path.join(graded, "autograded", "honest", name, sender)).read()

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from grader import autograde as A
-from grader.disturbance import Admission, CpuPressure, cpu_waiting_avg10, cpu_waiting_us, crowded_failure, crowding
+from grader.disturbance import (Admission, CpuPressure, cpu_waiting_avg10, cpu_waiting_us, crowded_failure, crowding,
+                                stolen, unsettled)
 from grader.remeasure import Verdict
 
 PSI = "some avg10=95.82 avg60=79.54 avg300=37.05 total={some}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
@@ -83,10 +84,12 @@ def test_a_student_graded_on_a_crowded_machine_is_graded_again_alone(tmp_path, m
     assert by["ann"].again.startswith("graded again, alone: ") and not by["ann"].disturbed()
     assert by["bea"].again.startswith("graded again, alone: ") and by["bea"].disturbed()   # still: not graded
 
-    calls.clear()
-    verdicts.update({"bea": [True, True]})
+    calls.clear()       # alone from the start: graded alone once more (a host's steal passes with time)
+    verdicts.update({"bea": [True, False]})
     results = A.autograde_students(str(tmp_path), "comn", ["bea"], jobs=1)
-    assert calls == ["bea"] and results[0].disturbed() and results[0].again == ""   # alone already
+    assert calls == ["bea", "bea"] and not results[0].disturbed() and results[0].again.startswith("graded again, alone")
+    assert A.regrade_rounds(1) == A.regrade_rounds(2) == A.regrade_rounds(3) == [1]
+    assert A.regrade_rounds(6) == [3, 1] and A.regrade_rounds(8) == [4, 2, 1]
 
 
 def test_a_pool_grows_only_while_the_machine_stays_uncrowded(tmp_path):
@@ -146,3 +149,58 @@ def test_only_what_crowding_can_fail_is_failed_by_crowding():
                  ErrorKind.NOT_FOUND):
         assert crowded_failure([Check("delivered", False, "3 bytes differ")] + timing, runs(kind), Crowded(), 2) == "", kind
     assert crowded_failure([Check("conventions", False, "EOF flag 255")], runs(None), Crowded(), 2) == ""
+
+
+def test_a_disturbed_run_counts_only_where_lag_could_not_have_decided_it():
+    """Lag makes the run it hits look worse: a student's pass and a failure against a
+    disturbed reference stand; anything else is the machine's word."""
+    asked = []
+
+    def passed(verdict):
+        return lambda: asked.append(verdict) or verdict
+    student, reference = "the student's run was late", "the reference's run was late"
+    assert unsettled(None, None, passed(False)) is None and asked == []     # quiet: not even asked
+    assert unsettled(student, None, passed(True)) is None
+    assert unsettled(student, None, passed(False)) == student
+    assert unsettled(None, reference, passed(False)) is None
+    assert unsettled(None, reference, passed(True)) == reference
+    assert unsettled(student, reference, passed(True)) == student
+    assert unsettled(student, reference, passed(False)) == student
+    assert asked == [True, False, False, True]      # both disturbed: no verdict can stand
+
+
+STAT = "cpu  {busy} 0 0 {idle} 0 0 0 {steal} 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n"
+
+
+def test_the_hosts_steal_during_a_grading_is_named_above_the_notable_share(tmp_path):
+    stat = tmp_path / "stat"
+    stat.write_text(STAT.format(busy=1000, idle=1000, steal=0))
+    pressure = CpuPressure(str(tmp_path / "no-psi"), stat=str(stat))
+    stat.write_text(STAT.format(busy=1500, idle=1480, steal=20))          # 20 of 1000 ticks
+    assert stolen(pressure) == "this VM's host held its CPUs back: steal 2.0% of the CPU time"
+    stat.write_text(STAT.format(busy=1500, idle=1496, steal=4))           # 0.4%: not notable
+    assert stolen(pressure) == ""
+    assert stolen(CpuPressure(stat=str(tmp_path / "none"))) == ""         # no /proc/stat: nothing to say
+
+
+def test_a_failure_while_the_host_stole_is_graded_again_alone_and_that_verdict_stands(tmp_path, monkeypatch):
+    """Steal stops the kernel and the student's programs with nothing in the VM to show
+    it, so a failed re-measured cell during notable steal is graded again; the second
+    grading, alone, is the grade even if the host steals again (only the engine's lag
+    can leave it not graded), so a wrong answer on such a host still fails."""
+    said = []
+    monkeypatch.setattr(A, "Admission", lambda: Admission(settle=0, waiting=lambda: 0.0))
+    monkeypatch.setattr(A, "available", lambda: "")
+    monkeypatch.setattr(A, "_create_gradebook", lambda course: None)
+    monkeypatch.setattr(A, "set_cell_scores", lambda *a: None)
+    monkeypatch.setattr(A, "autograde_one", lambda course, assignment, student, *rest: A.Autograded(student, True, 1.0))
+    monkeypatch.setattr(A, "stolen", lambda pressure: "this VM's host held its CPUs back: steal 2.0% of the CPU time")
+
+    def remeasure(course, assignment, student, hidden, disturbed):     # a failed cell asks, as _decide_all does
+        said.append(disturbed())
+        return [Verdict("results_sheet", "test_q1_remeasured", "q1", False, "why", disturbed=said[-1])]
+    monkeypatch.setattr(A, "remeasure", remeasure)
+    [result] = A.autograde_students(str(tmp_path), "comn", ["dan"], jobs=1)
+    assert said == ["this VM's host held its CPUs back: steal 2.0% of the CPU time", ""]
+    assert not result.disturbed() and result.again == \
+        "graded again, alone: this VM's host held its CPUs back: steal 2.0% of the CPU time"
