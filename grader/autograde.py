@@ -30,7 +30,7 @@ from harness.experiments.sweep import one_line
 from harness.notebook import REMEASURED_OUTSIDE, tcp_cc_missing
 
 from grader import nbgrader_child
-from grader.disturbance import Admission, CpuPressure, crowding, stolen
+from grader.disturbance import Admission, CpuPressure, crowding
 from grader.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc
 from grader.gradebook import set_cell_scores
 from grader.remeasure import remeasure_student, unmeasured
@@ -88,10 +88,10 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
 
     No grade from a disturbed machine (grader.disturbance): a student whose re-measured
     cell failed while the machine was crowded (tasks waiting for a CPU, read from
-    outside every jail), while the VM's host stole CPU time, or on runs the engine saw
-    disturbed (the grader's, or the kernel's as it recorded them) is graded again once
-    the pool has finished, half as many at a time, down to one at a time (alone at least
-    once); what the engine still saw disturbed then is left not graded."""
+    outside every jail), or on runs the machine disturbed (the grader's, the engine
+    late; or the kernel's, as it recorded them) is graded again once the pool has
+    finished, half as many at a time, down to one at a time (alone at least once); what
+    is still disturbed then is left not graded."""
     why = available()
     if why:
         raise UsageError(f"students' notebooks are autograded only in the sandbox: {why}")
@@ -100,9 +100,7 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     shared = tempfile.mkdtemp(prefix="rdt-kernel-tcp-")     # the class's kernel-TCP runs, root's alone
     time_limit = time_limit or time_limit_of_mode()
 
-    def one(student: str, at_once: int, admission: Admission, last: bool = False) -> Autograded:
-        def disturbed() -> str:     # besides the engine's lag (grader.remeasure); the last grading's verdict stands
-            return "" if last else crowding(pressure, at_once) or stolen(pressure)
+    def one(student: str, at_once: int, admission: Admission) -> Autograded:
         with admission:
             pressure = CpuPressure()
             tcp_cc = asked_tcp_cc(os.path.join(course_dir, "submitted", student, assignment))
@@ -113,7 +111,7 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
                 result.kernel_tcp = (f"kernel TCP ({tcp_cc}) left ungraded, its cells keep their points: "
                                      f"{missing.split(': ', 1)[1]}" if missing else f"kernel TCP measured with {tcp_cc}")
             began = time.monotonic()
-            result.remeasured = remeasure(course_dir, assignment, student, hidden, disturbed)
+            result.remeasured = remeasure(course_dir, assignment, student, hidden, lambda: crowding(pressure, at_once))
             result.remeasure_seconds = time.monotonic() - began
             result.cpu_waiting = pressure.share()
             return result
@@ -132,9 +130,9 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
             firsts = {r.student: r for r in results if r.disturbed()}
             if not firsts:
                 break
-            admission, last = Admission(), at_once == 1
+            admission = Admission()
             with ThreadPoolExecutor(at_once) as pool:
-                again = {s: r for s, r in zip(firsts, pool.map(lambda s: one(s, at_once, admission, last), firsts))}
+                again = {s: r for s, r in zip(firsts, pool.map(lambda s: one(s, at_once, admission), firsts))}
             for student, r in again.items():
                 why = next(v.disturbed for v in firsts[student].remeasured if v.disturbed)
                 r.again = f"graded again, {'alone' if at_once == 1 else f'{at_once} at a time'}: {why}"
@@ -152,7 +150,7 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
 def regrade_rounds(jobs: int) -> list[int]:
     """How many at a time each round grades the disturbed students again: half as many as
     the round before, down to one; a round alone there always is (a host's steal, or a
-    kernel's late engine, passes with time, even when the pool was one)."""
+    late engine, passes with time, even when the pool was one)."""
     sizes = []
     while jobs > 1:
         jobs //= 2

@@ -31,17 +31,16 @@ CPUs busy.
 
 A notebook's figures are measured in the student's kernel, where the grader sees no
 run. So a re-measured cell that fails is graded again (its kernel run anew) also when
-the kernel says its engine was late (grader.remeasure.disturbed_kernel: its word can
-only buy a second grading), or when the VM's host stole a notable share of the CPU
-time during the student's grading (`stolen`: steal, which PSI does not show). That
-second grading is alone, and its verdict stands unless the engine was late again.
+the kernel says the machine disturbed its own runs of that question: the engine late,
+or the VM's host stealing CPU time, which PSI does not show
+(grader.remeasure.disturbed_kernel: its word can only buy a second grading). The
+students so disturbed are graded alone at least once.
 """
 from __future__ import annotations
 
 import threading
 import time
 
-from harness import steal
 from harness.monitor import ErrorKind
 
 TRIES = 3
@@ -141,17 +140,11 @@ class Admission:
 
 
 class CpuPressure:
-    """The share of wall time, from now to `share()`, that some task waited for a CPU;
-    and the share of CPU time the VM's host took meanwhile (`stolen()`), which PSI does
-    not show."""
+    """The share of wall time, from now to `share()`, that some task waited for a CPU."""
 
-    def __init__(self, path: str | None = None, clock=time.monotonic, stat: str = steal.STAT):
-        self._path, self._clock, self._stat = path or PRESSURE, clock, stat
+    def __init__(self, path: str | None = None, clock=time.monotonic):
+        self._path, self._clock = path or PRESSURE, clock
         self._start, self._waited = clock(), cpu_waiting_us(self._path)
-        self._cpu = steal.cpu_times(stat)
-
-    def stolen(self) -> float | None:
-        return steal.stolen_share(self._cpu, steal.cpu_times(self._stat))
 
     def share(self) -> float | None:
         now, waited = self._clock(), cpu_waiting_us(self._path)
@@ -197,13 +190,3 @@ def crowding(pressure: CpuPressure, at_once: int) -> str:
     if share is None:
         return f"graded {at_once} at a time on a machine that cannot tell how busy it was (no {PRESSURE})"
     return f"tasks waited for a CPU {share:.0%} of the time, {at_once} gradings at a time" if share > CROWDED else ""
-
-
-def stolen(pressure: CpuPressure) -> str:
-    """Why the VM's host disturbed a grading: it stole a notable share of the CPU time
-    (harness.steal), stopping the student's kernel and programs where nothing inside the
-    VM shows it; else ''."""
-    share = pressure.stolen()
-    if share is None or share < steal.NOTABLE:
-        return ""
-    return f"this VM's host held its CPUs back: steal {share:.1%} of the CPU time"

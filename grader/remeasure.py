@@ -42,6 +42,7 @@ import pandas as pd
 from harness.engine import REPO
 from harness.experiments.sweep import one_line
 from harness.notebook import HAND_IN, RERUN_ROUNDS, Lab, check_table, handed_in as table_of, rule
+from harness.steal import NOTABLE
 from harness.transfer import LAG_WARN_US
 
 from grader.sandbox import Limits, Sandbox, kill_uid, mount_scratch, prepare_scratch, unmount_runs, unmount_scratch
@@ -187,7 +188,7 @@ class _Pending:
     verdict: Verdict
     table: pd.DataFrame
     cells: list[dict]
-    kernel_lag_us: float | None = None   # the kernel's word on its own runs (harness.notebook.hand_in)
+    kernel: dict = field(default_factory=dict)   # the kernel's word on its own runs (harness.notebook.hand_in)
 
 
 def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assignment: str,
@@ -206,9 +207,9 @@ def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assig
     problems = check_table(q, table, lab)
     if problems:
         return replace(verdict, reason=problems[0])
-    lag = payload.get("lag_p99_us")
-    return _Pending(verdict, table, lab.sample(q, k, seed=draw_seed(key, assignment, student, q, payload)),
-                    float(lag) if isinstance(lag, (int, float)) and not isinstance(lag, bool) else None)
+    kernel = {k: float(v) for k in ("lag_p99_us", "steal") for v in [payload.get(k)]
+              if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return _Pending(verdict, table, lab.sample(q, k, seed=draw_seed(key, assignment, student, q, payload)), kernel)
 
 
 def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "") -> list[Verdict]:
@@ -241,7 +242,7 @@ def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "")
         disturbed = ""
         if problems:
             crowded = crowding() if crowded is None else crowded
-            disturbed = disturbed_runs(frames[i]) or disturbed_kernel(p.kernel_lag_us) or crowded
+            disturbed = disturbed_runs(frames[i]) or disturbed_kernel(**p.kernel) or crowded
         reason = (problems[0] + extra) if problems else ""
         if disturbed:
             reason = f"not graded: the machine was too busy to tell ({disturbed}); on those runs: {reason}"
@@ -262,15 +263,20 @@ def disturbed_runs(frame: pd.DataFrame) -> str:
             f"{late.max() / 1000:.1f} ms late")
 
 
-def disturbed_kernel(lag_us: float | None) -> str:
-    """The kernel's word that the engine left its own runs' packets late, else ''. Only
-    the kernel says so, and it is the student's: believed only to grade a failed cell
-    again (a lie buys a second grading, never a point), since an honest figure the
-    machine disturbed in the kernel cannot be told from a wrong one by the grader's
-    quiet runs (BENCHMARKS.md, "make test again, with the steal-naming warning")."""
-    if lag_us is None or not math.isfinite(lag_us) or lag_us <= LAG_WARN_US:
-        return ""
-    return f"your kernel's own runs had the engine send packets up to {lag_us / 1000:.1f} ms late, as it recorded them"
+def disturbed_kernel(lag_p99_us: float | None = None, steal: float | None = None) -> str:
+    """The kernel's word that the machine disturbed its own runs, else '': the engine
+    left packets late (the battery's rule), or the VM's host stole a notable share of
+    the CPU time (harness.steal), which stops the programs too, where the engine may not
+    see it. Only the kernel says so, and it is the student's: believed only to grade a
+    failed cell again (a lie buys a second grading, never a point), since an honest
+    figure the machine disturbed in the kernel cannot be told from a wrong one by the
+    grader's quiet runs (BENCHMARKS.md, "make test again, with the steal-naming warning")."""
+    said = []
+    if lag_p99_us is not None and math.isfinite(lag_p99_us) and lag_p99_us > LAG_WARN_US:
+        said.append(f"the engine sent packets up to {lag_p99_us / 1000:.1f} ms late")
+    if steal is not None and math.isfinite(steal) and steal >= NOTABLE:
+        said.append(f"the VM's host stole {steal:.1%} of the CPU time")
+    return f"in your kernel's own runs {' and '.join(said)}, as it recorded them" if said else ""
 
 
 def _rerun(lab: Lab, sandbox: Sandbox, pending: dict[int, _Pending], reruns: int) -> dict[int, pd.DataFrame]:

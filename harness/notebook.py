@@ -221,13 +221,17 @@ class Lab:
                   f"{self._cell_text(q, failed.iloc[0])}: {errors.iloc[0] if len(errors) else 'failed'}")
         return table
 
-    def lag_us(self, q: str) -> float | None:
-        """The engine's worst p99 lag over this lab's runs of q (microseconds), or None."""
+    def disturbance(self, q: str) -> dict:
+        """The worst the machine did to this lab's runs of q: the engine's p99 lag
+        (`lag_p99_us`) and the host's steal (`steal`, a share of the CPU time), each the
+        runs' largest, or None where no run says."""
         frame = self.frames.get(q)
-        if frame is None or "lag_p99_us" not in frame:
-            return None
-        lag = pd.to_numeric(frame["lag_p99_us"], errors="coerce").max()
-        return float(lag) if math.isfinite(lag) else None
+        out = {}
+        for col in ("lag_p99_us", "steal"):
+            worst = pd.to_numeric(frame[col], errors="coerce").max() if frame is not None and col in frame \
+                else math.nan
+            out[col] = float(worst) if math.isfinite(worst) else None
+        return out
 
     def table(self, q: str) -> pd.DataFrame:
         """One row per cell of the question, in sheet order: parameters, then per metric
@@ -436,18 +440,18 @@ HAND_IN = "application/vnd.rdtlab.table+json"
 REMEASURED_OUTSIDE = "RDTLAB_REMEASURED_OUTSIDE"
 
 
-def hand_in(q: str, table, lag_us: float | None = None) -> None:
+def hand_in(q: str, table, disturbance: dict | None = None) -> None:
     """Show `table` (q's reported table) as data in this cell's output, for the grader,
-    with the engine's worst p99 lag in this kernel's runs of q (`lag_us`, Lab.lag_us):
-    the kernel's word that the machine disturbed its figures, which can only have a
-    failed cell graded again (grader/remeasure.py), never passed."""
+    with the worst the machine did to this kernel's runs of q (Lab.disturbance): the
+    kernel's word that its figures were disturbed, which can only have a failed cell
+    graded again (grader/remeasure.py), never passed."""
     from IPython import get_ipython
     if not isinstance(table, pd.DataFrame) or get_ipython() is None:   # no kernel, no output to read it from
         return
     import json
     from IPython.display import display
     data = json.loads(table.to_json(orient="split", index=False))
-    display({HAND_IN: {"question": q, **data, "lag_p99_us": lag_us},
+    display({HAND_IN: {"question": q, **data, **(disturbance or {})},
              "text/plain": f"{q}_table handed in: {len(table)} rows, re-measured by the grader"}, raw=True)
 
 
@@ -467,7 +471,7 @@ def assert_supported(lab: Lab, q: str, table, k: int = 2) -> None:
     """Hidden test: hand the table in, then re-measure k cells here and fail a number they
     cannot support. Under `rdtlab grade --gradebook` the grader replaces this verdict
     with its own, from runs outside the kernel (grader/remeasure.py)."""
-    hand_in(q, table, lab.lag_us(q))
+    hand_in(q, table, lab.disturbance(q))
     fail(check_table(q, table, lab))
     if os.environ.get(REMEASURED_OUTSIDE):
         print(f"{q}_table: re-measured by the grader outside this notebook")

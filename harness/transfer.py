@@ -154,6 +154,8 @@ class TransferResult:
     link: dict | None = None             # the engine's stats
     lag_us: dict | None = None           # worst direction's {p50, p99, max}
     lag_warning: str | None = None
+    steal: float | None = None           # the share of all CPU time the VM's host took during the
+                                         # run (harness.steal), which stops programs and engine alike
     delay_us: dict | None = None         # per direction {p50, p99, mean}
     sender: ProgramResult | None = None
     receiver: ProgramResult | None = None
@@ -477,10 +479,13 @@ def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
         with Processes() as procs:
             result, retry = _run(plan, procs, workdir, infile, want, output, config)
         result.cpu_s = round(procs.cpu_s, 3)   # every program is reaped once the block ends
+        cpu_after = steal.cpu_times()
+        stolen = steal.stolen_share(cpu_before, cpu_after)
+        result.steal = round(stolen, 4) if stolen is not None else None
         if result.lag_us and result.lag_us["p99"] > LAG_WARN_US:     # the host's steal, or load, to blame
             result.lag_warning = (f"the engine sent packets up to {result.lag_us['p99'] / 1000:.1f} ms late "
                                   f"(p99 lag > {LAG_WARN_US / 1000:g} ms): "
-                                  f"{steal.lag_cause(cpu_before, steal.cpu_times())}, timings are disturbed")
+                                  f"{steal.lag_cause(cpu_before, cpu_after)}, timings are disturbed")
         return result, retry
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

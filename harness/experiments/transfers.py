@@ -31,7 +31,7 @@ def row_from_result(res: TransferResult) -> dict:
     row = {"ok": res.ok, "error": res.error, "backend": res.backend,
            "goodput_kBps": res.goodput_kBps, "wire_time_s": res.wire_time_s,
            "process_time_s": res.process_time_s, "retransmissions": res.retransmissions,
-           "lag_p99_us": (res.lag_us or {}).get("p99"), "cpu_s": res.cpu_s}
+           "lag_p99_us": (res.lag_us or {}).get("p99"), "steal": res.steal, "cpu_s": res.cpu_s}
     for name, value in (res.printed or {}).items():
         if isinstance(value, (str, int, float, bool)) or value is None:
             row[f"printed_{name}"] = value

@@ -106,10 +106,10 @@ def test_the_verdict_replaces_what_the_kernel_showed():
     nbformat.validate(nbformat.v4.new_notebook(cells=[cell]))
 
 
-def _pending(lab, reported: float, kernel_lag_us: float | None = None) -> R._Pending:
+def _pending(lab, reported: float, **kernel) -> R._Pending:
     cell = next(c for c in lab.cells("q1") if c["timeout"] == 20)
     return R._Pending(R.Verdict("results_sheet", "test_q1_remeasured", "q1", False, ""), _q1(reported), [cell],
-                      kernel_lag_us)
+                      kernel)
 
 
 def _fresh(lab, lag_us: float, goodput=(60.0, 64.0)) -> pd.DataFrame:
@@ -180,30 +180,51 @@ def test_disturbed_runs_reads_the_engine_lag_of_each_run(lab):
     assert R.disturbed_runs(_fresh(lab, math.nan)) == ""     # a run with no figures (it failed)
 
 
-def test_a_failure_the_kernel_says_its_engine_disturbed_is_graded_again_never_passed(lab, monkeypatch):
-    """The kernel's word on its own runs' lag (handed in with its table) can only have a
-    failed cell graded again: the grader's quiet runs cannot tell an honest figure the
-    machine disturbed in the kernel from a wrong one (BENCHMARKS.md: an honest jitter
-    figure of 0.8 ms against 0.0-0.1 re-measured)."""
+def test_a_failure_the_kernel_says_the_machine_disturbed_is_graded_again_never_passed(lab, monkeypatch):
+    """The kernel's word on its own runs (the engine's lag, the host's steal: handed in
+    with its table) can only have a failed cell graded again: the grader's quiet runs
+    cannot tell an honest figure the machine disturbed in the kernel from a wrong one
+    (BENCHMARKS.md: an honest jitter figure of 0.8 ms against 0.0-0.1 re-measured)."""
     monkeypatch.setattr(R, "_rerun", lambda lab_, sandbox, pending, reruns:
                         {i: _fresh(lab, 300.0, goodput=(60.0, 64.0) * reruns) for i in pending})
-    [v] = R._decide_all([_pending(lab, 500.0, kernel_lag_us=3100.0)], lab, None)
+    [v] = R._decide_all([_pending(lab, 500.0, lag_p99_us=3100.0, steal=0.0)], lab, None)
     assert not v.passed and v.disturbed == \
-        "your kernel's own runs had the engine send packets up to 3.1 ms late, as it recorded them"
-    assert v.reason.startswith("not graded: the machine was too busy to tell (your kernel's own runs"), v.reason
-    [v] = R._decide_all([_pending(lab, 500.0, kernel_lag_us=900.0)], lab, None)      # on time: a failure stands
+        "in your kernel's own runs the engine sent packets up to 3.1 ms late, as it recorded them"
+    assert v.reason.startswith("not graded: the machine was too busy to tell (in your kernel's own runs"), v.reason
+    [v] = R._decide_all([_pending(lab, 500.0, lag_p99_us=400.0, steal=0.021)], lab, None)
+    assert v.disturbed == "in your kernel's own runs the VM's host stole 2.1% of the CPU time, as it recorded them"
+    [v] = R._decide_all([_pending(lab, 500.0, lag_p99_us=900.0, steal=0.004)], lab, None)   # quiet: a failure stands
     assert not v.passed and v.disturbed == "" and v.reason.startswith("Q1 timeout_ms=20: you report")
-    [v] = R._decide_all([_pending(lab, 62.0, kernel_lag_us=9000.0)], lab, None)      # a pass is the grader's runs'
+    [v] = R._decide_all([_pending(lab, 62.0, lag_p99_us=9000.0, steal=0.5)], lab, None)    # a pass is the grader's runs'
     assert v.passed and v.disturbed == ""
-    assert R.disturbed_kernel(None) == R.disturbed_kernel(math.nan) == R.disturbed_kernel(1000.0) == ""
+    assert R.disturbed_kernel() == R.disturbed_kernel(math.nan, math.nan) == R.disturbed_kernel(1000.0, 0.0) == ""
+    assert R.disturbed_kernel(2000.0, 0.01) == ("in your kernel's own runs the engine sent packets up to 2.0 ms late "
+                                                "and the VM's host stole 1.0% of the CPU time, as it recorded them")
 
 
-def test_the_lab_hands_in_the_engines_worst_lag_of_its_runs(lab):
-    assert lab.lag_us("q1") is None                   # nothing measured
-    lab.frames["q1"] = _fresh(lab, 700.0).assign(lag_p99_us=[700.0, 2500.0])
+def test_the_lab_hands_in_the_worst_the_machine_did_to_its_runs(lab):
+    assert lab.disturbance("q1") == {"lag_p99_us": None, "steal": None}       # nothing measured
+    lab.frames["q1"] = _fresh(lab, 700.0).assign(lag_p99_us=[700.0, 2500.0], steal=[0.03, None])
     try:
-        assert lab.lag_us("q1") == 2500.0
+        assert lab.disturbance("q1") == {"lag_p99_us": 2500.0, "steal": 0.03}
         lab.frames["q1"] = _fresh(lab, math.nan)
-        assert lab.lag_us("q1") is None
+        assert lab.disturbance("q1") == {"lag_p99_us": None, "steal": None}
     finally:
         lab.frames.pop("q1")
+
+
+def test_what_the_kernel_hands_in_is_read_as_numbers_or_not_at_all(lab, tmp_path):
+    """_prepare keeps only numbers of the two figures the kernel may hand in."""
+    folder = tmp_path / "programs"
+    folder.mkdir()
+    for name in lab.spec.questions["q1"].programs:
+        (folder / name).write_text("")
+    here = nb.Lab("tiny", "comn", folder=str(folder), backend="local", progress=False)
+    table = pd.concat([_q1(62.0).assign(timeout_ms=c["timeout"]) for c in here.cells("q1")], ignore_index=True)
+    for extra, kept in (({"lag_p99_us": 2500, "steal": 0.02}, {"lag_p99_us": 2500.0, "steal": 0.02}),
+                        ({"lag_p99_us": "late", "steal": True, "other": 1}, {}), ({}, {})):
+        output = _handed(table)
+        output["data"][nb.HAND_IN].update(extra)
+        pending = R._prepare(R.Verdict("results_sheet", "test_q1_remeasured", "q1", False, ""), here,
+                             _test_cell([output]), "q1", 3, b"key", "comn", "s1")
+        assert isinstance(pending, R._Pending) and pending.kernel == kept, pending

@@ -10,7 +10,7 @@ import pytest
 
 from grader import autograde as A
 from grader.disturbance import (Admission, CpuPressure, cpu_waiting_avg10, cpu_waiting_us, crowded_failure, crowding,
-                                stolen, unsettled)
+                                unsettled)
 from grader.remeasure import Verdict
 
 PSI = "some avg10=95.82 avg60=79.54 avg300=37.05 total={some}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
@@ -168,39 +168,3 @@ def test_a_disturbed_run_counts_only_where_lag_could_not_have_decided_it():
     assert unsettled(student, reference, passed(False)) == student
     assert asked == [True, False, False, True]      # both disturbed: no verdict can stand
 
-
-STAT = "cpu  {busy} 0 0 {idle} 0 0 0 {steal} 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n"
-
-
-def test_the_hosts_steal_during_a_grading_is_named_above_the_notable_share(tmp_path):
-    stat = tmp_path / "stat"
-    stat.write_text(STAT.format(busy=1000, idle=1000, steal=0))
-    pressure = CpuPressure(str(tmp_path / "no-psi"), stat=str(stat))
-    stat.write_text(STAT.format(busy=1500, idle=1480, steal=20))          # 20 of 1000 ticks
-    assert stolen(pressure) == "this VM's host held its CPUs back: steal 2.0% of the CPU time"
-    stat.write_text(STAT.format(busy=1500, idle=1496, steal=4))           # 0.4%: not notable
-    assert stolen(pressure) == ""
-    assert stolen(CpuPressure(stat=str(tmp_path / "none"))) == ""         # no /proc/stat: nothing to say
-
-
-def test_a_failure_while_the_host_stole_is_graded_again_alone_and_that_verdict_stands(tmp_path, monkeypatch):
-    """Steal stops the kernel and the student's programs with nothing in the VM to show
-    it, so a failed re-measured cell during notable steal is graded again; the second
-    grading, alone, is the grade even if the host steals again (only the engine's lag
-    can leave it not graded), so a wrong answer on such a host still fails."""
-    said = []
-    monkeypatch.setattr(A, "Admission", lambda: Admission(settle=0, waiting=lambda: 0.0))
-    monkeypatch.setattr(A, "available", lambda: "")
-    monkeypatch.setattr(A, "_create_gradebook", lambda course: None)
-    monkeypatch.setattr(A, "set_cell_scores", lambda *a: None)
-    monkeypatch.setattr(A, "autograde_one", lambda course, assignment, student, *rest: A.Autograded(student, True, 1.0))
-    monkeypatch.setattr(A, "stolen", lambda pressure: "this VM's host held its CPUs back: steal 2.0% of the CPU time")
-
-    def remeasure(course, assignment, student, hidden, disturbed):     # a failed cell asks, as _decide_all does
-        said.append(disturbed())
-        return [Verdict("results_sheet", "test_q1_remeasured", "q1", False, "why", disturbed=said[-1])]
-    monkeypatch.setattr(A, "remeasure", remeasure)
-    [result] = A.autograde_students(str(tmp_path), "comn", ["dan"], jobs=1)
-    assert said == ["this VM's host held its CPUs back: steal 2.0% of the CPU time", ""]
-    assert not result.disturbed() and result.again == \
-        "graded again, alone: this VM's host held its CPUs back: steal 2.0% of the CPU time"
