@@ -58,6 +58,11 @@ class Autograded:
         """A re-measured cell failed on figures the machine disturbed (see remeasure)."""
         return any(v.disturbed for v in self.remeasured)
 
+    def kernel_disturbed(self) -> bool:
+        """Some of those figures were the kernel's (crowded, or as it says), not only the
+        grader's own runs: its notebook must run again, not just the re-measurement."""
+        return any(v.disturbed and not v.ours_only for v in self.remeasured)
+
     def remeasure_line(self) -> str:
         """The re-measured cells in one line: each question, passed or why not."""
         return "; ".join(f"{v.question} {'passed' if v.passed else 'failed: ' + v.reason}" for v in self.remeasured) \
@@ -90,8 +95,9 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     cell failed while the machine was crowded (tasks waiting for a CPU, read from
     outside every jail), or on runs the machine disturbed (the grader's, the engine
     late; or the kernel's, as it recorded them) is graded again once the pool has
-    finished, half as many at a time, down to one at a time (alone at least once); what
-    is still disturbed then is left not graded."""
+    finished, half as many at a time, down to one at a time (alone at least once; only
+    the re-measurement, when only the grader's own runs were disturbed); what is still
+    disturbed then is left not graded."""
     why = available()
     if why:
         raise UsageError(f"students' notebooks are autograded only in the sandbox: {why}")
@@ -116,6 +122,20 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
             result.cpu_waiting = pressure.share()
             return result
 
+    def remeasured_again(first: Autograded, at_once: int, admission: Admission) -> Autograded:
+        """Only the grader's runs were disturbed: the kernel's table (in the autograded
+        notebook) stands, and only the re-measurement is done again."""
+        with admission:
+            pressure, began = CpuPressure(), time.monotonic()
+            remeasured = remeasure(course_dir, assignment, first.student, hidden, lambda: crowding(pressure, at_once))
+            return replace(first, remeasured=remeasured, remeasure_seconds=time.monotonic() - began,
+                           cpu_waiting=pressure.share())
+
+    def again(first: Autograded, at_once: int, admission: Admission) -> Autograded:
+        if first.kernel_disturbed():
+            return one(first.student, at_once, admission)
+        return remeasured_again(first, at_once, admission)
+
     def graded(result: Autograded) -> Autograded:
         if done:
             done(result)
@@ -132,12 +152,13 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
                 break
             admission = Admission()
             with ThreadPoolExecutor(at_once) as pool:
-                again = {s: r for s, r in zip(firsts, pool.map(lambda s: one(s, at_once, admission), firsts))}
-            for student, r in again.items():
+                seconds = {s: r for s, r in zip(firsts, pool.map(lambda s: again(firsts[s], at_once, admission), firsts))}
+            for student, r in seconds.items():
                 why = next(v.disturbed for v in firsts[student].remeasured if v.disturbed)
-                r.again = f"graded again, {'alone' if at_once == 1 else f'{at_once} at a time'}: {why}"
+                what = "graded again" if firsts[student].kernel_disturbed() else "re-measured again"
+                r.again = f"{what}, {'alone' if at_once == 1 else f'{at_once} at a time'}: {why}"
                 graded(r)
-            results = [again.get(r.student, r) for r in results]
+            results = [seconds.get(r.student, r) for r in results]
     finally:
         nbgrader_child.stop()       # the server nbgrader's processes were forked from
         shutil.rmtree(shared, ignore_errors=True)

@@ -66,6 +66,7 @@ class Verdict:
     figures: list[str] = field(default_factory=list)   # the fresh runs, per sampled cell and metric
     rule: str = ""
     disturbed: str = ""              # failed on runs the machine disturbed: the engine's word (grader.disturbance)
+    ours_only: bool = False          # disturbed in the grader's own runs alone: re-measuring again is enough
 
     def text(self) -> str:
         head = f"Re-measured by the grader outside your notebook: {'passed' if self.passed else 'failed: ' + self.reason}"
@@ -239,14 +240,16 @@ def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "")
     for i, p in pending.items():
         problems, figures = lab.judge(p.verdict.question, p.table, p.cells, frames[i])
         extra = f" [{len(problems) - 1} more]" if len(problems) > 1 else ""
-        disturbed = ""
+        disturbed, theirs = "", ""
         if problems:
             crowded = crowding() if crowded is None else crowded
-            disturbed = disturbed_runs(frames[i]) or disturbed_kernel(**p.kernel) or crowded
+            theirs = disturbed_kernel(**p.kernel) or crowded      # the kernel's figures too, maybe
+            disturbed = disturbed_runs(frames[i]) or theirs
         reason = (problems[0] + extra) if problems else ""
         if disturbed:
             reason = f"not graded: the machine was too busy to tell ({disturbed}); on those runs: {reason}"
-        out[i] = replace(p.verdict, passed=not problems, reason=reason, figures=figures, disturbed=disturbed)
+        out[i] = replace(p.verdict, passed=not problems, reason=reason, figures=figures, disturbed=disturbed,
+                         ours_only=bool(disturbed) and not theirs)
     return out
 
 

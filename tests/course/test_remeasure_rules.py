@@ -228,3 +228,18 @@ def test_what_the_kernel_hands_in_is_read_as_numbers_or_not_at_all(lab, tmp_path
         pending = R._prepare(R.Verdict("results_sheet", "test_q1_remeasured", "q1", False, ""), here,
                              _test_cell([output]), "q1", 3, b"key", "comn", "s1")
         assert isinstance(pending, R._Pending) and pending.kernel == kept, pending
+
+
+def test_a_failure_disturbed_only_in_the_graders_runs_needs_only_the_remeasurement_again(lab, monkeypatch):
+    lags = iter([])
+    monkeypatch.setattr(R, "_rerun", lambda lab_, sandbox, pending, reruns:
+                        {i: _fresh(lab, next(lags), goodput=(60.0, 64.0) * reruns) for i in pending})
+    lags = iter([4200.0, 300.0, 300.0])
+    [v] = R._decide_all([_pending(lab, 500.0)], lab, None)
+    assert v.disturbed and v.ours_only
+    lags = iter([4200.0, 300.0, 300.0])
+    [v] = R._decide_all([_pending(lab, 500.0, lag_p99_us=3000.0)], lab, None)     # the kernel's too: run it again
+    assert v.disturbed.startswith("in 2 of the grader's 8 runs") and not v.ours_only
+    lags = iter([4200.0, 300.0, 300.0])
+    [v] = R._decide_all([_pending(lab, 500.0)], lab, None, crowding=lambda: "tasks waited for a CPU 96% of the time")
+    assert v.disturbed and not v.ours_only

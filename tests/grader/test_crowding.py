@@ -168,3 +168,33 @@ def test_a_disturbed_run_counts_only_where_lag_could_not_have_decided_it():
     assert unsettled(student, reference, passed(False)) == student
     assert asked == [True, False, False, True]      # both disturbed: no verdict can stand
 
+
+
+def test_when_only_the_graders_runs_were_disturbed_only_the_remeasurement_is_done_again(tmp_path, monkeypatch):
+    """The kernel's table stands when only the grader's own runs were late: the second
+    round re-measures (tens of seconds saved a student: no notebook run again); a kernel
+    the machine may have disturbed (crowded, or late as it says) runs again whole."""
+    kernels, remeasured = [], []
+    ours = "in 3 of the grader's 8 runs the engine sent packets up to 2.5 ms late"
+    plan = {"eve": [(ours, True), ("", False)], "fay": [("tasks waited for a CPU 70% of the time", False), ("", False)]}
+    monkeypatch.setattr(A, "Admission", lambda: Admission(settle=0, waiting=lambda: 0.0))
+    monkeypatch.setattr(A, "available", lambda: "")
+    monkeypatch.setattr(A, "_create_gradebook", lambda course: None)
+    monkeypatch.setattr(A, "set_cell_scores", lambda *a: None)
+
+    def autograde_one(course, assignment, student, *rest):
+        kernels.append(student)
+        return A.Autograded(student, True, 1.0)
+    monkeypatch.setattr(A, "autograde_one", autograde_one)
+
+    def remeasure(course, assignment, student, hidden, crowded):
+        remeasured.append(student)
+        disturbed, ours_only = plan[student].pop(0)
+        return [Verdict("results_sheet", "test_q1_remeasured", "q1", False, "why", disturbed=disturbed,
+                        ours_only=ours_only)]
+    monkeypatch.setattr(A, "remeasure", remeasure)
+    results = A.autograde_students(str(tmp_path), "comn", ["eve", "fay"], jobs=2)
+    assert sorted(kernels) == ["eve", "fay", "fay"] and sorted(remeasured) == ["eve", "eve", "fay", "fay"]
+    by = {r.student: r for r in results}
+    assert by["eve"].again == f"re-measured again, alone: {ours}" and not by["eve"].disturbed()
+    assert by["fay"].again == "graded again, alone: tasks waited for a CPU 70% of the time"
