@@ -222,16 +222,24 @@ class Lab:
         return table
 
     def disturbance(self, q: str) -> dict:
-        """The worst the machine did to this lab's runs of q: the engine's p99 lag
-        (`lag_p99_us`) and the host's steal (`steal`, a share of the CPU time), each the
-        runs' largest, or None where no run says."""
+        """What the machine did to this lab's runs of q: the engine's worst p99 lag
+        (`lag_p99_us`), and the host's steal over all of them (`steal`, a share of the
+        CPU time, each run weighted by its length: one short run's share is coarse, as
+        /proc/stat counts in 10 ms ticks); None where no run says."""
         frame = self.frames.get(q)
-        out = {}
-        for col in ("lag_p99_us", "steal"):
-            worst = pd.to_numeric(frame[col], errors="coerce").max() if frame is not None and col in frame \
-                else math.nan
-            out[col] = float(worst) if math.isfinite(worst) else None
-        return out
+        if frame is None:
+            frame = pd.DataFrame()
+        lag = pd.to_numeric(frame["lag_p99_us"], errors="coerce").max() if "lag_p99_us" in frame else math.nan
+        steal = math.nan
+        if "steal" in frame:
+            shares = pd.to_numeric(frame["steal"], errors="coerce")
+            weights = pd.to_numeric(frame["elapsed_s"], errors="coerce") if "elapsed_s" in frame \
+                else pd.Series(1.0, index=frame.index)
+            counted = shares.notna() & (weights > 0)
+            if counted.any():
+                steal = float((shares[counted] * weights[counted]).sum() / weights[counted].sum())
+        return {"lag_p99_us": float(lag) if math.isfinite(lag) else None,
+                "steal": steal if math.isfinite(steal) else None}
 
     def table(self, q: str) -> pd.DataFrame:
         """One row per cell of the question, in sheet order: parameters, then per metric

@@ -207,6 +207,10 @@ def test_the_lab_hands_in_the_worst_the_machine_did_to_its_runs(lab):
     lab.frames["q1"] = _fresh(lab, 700.0).assign(lag_p99_us=[700.0, 2500.0], steal=[0.03, None])
     try:
         assert lab.disturbance("q1") == {"lag_p99_us": 2500.0, "steal": 0.03}
+        # steal over all the runs, each by its length: one tick in a short run is not a host that steals
+        lab.frames["q1"] = _fresh(lab, 700.0, goodput=(60.0, 64.0, 62.0)).assign(
+            steal=[0.05, 0.0, 0.0], elapsed_s=[0.2, 4.0, 3.8])
+        assert lab.disturbance("q1")["steal"] == pytest.approx(0.05 * 0.2 / 8.0)
         lab.frames["q1"] = _fresh(lab, math.nan)
         assert lab.disturbance("q1") == {"lag_p99_us": None, "steal": None}
     finally:
