@@ -208,9 +208,20 @@ def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assig
     problems = check_table(q, table, lab)
     if problems:
         return replace(verdict, reason=problems[0])
-    kernel = {k: float(v) for k in ("lag_p99_us", "steal") for v in [payload.get(k)]
-              if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    kernel = {name: number for name in ("lag_p99_us", "steal") for number in [_finite(payload.get(name))]
+              if number is not None}
     return _Pending(verdict, table, lab.sample(q, k, seed=draw_seed(key, assignment, student, q, payload)), kernel)
+
+
+def _finite(value) -> float | None:
+    """A number the kernel handed in, as a float, or None (not a number, or not finite)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:        # an int too large for a float
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "") -> list[Verdict]:

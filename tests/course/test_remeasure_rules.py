@@ -226,7 +226,8 @@ def test_what_the_kernel_hands_in_is_read_as_numbers_or_not_at_all(lab, tmp_path
     here = nb.Lab("tiny", "comn", folder=str(folder), backend="local", progress=False)
     table = pd.concat([_q1(62.0).assign(timeout_ms=c["timeout"]) for c in here.cells("q1")], ignore_index=True)
     for extra, kept in (({"lag_p99_us": 2500, "steal": 0.02}, {"lag_p99_us": 2500.0, "steal": 0.02}),
-                        ({"lag_p99_us": "late", "steal": True, "other": 1}, {}), ({}, {})):
+                        ({"lag_p99_us": "late", "steal": True, "other": 1}, {}), ({}, {}),
+                        ({"lag_p99_us": 10 ** 400, "steal": math.inf}, {})):
         output = _handed(table)
         output["data"][nb.HAND_IN].update(extra)
         pending = R._prepare(R.Verdict("results_sheet", "test_q1_remeasured", "q1", False, ""), here,
