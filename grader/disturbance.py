@@ -66,9 +66,11 @@ def unsettled(student: str | None, reference: str | None, passed) -> str | None:
     return student or reference
 
 
+UNGRADED = "not graded: every try of this scenario was disturbed by the machine"
+
+
 def ungraded_reason(disturbance: str) -> str:
-    return (f"not graded: every try of this scenario was disturbed by the machine ({disturbance}); "
-            "it will be graded again on a quieter machine")
+    return f"{UNGRADED} ({disturbance}); it will be graded again on a quieter machine"
 
 
 # ---- the machine's CPU pressure, seen from outside the jails ---------------------------

@@ -36,13 +36,12 @@ def class_of(tmp_path, n=2) -> list[Submission]:
 def script(monkeypatch, disturbed) -> list:
     """disturbance.why answers `disturbed(call, run)` for each run it is asked about."""
     calls = []
-    real = disturbance.why
 
     def why(run):
         if run is None:
             return None
         calls.append((run.seed, grade_module.BUDGET.size))
-        return LAG if disturbed(len(calls), run) else real(run)
+        return LAG if disturbed(len(calls), run) else None     # the machine's own lag would blur the script
     monkeypatch.setattr(disturbance, "why", why)
     return calls
 

@@ -7,7 +7,7 @@ import pytest
 
 from grader.planted import load_bugs, plant
 
-from tests.support.grading import FIXTURES, STUDENT, grade
+from tests.support.grading import FIXTURES, STUDENT, grade, lost_points, verdicts
 
 pytestmark = pytest.mark.netns
 BUGS = load_bugs(str(FIXTURES / "bugs.toml"))
@@ -20,7 +20,7 @@ def test_each_planted_bug_loses_points_where_the_correct_solution_gets_full_mark
         good = pool.submit(grade, STUDENT, battery="comn", names=sorted({b["caught_by"] for b in BUGS}))
         planted = list(pool.map(lambda fb: grade(fb[0], battery="comn", names=[fb[1]["caught_by"]]),
                                 zip(folders, BUGS)))
-    assert [(s["name"], s["reason"]) for s in good.result()["scenarios"] if not s["passed"]] == []
+    assert lost_points(verdicts(good.result())) == {}
     for bug, result in zip(BUGS, planted):
         scenario = result["scenarios"][0]
         print(f"{bug['name']}: {scenario['name']} {scenario['score']}/{scenario['max_score']}: {scenario['reason']}")
@@ -35,6 +35,7 @@ def test_what_the_spec_allows_keeps_full_marks_where_a_bug_would_be_caught(tmp_p
     for variant in VALID:
         folder = plant(str(STUDENT), variant, str(tmp_path / variant["name"]))
         result = grade(folder, battery="comn", names=variant["full_marks_in"])
-        assert [(s["name"], s["reason"]) for s in result["scenarios"] if not s["passed"]] == [], variant["name"]
+        assert lost_points(verdicts(result)) == {}, variant["name"]
         lost = next(s for s in result["scenarios"] if s["name"] == "p2-last-ack-lost")
-        assert "gave up" in lost["reason"]      # some seed lost the last ACK: the sender ended on its own
+        if not lost.get("ungraded"):
+            assert "gave up" in lost["reason"]      # some seed lost the last ACK: the sender ended on its own

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from grader.battery import load_battery
 from grader.collect import Submission
+from grader.disturbance import UNGRADED
 from grader.grade import Options, grade_submission, regrade_ungraded
 from grader.sandbox import UID_BASE
 from tests.support import TESTS
@@ -48,6 +49,23 @@ def grade(path, battery="tiny", names=None, out=None, **options) -> dict:
     opts = Options(backend="netns", **options)
     result = grade_submission(sub, b, str(out) if out else None, opts)
     return regrade_ungraded(sub, b, str(out) if out else None, opts, result)
+
+
+def lost_points(verdicts) -> dict[str, str]:
+    """{scenario: reason} of the (name, passed, reason) `verdicts` of a correct
+    submission that lost points for its own sake. One the machine disturbed on every try
+    is not graded (0 points, said as such: grader.disturbance): no verdict on the
+    submission, and on a host that steals CPU time a correct one can be so. At most half
+    of them may be: a grade of mostly nothing shows nothing."""
+    verdicts = list(verdicts)
+    ungraded = [name for name, passed, why in verdicts if not passed and why.startswith(UNGRADED)]
+    assert len(ungraded) * 2 <= len(verdicts), f"the machine disturbed too much to tell: {ungraded} not graded"
+    return {name: why for name, passed, why in verdicts if not passed and not why.startswith(UNGRADED)}
+
+
+def verdicts(result: dict) -> list[tuple[str, bool, str]]:
+    """(name, passed, reason) of each scenario of a grade_submission result."""
+    return [(s["name"], s["passed"], s["reason"]) for s in result["scenarios"]]
 
 
 _names = itertools.count()
