@@ -32,9 +32,9 @@ def stolen_share(before: list[int] | None, after: list[int] | None) -> float | N
     return spent[7] / total if total > 0 else None
 
 
-def lag_cause(before: list[int] | None, after: list[int] | None) -> str:
-    """What to blame a late engine on: the host, when it stole a notable share, else load."""
-    share = stolen_share(before, after)
+def lag_cause(share: float | None) -> str:
+    """What to blame a late engine on: the host, when it stole a notable share of the CPU
+    time during the run (`stolen_share`), else load."""
     if share is not None and share >= NOTABLE:
         return f"this VM's host held its CPUs back (steal: {share:.1%} of the CPU time during the run)"
     return "the machine was busy"

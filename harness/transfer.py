@@ -479,13 +479,12 @@ def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
         with Processes() as procs:
             result, retry = _run(plan, procs, workdir, infile, want, output, config)
         result.cpu_s = round(procs.cpu_s, 3)   # every program is reaped once the block ends
-        cpu_after = steal.cpu_times()
-        stolen = steal.stolen_share(cpu_before, cpu_after)
+        stolen = steal.stolen_share(cpu_before, steal.cpu_times())
         result.steal = round(stolen, 4) if stolen is not None else None
         if result.lag_us and result.lag_us["p99"] > LAG_WARN_US:     # the host's steal, or load, to blame
             result.lag_warning = (f"the engine sent packets up to {result.lag_us['p99'] / 1000:.1f} ms late "
                                   f"(p99 lag > {LAG_WARN_US / 1000:g} ms): "
-                                  f"{steal.lag_cause(cpu_before, cpu_after)}, timings are disturbed")
+                                  f"{steal.lag_cause(stolen)}, timings are disturbed")
         return result, retry
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -33,10 +33,10 @@ def test_the_share_stolen_is_of_all_cpu_time_between_readings(tmp_path):
 
 def test_the_host_is_blamed_only_when_it_stole_a_notable_share(tmp_path):
     before = reading(tmp_path, BEFORE)
-    assert steal.lag_cause(before, reading(tmp_path, AFTER_STOLEN)) == \
+    assert steal.lag_cause(steal.stolen_share(before, reading(tmp_path, AFTER_STOLEN))) == \
         "this VM's host held its CPUs back (steal: 8.0% of the CPU time during the run)"
-    assert steal.lag_cause(before, reading(tmp_path, AFTER_QUIET)) == "the machine was busy"
-    assert steal.lag_cause(None, None) == "the machine was busy"
+    assert steal.lag_cause(steal.stolen_share(before, reading(tmp_path, AFTER_QUIET))) == "the machine was busy"
+    assert steal.lag_cause(None) == "the machine was busy"
 
 
 def test_this_machines_counters_only_grow():
