@@ -106,6 +106,13 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     shared = tempfile.mkdtemp(prefix="rdt-kernel-tcp-")     # the class's kernel-TCP runs, root's alone
     time_limit = time_limit or time_limit_of_mode()
 
+    def decided(result: Autograded, pressure: CpuPressure, at_once: int) -> Autograded:
+        """`result` with its re-measured cells decided outside the kernel."""
+        began = time.monotonic()
+        remeasured = remeasure(course_dir, assignment, result.student, hidden, lambda: crowding(pressure, at_once))
+        return replace(result, remeasured=remeasured, remeasure_seconds=time.monotonic() - began,
+                       cpu_waiting=pressure.share())
+
     def one(student: str, at_once: int, admission: Admission) -> Autograded:
         with admission:
             pressure = CpuPressure()
@@ -116,25 +123,16 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
                 missing = tcp_cc_missing(tcp_cc)
                 result.kernel_tcp = (f"kernel TCP ({tcp_cc}) left ungraded, its cells keep their points: "
                                      f"{missing.split(': ', 1)[1]}" if missing else f"kernel TCP measured with {tcp_cc}")
-            began = time.monotonic()
-            result.remeasured = remeasure(course_dir, assignment, student, hidden, lambda: crowding(pressure, at_once))
-            result.remeasure_seconds = time.monotonic() - began
-            result.cpu_waiting = pressure.share()
-            return result
-
-    def remeasured_again(first: Autograded, at_once: int, admission: Admission) -> Autograded:
-        """Only the grader's runs were disturbed: the kernel's table (in the autograded
-        notebook) stands, and only the re-measurement is done again."""
-        with admission:
-            pressure, began = CpuPressure(), time.monotonic()
-            remeasured = remeasure(course_dir, assignment, first.student, hidden, lambda: crowding(pressure, at_once))
-            return replace(first, remeasured=remeasured, remeasure_seconds=time.monotonic() - began,
-                           cpu_waiting=pressure.share())
+            return decided(result, pressure, at_once)
 
     def again(first: Autograded, at_once: int, admission: Admission) -> Autograded:
+        """The kernel run anew when its figures may have been disturbed; else the
+        kernel's table (in the autograded notebook) stands and only the re-measurement
+        is done again."""
         if first.kernel_disturbed():
             return one(first.student, at_once, admission)
-        return remeasured_again(first, at_once, admission)
+        with admission:
+            return decided(first, CpuPressure(), at_once)
 
     def graded(result: Autograded) -> Autograded:
         if done:
@@ -152,13 +150,13 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
                 break
             admission = Admission()
             with ThreadPoolExecutor(at_once) as pool:
-                seconds = {s: r for s, r in zip(firsts, pool.map(lambda s: again(firsts[s], at_once, admission), firsts))}
-            for student, r in seconds.items():
+                regraded = {s: r for s, r in zip(firsts, pool.map(lambda s: again(firsts[s], at_once, admission), firsts))}
+            for student, r in regraded.items():
                 why = next(v.disturbed for v in firsts[student].remeasured if v.disturbed)
                 what = "graded again" if firsts[student].kernel_disturbed() else "re-measured again"
                 r.again = f"{what}, {'alone' if at_once == 1 else f'{at_once} at a time'}: {why}"
                 graded(r)
-            results = [seconds.get(r.student, r) for r in results]
+            results = [regraded.get(r.student, r) for r in results]
     finally:
         nbgrader_child.stop()       # the server nbgrader's processes were forked from
         shutil.rmtree(shared, ignore_errors=True)
