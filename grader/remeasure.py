@@ -42,6 +42,7 @@ import pandas as pd
 from harness.engine import REPO
 from harness.experiments.sweep import one_line
 from harness.notebook import HAND_IN, RERUN_ROUNDS, Lab, check_table, handed_in as table_of, rule
+from harness.notebook_rules import finite
 from harness.steal import NOTABLE
 from harness.transfer import LAG_WARN_US
 
@@ -215,13 +216,8 @@ def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assig
 
 def _finite(value) -> float | None:
     """A number the kernel handed in, as a float, or None (not a number, or not finite)."""
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:        # an int too large for a float
-        return None
-    return number if math.isfinite(number) else None
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and finite(value)
+    return float(value) if number else None
 
 
 def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "") -> list[Verdict]:

@@ -126,7 +126,7 @@ def _first_error(runs: pd.DataFrame) -> str | None:
 def finite(v) -> bool:
     try:
         return math.isfinite(float(v))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):     # OverflowError: an int too large for a float
         return False
 
 
