@@ -52,6 +52,7 @@ KEY_FILE = ".rdtlab-remeasure.key"   # in the course folder: the kernels never s
 GRADE_ID = re.compile(r"^test_(\w+)_remeasured$")
 SAMPLE = re.compile(r"\bk\s*=\s*(\d+)")
 MARK = "rdtlab-remeasure"            # the grader's own outputs in the autograded notebook
+NOT_GRADED = "not graded: the machine was too busy to tell"   # a cell that failed on disturbed runs
 # Where the jailed kernel measured the figures it checks (the same link and seeds, each
 # run in a network namespace of its own), without a netns backend's set-up per run.
 REMEASURE_BACKEND = "local"
@@ -254,7 +255,7 @@ def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "")
             disturbed = disturbed_runs(frames[i]) or theirs
         reason = (problems[0] + extra) if problems else ""
         if disturbed:
-            reason = f"not graded: the machine was too busy to tell ({disturbed}); on those runs: {reason}"
+            reason = f"{NOT_GRADED} ({disturbed}); on those runs: {reason}"
         out[i] = replace(p.verdict, passed=not problems, reason=reason, figures=figures, disturbed=disturbed,
                          ours_only=bool(disturbed) and not theirs)
     return out

@@ -406,8 +406,10 @@ def _by_cell(frame: pd.DataFrame, params: list[str], metric: str) -> dict[tuple,
 # ---- checks the notebook's test cells call ---------------------------------------------
 
 def rule(lab: Lab, rounds: tuple[int, ...] = RERUN_ROUNDS) -> str:
-    """REMEASURE_RULE with how often each seed runs and the assignment's slack per metric."""
-    return rules.rule(lab.spec.tolerance, rounds)
+    """REMEASURE_RULE with how often each seed runs, the assignment's slack per metric and
+    the columns its questions show but do not judge."""
+    shown = dict.fromkeys(q.metrics[m] for q in lab.spec.questions.values() for m in q.shown)
+    return rules.rule(lab.spec.tolerance, rounds, tuple(shown))
 
 
 def check_table(q: str, table, lab: Lab) -> list[str]:

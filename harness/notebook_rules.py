@@ -42,14 +42,19 @@ UNITS = {"goodput_kBps": "KB/s", "retransmissions": "retransmissions", "wire_tim
          "goodput_mbps": "Mbit/s", "rtt_ms": "ms", "delay_var_ms": "ms", "resends_per_packet": "resends per packet"}
 
 
-def rule(tolerance: dict, rounds: tuple[int, ...] = RERUN_ROUNDS) -> str:
-    """REMEASURE_RULE with how often each seed runs and the assignment's slack per metric."""
+def rule(tolerance: dict, rounds: tuple[int, ...] = RERUN_ROUNDS, shown: tuple[str, ...] = ()) -> str:
+    """REMEASURE_RULE with how often each seed runs, the assignment's slack per metric,
+    and the columns it shows but does not judge (Question.shown)."""
     slack = [f"{tol:g} {UNITS.get(m, m)}" for m, tol in tolerance.items()]
     made = list(itertools.accumulate(rounds))
     text = REMEASURE_RULE.format(reruns="" if made == [1] else
                                  f" (each seed {_times(made[0])}, and again while a reported mean falls outside the "
                                  f"runs so far: {', then '.join(_times(n) for n in made[1:])} in all)")
-    return f"{text} {', '.join(slack) or 'nothing'}."
+    text = f"{text} {', '.join(slack) or 'nothing'}."
+    if shown:
+        text += (f" {', '.join(shown)} {'is' if len(shown) == 1 else 'are'} re-measured and shown, not judged: "
+                 f"the machine's scheduling decides {'it' if len(shown) == 1 else 'them'} more than your programs do.")
+    return text
 
 
 def _times(n: int) -> str:
@@ -66,7 +71,8 @@ def judge(q: str, question: Question, tolerance: dict, reported: pd.DataFrame, c
           frame: pd.DataFrame) -> tuple[list[str], list[str]]:
     """(one line per reported number the fresh runs in `frame` cannot support, one line
     per cell and metric with the fresh figures). Only these runs set the accepted range;
-    `tolerance` is the assignment's slack per metric."""
+    `tolerance` is the assignment's slack per metric; the question's `shown` metrics are
+    shown, not judged."""
     spec = question
     problems, figures = [], []
     for cell in cells:
@@ -80,6 +86,10 @@ def judge(q: str, question: Question, tolerance: dict, reported: pd.DataFrame, c
         for metric, col in spec.metrics.items():
             value = row.get(col) if row is not None else None
             values = [float(v) for v in ok[metric] if finite(v)] if metric in ok else []
+            if metric in spec.shown:        # the machine's scheduling: shown, never judged
+                measured = f"{', '.join(f'{v:.1f}' for v in values)}{_unused(runs, ok, metric)}" if values else "nothing"
+                figures.append(f"{where}: {col} re-measured {measured} (not judged); you report {num_or(value)}")
+                continue
             if not values:
                 why = _first_error(runs) or "no run succeeded"
                 figures.append(f"{where}: {col} not re-measured: your programs fail there ({why})")

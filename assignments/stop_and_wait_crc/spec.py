@@ -20,7 +20,10 @@ QUESTIONS = {
     "sw": Question({"family": "family", "kb": "kb"},
                    {"goodput_mbps": "throughput_mbps", "rtt_ms": "rtt_ms", "delay_var_ms": "delay_var_ms",
                     "retransmissions": "retransmissions"},
-                   "Stop-and-wait over IPv4 and IPv6 (Sender/Receiver)", sheet.FILES),
+                   "Stop-and-wait over IPv4 and IPv6 (Sender/Receiver)", sheet.FILES,
+                   # the link adds no jitter: the variation is the machine's scheduling, from
+                   # 2-3 round trips at 64 KB (1.4 ms beside 2 busy loops, 0.02-0.1 quiet)
+                   shown=("delay_var_ms",)),
     "tcp": Question({"family": "family"}, {"goodput_mbps": "throughput_mbps"}, "Kernel TCP, the baseline"),
     "loss": Question({"family": "family", "kb": "kb", "loss": "loss_pct"},
                      {"goodput_mbps": "throughput_mbps", "resends_per_packet": "resends_per_packet"},
@@ -51,6 +54,6 @@ def v4_over_v6(sw_table: pd.DataFrame) -> dict:
 
 ASSIGNMENT = Assignment(
     "stop-and-wait-crc", sheet.build, {"quick": sheet.QUICK, "full": sheet.FULL, "tiny": TINY}, QUESTIONS,
-    tolerance={"goodput_mbps": 0.3, "rtt_ms": 1.0, "delay_var_ms": 0.5, "retransmissions": 5.0,
+    tolerance={"goodput_mbps": 0.3, "rtt_ms": 1.0, "retransmissions": 5.0,
                "resends_per_packet": 0.2},
     models=sys.modules[__name__])

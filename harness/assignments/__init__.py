@@ -23,6 +23,10 @@ class Question:
     # cells whose figures the machine's timing decides more than the programs do (a timer
     # racing the round trip): never drawn for re-measurement, like CPU-heavy cells
     timing_bound: Callable[[dict], bool] | None = None
+    # metrics the machine's scheduling decides more than the programs do (the delay
+    # variation of a link that adds no jitter, from two or three round trips in quick
+    # mode): re-measured and shown beside the report, never judged
+    shown: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,9 @@ import nbformat
 import pytest
 
 import assignments
+from grader.remeasure import NOT_GRADED
 from tests.support import course as C
+from tests.support.grading import lost_points
 
 # Every assignment of the course's registry but comn (test_course.py's)
 ASSIGNMENTS = {name: entry for name, entry in assignments.by_name().items() if name != "comn"}
@@ -190,9 +192,11 @@ def test_honest_student_gets_every_autograded_point(graded, name):
     scores = autograded_scores(graded, name)
     tests = {c.id for c in roles(source(name), "test")}
     assert set(scores) == tests
-    assert {g: s for g, (s, m) in scores.items() if s != m} == {}
     nb = nbformat.read(os.path.join(graded, "autograded", "honest", name, C.NOTEBOOK), as_version=4)
-    assert C.errors(nb) == {}
+    raised = {cell: error.removeprefix("AssertionError: ") for cell, error in C.errors(nb).items()}
+    # a re-measured cell the machine disturbed on every try is not graded: no point lost
+    assert lost_points((g, s == m, raised.get(g, "")) for g, (s, m) in scores.items()) == {}
+    assert {cell: why for cell, why in raised.items() if not why.startswith(NOT_GRADED)} == {}
     assert "tiny mode" in C.text_output(nb, "setup")
     for cell in nb.cells:
         if cell.id.endswith("_measure"):
@@ -227,6 +231,8 @@ def test_hidden_remeasurement_catches_a_hand_moved_number(graded, name, monkeypa
     q, column, row, value = MOVED[name]
     table = lab.measure(q)
     nb.assert_supported(lab, q, table)                       # the honest table passes
+    if name == "stop-and-wait-crc":   # as is the delay variation a kernel beside two busy loops measured at 64 KB
+        nb.assert_supported(lab, q, table.assign(delay_var_ms=1.5))
     moved = table.copy()
     moved.loc[row, column] = value
     with pytest.raises(AssertionError, match=rf"you report {column} {value:.1f}, re-measured .* Rule:"):

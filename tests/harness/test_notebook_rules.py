@@ -127,6 +127,29 @@ def test_runs_that_gave_no_figure_are_named_beside_the_ones_that_did():
     assert "re-measured 60.0 (and 1 gave no figure) (accepted" in R.judge("q1", Q1, {}, q1(), [{"timeout": 20}], blank)[1][0]
 
 
+def test_a_shown_metric_is_re_measured_and_shown_but_never_judged():
+    """Stop-and-wait's delay variation on a link without jitter is the machine's
+    scheduling (1.4 ms beside two busy loops, 0.02-0.1 ms quiet, from two round trips):
+    an honest kernel's figure cannot be told from a moved one, so it decides nothing."""
+    shown = Question(Q1.params, Q1.metrics, Q1.title, Q1.programs, shown=("retransmissions",))
+    runs = fresh([60.0, 64.0])                       # 4 retransmissions each
+    table = q1(retransmissions=[40.0, 400.0, 4.0])   # 400 is far outside anything re-measured
+    problems, figures = R.judge("q1", shown, {"retransmissions": 3}, table, [{"timeout": 20}], runs)
+    assert problems == []
+    assert figures[1] == "Q1 timeout_ms=20: retransmissions re-measured 4.0, 4.0 (not judged); you report 400.0"
+    assert R.judge("q1", Q1, {"retransmissions": 3}, table, [{"timeout": 20}], runs)[0] == [   # judged otherwise
+        "Q1 timeout_ms=20: you report retransmissions 400.0, re-measured 4.0–4.0 over 2 runs (accepted -0.3–9.0)"]
+    # the other metrics are still judged, and a run with no figure of it is no problem
+    problems, figures = R.judge("q1", shown, {}, q1(throughput_kBps=[30.0, 120.0, 50.0]), [{"timeout": 20}],
+                                fresh([60.0, 64.0]).drop(columns=["retransmissions"]))
+    assert problems == ["Q1 timeout_ms=20: you report throughput_kBps 120.0, re-measured 60.0–64.0 over 2 runs "
+                        "(accepted 40.0–96.0)"]
+    assert figures[1] == "Q1 timeout_ms=20: retransmissions re-measured nothing (not judged); you report 5.0"
+    assert R.rule({"retransmissions": 2}, shown=("delay_var_ms",)).endswith(
+        "give or take 2 retransmissions. delay_var_ms is re-measured and shown, not judged: the machine's "
+        "scheduling decides it more than your programs do.")
+
+
 def test_a_row_is_found_by_number_or_by_text():
     table = pd.DataFrame({"window": ["4", "8"], "delay_ms": [25.0, 25.0], "x": [1, 2]})
     assert R.row_of(table, {"window": "8"})["x"] == 2          # text matches text

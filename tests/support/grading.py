@@ -13,6 +13,7 @@ from pathlib import Path
 from grader.battery import load_battery
 from grader.collect import Submission
 from grader.disturbance import UNGRADED
+from grader.remeasure import NOT_GRADED
 from grader.grade import Options, grade_submission, regrade_ungraded
 from grader.sandbox import UID_BASE
 from tests.support import TESTS
@@ -53,14 +54,16 @@ def grade(path, battery="tiny", names=None, out=None, **options) -> dict:
 
 def lost_points(verdicts) -> dict[str, str]:
     """{scenario: reason} of the (name, passed, reason) `verdicts` of a correct
-    submission that lost points for its own sake. One the machine disturbed on every try
-    is not graded (0 points, said as such: grader.disturbance): no verdict on the
-    submission, and on a host that steals CPU time a correct one can be so. At most half
-    of them may be: a grade of mostly nothing shows nothing."""
+    submission (or a notebook's test cells) that lost points for its own sake. One the
+    machine disturbed on every try is not graded (0 points, said as such:
+    grader.disturbance, grader.remeasure): no verdict on the submission, and on a host
+    that steals CPU time a correct one can be so. At most half of them may be: a grade
+    of mostly nothing shows nothing."""
     verdicts = list(verdicts)
-    ungraded = [name for name, passed, why in verdicts if not passed and why.startswith(UNGRADED)]
+    not_graded = (UNGRADED, NOT_GRADED)       # a scenario's; a notebook's re-measured cell's
+    ungraded = [name for name, passed, why in verdicts if not passed and why.startswith(not_graded)]
     assert len(ungraded) * 2 <= len(verdicts), f"the machine disturbed too much to tell: {ungraded} not graded"
-    return {name: why for name, passed, why in verdicts if not passed and not why.startswith(UNGRADED)}
+    return {name: why for name, passed, why in verdicts if not passed and not why.startswith(not_graded)}
 
 
 def verdicts(result: dict) -> list[tuple[str, bool, str]]:
