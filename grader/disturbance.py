@@ -6,9 +6,10 @@ LAG_WARN_US) means the link's timing was not the battery's. A student's protocol
 on such a run can time out, resend or fall behind the reference for the machine's sake,
 not its own; a reference run so disturbed would skew every comparison with it.
 
-A pass on a disturbed run of the student's stands, and so does a failure against a
-disturbed reference run (`unsettled`: lag only makes the run it hits look worse). Any
-other disturbed run is run again with the same seed (the engine draws the same link
+A pass on a disturbed run of the student's stands, and so do a failure against a
+disturbed reference run and a failure lag cannot cause, such as wrong bytes or a hang
+(`unsettled`: lag only makes the run it hits look worse, by milliseconds). Any other
+disturbed run is run again with the same seed (the engine draws the same link
 decisions: the replay command still reproduces what is graded), up to TRIES times. A
 scenario still disturbed after that is not scored: it is marked `ungraded`, and once the
 class's pool has finished, grade_all grades those scenarios again one submission at a
@@ -24,7 +25,7 @@ The engine does not see a machine too crowded to run the students' programs on t
 that FAILS in the grader's own pool (--jobs above one) while tasks waited for a CPU
 more than CROWDED of the time (Linux's pressure stall information, read from outside
 every jail) is not a grade either: the scenario (when what failed is what crowding can
-fail: TIMING_CHECKS, CROWDABLE_RUNS), or the student's re-measured notebook cell, is
+fail: `machine_can_fail`), or the student's re-measured notebook cell, is
 graded again with fewer at a time once the pool has finished. A pass stands, and alone
 only the engine's lag counts: there the student's own programs may be what keeps the
 CPUs busy.
@@ -51,19 +52,30 @@ def why(run) -> str | None:
     return getattr(run, "lag_warning", None) if run is not None else None
 
 
-def unsettled(student: str | None, reference: str | None, passed) -> str | None:
+# A run's verdict, as far as a disturbance goes (`verdict`).
+PASSED, MACHINES, OWN = "passed", "a failure the machine can cause", "a failure of the programs' own"
+
+
+def unsettled(student: str | None, reference: str | None, verdict) -> str | None:
     """The disturbance that keeps a run from counting (the engine's word), or None.
     Lag only delays packets, so it makes the run it hits look worse, and every check asks
     the student's run to do at least as well as a bar: a fixed one, or the reference's
     figures on the same link and seed. So a pass on a disturbed student's run is a pass on
-    a quiet machine too, and a failure of a quiet run against a disturbed reference (a bar
-    set lower) is a failure there too; neither needs running again. `passed()` says
-    whether the run passes its checks."""
+    a quiet machine too; a failure against a disturbed reference (a bar set lower) is a
+    failure there too; and a failure lag cannot cause (`machine_can_fail`: wrong bytes,
+    a hang) is the programs' own. None of these needs running again. `verdict()` says
+    which the run is: PASSED, MACHINES or OWN."""
     if not student and not reference:
         return None
-    if not (student and reference) and passed() == bool(student):
-        return None
-    return student or reference
+    return {PASSED: reference, MACHINES: student, OWN: None}[verdict()]
+
+
+def verdict(checks, runs) -> str:
+    """PASSED, MACHINES or OWN: whether `checks` (of `runs`) passed, else whether a
+    disturbed machine could have failed them (`machine_can_fail`)."""
+    if all(c.passed for c in checks):
+        return PASSED
+    return MACHINES if machine_can_fail(checks, runs) else OWN
 
 
 UNGRADED = "not graded: every try of this scenario was disturbed by the machine"
@@ -155,29 +167,38 @@ class CpuPressure:
         return min(1.0, (waited - self._waited) / 1e6 / (now - self._start))
 
 
-# What a crowded machine can fail on its own. Checks: a program held off the CPU times
-# out and resends, or falls behind the reference. Runs (the "delivered" check's): a
-# sender gives up on a starved peer (its tries run out) and the receiver is left
-# waiting, or gone; a program's own timer exception ends it; a receiver binds late.
+# What a disturbed machine (a crowded one, or a late engine) can fail on its own.
+# Checks: a program held off the CPU, or whose packets came late, times out and resends,
+# or falls behind the reference. Runs (the "delivered" check's): a sender gives up on a
+# starved peer (its tries run out) and the receiver is left waiting, or gone; a
+# program's own timer exception ends it; a receiver binds late; the engine fails.
 # Wrong bytes, a missing program, a bind where the link cannot deliver and a convention
 # are the program's, and so are hangs (the time limit, no progress): their limits are
-# generous, and grading them again alone would cost each its whole limit a second time.
+# generous (seconds, against milliseconds of lag), and grading them again would cost
+# each its whole limit a second time.
 TIMING_CHECKS = frozenset({"retransmissions", "goodput"})
-CROWDABLE_RUNS = frozenset({ErrorKind.RECEIVER_LINGERED, ErrorKind.RECEIVER_LEFT, ErrorKind.SENDER_FAILED,
-                            ErrorKind.RECEIVER_FAILED, ErrorKind.NOT_BOUND, ErrorKind.NO_OUTPUT})
+OWN_RUN_FAILURES = frozenset({ErrorKind.OUTPUT_DIFFERS, ErrorKind.NOT_FOUND, ErrorKind.UNREACHABLE,
+                              ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS})
+
+
+def machine_can_fail(checks, runs) -> bool:
+    """Whether every failed check of `checks` (of `runs`) is one a disturbed machine can
+    fail on its own."""
+    for c in checks:
+        if c.passed:
+            continue
+        if c.name == "delivered":
+            if any(r.error_kind in OWN_RUN_FAILURES for r in runs if not r.ok):
+                return False
+        elif c.name not in TIMING_CHECKS:
+            return False
+    return True
 
 
 def crowded_failure(checks, runs, pressure: CpuPressure, at_once: int) -> str:
     """Why a scenario's failed `checks` (of `runs`) are not a grade (crowding), or ''."""
-    failed = [c for c in checks if not c.passed]
-    if not failed:
+    if verdict(checks, runs) != MACHINES:
         return ""
-    for c in failed:
-        if c.name == "delivered":
-            if not all(r.error_kind in CROWDABLE_RUNS for r in runs if not r.ok):
-                return ""
-        elif c.name not in TIMING_CHECKS:
-            return ""
     return crowding(pressure, at_once)
 
 

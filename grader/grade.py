@@ -219,8 +219,8 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
             if run.ok and scenario.needs_reference_run:
                 ref = baseline.result() if baseline is not None else \
                     _reference_run(scenario, battery, reference, seed, options.backend)
-            disturbed = disturbance.unsettled(disturbance.why(run), disturbance.why(ref), lambda: all(
-                c.passed for c in checks_mod.evaluate(scenario, programs, [run], [ref])))
+            disturbed = disturbance.unsettled(disturbance.why(run), disturbance.why(ref), lambda: disturbance.verdict(
+                checks_mod.evaluate(scenario, programs, [run], [ref]), [run]))
             if not disturbed:
                 break
             record["retried"] = record.get("retried", 0) + 1

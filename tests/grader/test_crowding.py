@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from grader import autograde as A
-from grader.disturbance import (Admission, CpuPressure, cpu_waiting_avg10, cpu_waiting_us, crowded_failure, crowding,
-                                unsettled)
+from grader.disturbance import (MACHINES, OWN, PASSED, Admission, CpuPressure, cpu_waiting_avg10, cpu_waiting_us,
+                                crowded_failure, crowding, unsettled, verdict)
 from grader.remeasure import Verdict
 
 PSI = "some avg10=95.82 avg60=79.54 avg300=37.05 total={some}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
@@ -152,21 +152,47 @@ def test_only_what_crowding_can_fail_is_failed_by_crowding():
 
 
 def test_a_disturbed_run_counts_only_where_lag_could_not_have_decided_it():
-    """Lag makes the run it hits look worse: a student's pass and a failure against a
-    disturbed reference stand; anything else is the machine's word."""
+    """Lag makes the run it hits look worse, by milliseconds: a student's pass, a failure
+    against a disturbed reference and a failure lag cannot cause stand; anything else is
+    the machine's word."""
     asked = []
 
-    def passed(verdict):
+    def judged(verdict):
         return lambda: asked.append(verdict) or verdict
     student, reference = "the student's run was late", "the reference's run was late"
-    assert unsettled(None, None, passed(False)) is None and asked == []     # quiet: not even asked
-    assert unsettled(student, None, passed(True)) is None
-    assert unsettled(student, None, passed(False)) == student
-    assert unsettled(None, reference, passed(False)) is None
-    assert unsettled(None, reference, passed(True)) == reference
-    assert unsettled(student, reference, passed(True)) == student
-    assert unsettled(student, reference, passed(False)) == student
-    assert asked == [True, False, False, True]      # both disturbed: no verdict can stand
+    assert unsettled(None, None, judged(MACHINES)) is None and asked == []     # quiet: not even asked
+    assert unsettled(student, None, judged(PASSED)) is None
+    assert unsettled(student, None, judged(MACHINES)) == student
+    assert unsettled(student, None, judged(OWN)) is None            # wrong bytes, a hang: the programs'
+    assert unsettled(None, reference, judged(MACHINES)) is None
+    assert unsettled(None, reference, judged(OWN)) is None
+    assert unsettled(None, reference, judged(PASSED)) == reference
+    assert unsettled(student, reference, judged(PASSED)) == reference     # the bar was lowered
+    assert unsettled(student, reference, judged(MACHINES)) == student
+    assert unsettled(student, reference, judged(OWN)) is None
+    assert len(asked) == 9
+
+
+def test_which_failures_a_disturbed_machine_can_cause():
+    from types import SimpleNamespace
+
+    from grader.checks import Check
+    from harness.monitor import ErrorKind
+
+    def runs(*kinds):
+        return [SimpleNamespace(ok=k is None, error_kind=k) for k in kinds]
+    failed = [Check("delivered", False, "why")]
+    assert verdict([Check("delivered", True, ""), Check("goodput", True, "")], runs(None)) == PASSED
+    assert verdict([Check("delivered", True, ""), Check("goodput", False, "40%")], runs(None)) == MACHINES
+    assert verdict([Check("retransmissions", False, "12 for 0 losses")], runs(None)) == MACHINES
+    for kind in (ErrorKind.RECEIVER_LINGERED, ErrorKind.RECEIVER_LEFT, ErrorKind.SENDER_FAILED,
+                 ErrorKind.RECEIVER_FAILED, ErrorKind.NOT_BOUND, ErrorKind.NO_OUTPUT, ErrorKind.ENGINE):
+        assert verdict(failed, runs(kind)) == MACHINES, kind
+    for kind in (ErrorKind.OUTPUT_DIFFERS, ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS, ErrorKind.UNREACHABLE,
+                 ErrorKind.NOT_FOUND):
+        assert verdict(failed, runs(kind)) == OWN, kind
+        assert verdict(failed + [Check("goodput", False, "40%")], runs(None, kind)) == OWN, kind
+    assert verdict([Check("printed", False, "no statistics line")], runs(None)) == OWN
 
 
 

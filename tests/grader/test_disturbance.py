@@ -46,8 +46,25 @@ def script(monkeypatch, disturbed) -> list:
     return calls
 
 
+def writing_nothing(sub: Submission) -> Submission:
+    """`sub` with a receiver that ACKs the whole file but writes it nowhere (its output
+    file is left empty), as one starved before it wrote would be: it fails t-clean, and a
+    disturbed machine can fail a correct receiver so (grader.disturbance.machine_can_fail)."""
+    os.rename(os.path.join(sub.path, "Receiver2.py"), os.path.join(sub.path, "Receiver2Whole.py"))
+    with open(os.path.join(sub.path, "Receiver2.py"), "w") as f:
+        f.write(WRITES_NOTHING)
+    return sub
+
+
+WRITES_NOTHING = '''import os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+os.execv(sys.executable, [sys.executable, os.path.join(here, "Receiver2Whole.py"), sys.argv[1], os.devnull])
+'''
+
+
 def truncating(sub: Submission) -> Submission:
-    """`sub` with a sender that never sends the file's last byte: it fails t-clean."""
+    """`sub` with a sender that never sends the file's last byte: it fails t-clean, on
+    wrong bytes, which no disturbance causes."""
     os.rename(os.path.join(sub.path, "Sender2.py"), os.path.join(sub.path, "Sender2Whole.py"))
     with open(os.path.join(sub.path, "Sender2.py"), "w") as f:
         f.write(TRUNCATES)
@@ -64,7 +81,7 @@ def test_a_pass_on_a_disturbed_run_stands_without_running_it_again(tmp_path, mon
 
 def test_a_failure_on_a_disturbed_run_is_run_again_with_the_same_seed_and_graded(tmp_path, monkeypatch):
     calls = script(monkeypatch, lambda n, run: n == 1)
-    [result] = grade_all([truncating(s) for s in class_of(tmp_path, 1)], battery(), None,
+    [result] = grade_all([writing_nothing(s) for s in class_of(tmp_path, 1)], battery(), None,
                          Options(backend="netns"), jobs=1)
     s = result["scenarios"][0]
     assert result["ungraded"] == [] and s["retried"] == 1
@@ -72,10 +89,20 @@ def test_a_failure_on_a_disturbed_run_is_run_again_with_the_same_seed_and_graded
     assert len(calls) == 2 and len({seed for seed, _ in calls}) == 1    # the same seed: the replay still reproduces it
 
 
+def test_a_failure_no_disturbance_causes_stands_on_a_disturbed_run(tmp_path, monkeypatch):
+    """Wrong bytes are the programs' own, however late the engine was: not run again."""
+    calls = script(monkeypatch, lambda n, run: True)
+    [result] = grade_all([truncating(s) for s in class_of(tmp_path, 1)], battery(), None,
+                         Options(backend="netns"), jobs=1)
+    s = result["scenarios"][0]
+    assert result["ungraded"] == [] and "retried" not in s and len(calls) == 1
+    assert s["score"] == 0 and "not graded" not in s["reason"] and "differs" in s["reason"], s["reason"]
+
+
 def test_disturbed_in_the_pool_is_graded_again_alone_at_the_end(tmp_path, monkeypatch):
     calls = script(monkeypatch, lambda n, run: grade_module.BUDGET.size > 1)   # busy only while the pool runs
     out = tmp_path / "out"
-    results = grade_all([truncating(s) for s in class_of(tmp_path)], battery(), str(out),
+    results = grade_all([writing_nothing(s) for s in class_of(tmp_path)], battery(), str(out),
                         Options(backend="netns"), jobs=2)
     assert all(r["ungraded"] == [] and r["score"] == 0 for r in results)
     assert {budget for _, budget in calls} == {2, 1}
@@ -88,7 +115,7 @@ def test_disturbed_in_the_pool_is_graded_again_alone_at_the_end(tmp_path, monkey
 def test_a_scenario_disturbed_on_every_try_is_never_scored_and_says_so(tmp_path, monkeypatch):
     script(monkeypatch, lambda n, run: True)
     out = tmp_path / "out"
-    [result] = grade_all([truncating(s) for s in class_of(tmp_path, 1)], battery(), str(out),
+    [result] = grade_all([writing_nothing(s) for s in class_of(tmp_path, 1)], battery(), str(out),
                          Options(backend="netns"), jobs=1)
     s = result["scenarios"][0]
     assert result["ungraded"] == ["t-clean"] and s["ungraded"] == LAG
