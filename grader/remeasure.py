@@ -42,7 +42,7 @@ import pandas as pd
 from harness.engine import REPO
 from harness.experiments.sweep import one_line
 from harness.notebook import HAND_IN, RERUN_ROUNDS, Lab, check_table, handed_in as table_of, rule
-from harness.notebook_rules import finite
+from harness.notebook_rules import FAILED, MISSING, Miss, finite, runs_of
 from harness.steal import NOTABLE
 from harness.transfer import LAG_WARN_US
 
@@ -225,8 +225,8 @@ def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "")
     """Re-run every pending sample (one pool), judge each on the grader's runs alone; a
     sample a reported figure fell outside of runs again, round by round (RERUN_ROUNDS: a
     run the machine slowed is not alone), and is judged on all its runs. The grader's
-    own trouble is a 0 with why, never the kernel's verdict; so is a failure on disturbed
-    runs, said as not graded."""
+    own trouble is a 0 with why, never the kernel's verdict. A failure every miss of
+    which a disturbance could have made (`explained`) is said as not graded."""
     pending = {i: p for i, p in enumerate(prepared) if isinstance(p, _Pending)}
     out = list(prepared)
     frames: dict[int, pd.DataFrame] = {}
@@ -246,19 +246,55 @@ def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "")
             frames[i] = pd.concat([frames[i], fresh[i]], ignore_index=True) if i in frames else fresh[i]
     crowded = None
     for i, p in pending.items():
-        problems, figures = lab.judge(p.verdict.question, p.table, p.cells, frames[i])
-        extra = f" [{len(problems) - 1} more]" if len(problems) > 1 else ""
-        disturbed, theirs = "", ""
-        if problems:
+        found, figures = lab.misses(p.verdict.question, p.table, p.cells, frames[i])
+        extra = f" [{len(found) - 1} more]" if len(found) > 1 else ""
+        reason = (found[0].text + extra) if found else ""
+        why = []
+        if found:
             crowded = crowding() if crowded is None else crowded
-            theirs = disturbed_kernel(**p.kernel) or crowded      # the kernel's figures too, maybe
-            disturbed = disturbed_runs(frames[i]) or theirs
-        reason = (problems[0] + extra) if problems else ""
+            kernel = disturbed_kernel(**p.kernel)
+            question = lab.spec.questions[p.verdict.question]
+            why = [explained(m, runs_of(frames[i], question, m.cell), kernel, crowded) for m in found]
+        disturbed = "; ".join(dict.fromkeys(w for w, _ in why)) if why and all(why) else ""
         if disturbed:
             reason = f"{NOT_GRADED} ({disturbed}); on those runs: {reason}"
-        out[i] = replace(p.verdict, passed=not problems, reason=reason, figures=figures, disturbed=disturbed,
-                         ours_only=bool(disturbed) and not theirs)
+        out[i] = replace(p.verdict, passed=not found, reason=reason, figures=figures, disturbed=disturbed,
+                         ours_only=bool(disturbed) and all(ours for _, ours in why))
     return out
+
+
+def explained(miss: Miss, runs: pd.DataFrame, kernel: str, crowded: str) -> tuple[str, bool] | None:
+    """(the disturbances that could have made `miss`, whether they were in the grader's
+    own runs alone), or None: then the miss is the table's, and one such fails its cell.
+    - The grader's pool crowded the machine (`crowded`): any miss.
+    - The grader's runs of the cell (`runs`): programs failing where some run was
+      disturbed; a number outside the range only when some seed has no quiet run. The
+      range over all runs holds the quiet ones, and a seed run again quietly gives what
+      its quiet run gave, so more runs could not bring the number in.
+    - The kernel's word on its own runs (`kernel`): a number outside the range, unless
+      it is better than the runs where a disturbance only makes figures worse
+      (harness.notebook_rules.Miss.better: goodput above, a time below).
+    A number not reported is never the machine's."""
+    if miss.how == MISSING:
+        return None
+    if crowded:
+        return crowded, False
+    if miss.how == FAILED:
+        ours, theirs = disturbed_runs(runs), ""
+    else:
+        ours = disturbed_runs(runs) if _seeds_without_a_quiet_run(runs) else ""
+        theirs = "" if miss.better() else kernel
+    if not (ours or theirs):
+        return None
+    return "; ".join(w for w in (ours, theirs) if w), not theirs
+
+
+def _seeds_without_a_quiet_run(runs: pd.DataFrame) -> set:
+    """The seeds of `runs` none of whose runs both succeeded and kept the engine on time."""
+    lag = pd.to_numeric(runs["lag_p99_us"], errors="coerce") if "lag_p99_us" in runs else pd.Series(0.0, runs.index)
+    ok = runs["ok"].astype(bool) if "ok" in runs else pd.Series(True, runs.index)
+    seeds = runs["seed"] if "seed" in runs else pd.Series(0, runs.index)
+    return set(seeds) - set(seeds[ok & ~(lag > LAG_WARN_US)])
 
 
 def disturbed_runs(frame: pd.DataFrame) -> str:

@@ -365,6 +365,11 @@ class Lab:
         per cell and metric with the fresh figures). Only these runs set the accepted range."""
         return rules.judge(q, self.spec.questions[q], self.spec.tolerance, reported, cells, frame)
 
+    def misses(self, q: str, reported: pd.DataFrame, cells: list[dict], frame: pd.DataFrame
+               ) -> tuple[list[rules.Miss], list[str]]:
+        """`judge`, each reported number it cannot support as a Miss (how it misses)."""
+        return rules.misses(q, self.spec.questions[q], self.spec.tolerance, reported, cells, frame)
+
     def remeasure(self, q: str, reported: pd.DataFrame, k: int = 2) -> list[str]:
         """Re-run the public sample of k cells here and return one line per reported number
         the re-measurement cannot support (the student's own check: the grade is the

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -67,20 +68,61 @@ def accepted_range(values: list[float], tol: float = 0.0) -> tuple[float, float]
 
 
 
+# How a reported number misses what the fresh runs support (`Miss.how`).
+ABOVE, BELOW, FAILED, MISSING = "above", "below", "failed", "missing"
+# Metrics a disturbed machine moves one way only: lag, or a program held off the CPU,
+# adds time and never takes it away. (Retransmissions may go either way: a sender slowed
+# down overflows the queue less.) The first: higher is better.
+HIGHER_IS_BETTER = frozenset({"goodput_kBps", "goodput_mbps"})
+ONLY_WORSENED = HIGHER_IS_BETTER | {"rtt_ms", "wire_time_s", "total_s"}
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A reported number the fresh runs cannot support: the line the student reads, the
+    sweep cell and metric, and how it misses: ABOVE or BELOW the accepted range, FAILED
+    (the programs fail there when re-run) or MISSING (nothing reported)."""
+    text: str
+    cell: dict
+    metric: str
+    how: str
+
+    def better(self) -> bool:
+        """Beyond the accepted range on the side a disturbance cannot push a figure to:
+        no disturbed measurement of the student's explains it."""
+        if self.metric not in ONLY_WORSENED or self.how not in (ABOVE, BELOW):
+            return False
+        return (self.how == ABOVE) == (self.metric in HIGHER_IS_BETTER)
+
+
+def runs_of(frame: pd.DataFrame, question: Question, cell: dict) -> pd.DataFrame:
+    """The runs of `frame` in `cell` (all of its parameters equal)."""
+    runs = frame
+    for p in question.params:
+        runs = runs[runs[p] == cell[p]] if p in runs else runs.iloc[0:0]
+    return runs
+
+
 def judge(q: str, question: Question, tolerance: dict, reported: pd.DataFrame, cells: list[dict],
           frame: pd.DataFrame) -> tuple[list[str], list[str]]:
     """(one line per reported number the fresh runs in `frame` cannot support, one line
-    per cell and metric with the fresh figures). Only these runs set the accepted range;
+    per cell and metric with the fresh figures): `misses`, as the student reads them."""
+    found, figures = misses(q, question, tolerance, reported, cells, frame)
+    return [m.text for m in found], figures
+
+
+def misses(q: str, question: Question, tolerance: dict, reported: pd.DataFrame, cells: list[dict],
+           frame: pd.DataFrame) -> tuple[list[Miss], list[str]]:
+    """(each reported number the fresh runs in `frame` cannot support, one line per cell
+    and metric with the fresh figures). Only these runs set the accepted range;
     `tolerance` is the assignment's slack per metric; the question's `shown` metrics are
     shown, not judged."""
     spec = question
-    problems, figures = [], []
+    found, figures = [], []
     for cell in cells:
         key = {col: cell[p] for p, col in spec.params.items()}
         row = row_of(reported, key)
-        runs = frame
-        for p in spec.params:
-            runs = runs[runs[p] == cell[p]] if p in runs else runs.iloc[0:0]
+        runs = runs_of(frame, spec, cell)
         ok = runs[runs["ok"].astype(bool)] if "ok" in runs else runs
         where = cell_text(q, spec, key)
         for metric, col in spec.metrics.items():
@@ -93,19 +135,20 @@ def judge(q: str, question: Question, tolerance: dict, reported: pd.DataFrame, c
             if not values:
                 why = _first_error(runs) or "no run succeeded"
                 figures.append(f"{where}: {col} not re-measured: your programs fail there ({why})")
-                problems.append(f"{where}: you report {col} {num_or(value)} but your programs "
-                                f"fail there when re-run ({why})")
+                found.append(Miss(f"{where}: you report {col} {num_or(value)} but your programs "
+                                  f"fail there when re-run ({why})", cell, metric, FAILED))
                 continue
             low, high = accepted_range(values, tolerance.get(metric, 0.0))
             figures.append(f"{where}: {col} re-measured {', '.join(f'{v:.1f}' for v in values)}"
                            f"{_unused(runs, ok, metric)} (accepted {low:.1f}–{high:.1f}); you report {num_or(value)}")
             if row is None or not finite(value):
-                problems.append(f"{where}: no {col} reported")
+                found.append(Miss(f"{where}: no {col} reported", cell, metric, MISSING))
             elif not low <= float(value) <= high:
-                problems.append(f"{where}: you report {col} {float(value):.1f}, re-measured "
-                                f"{min(values):.1f}–{max(values):.1f} over {len(values)} runs "
-                                f"(accepted {low:.1f}–{high:.1f})")
-    return problems, figures
+                found.append(Miss(f"{where}: you report {col} {float(value):.1f}, re-measured "
+                                  f"{min(values):.1f}–{max(values):.1f} over {len(values)} runs "
+                                  f"(accepted {low:.1f}–{high:.1f})", cell, metric,
+                                  ABOVE if float(value) > high else BELOW))
+    return found, figures
 
 
 def _unused(runs: pd.DataFrame, ok: pd.DataFrame, metric: str) -> str:
