@@ -93,11 +93,12 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
 
     No grade from a disturbed machine (grader.disturbance): a student whose re-measured
     cell failed while the machine was crowded (tasks waiting for a CPU, read from
-    outside every jail), or on runs the machine disturbed (the grader's, the engine
-    late; or the kernel's, as it recorded them) is graded again once the pool has
-    finished, half as many at a time, down to one at a time (alone at least once; only
-    the re-measurement, when only the grader's own runs were disturbed); what is still
-    disturbed then is left not graded."""
+    outside every jail, apart for the kernel's run and the re-measurement), or on runs
+    the machine disturbed (the grader's, the engine late; or the kernel's, as it
+    recorded them), each where it could have made the miss (remeasure.explained), is
+    graded again once the pool has finished, half as many at a time, down to one at a
+    time (alone at least once; only the re-measurement, when only the grader's own runs
+    were disturbed); what is still disturbed then is left not graded."""
     why = available()
     if why:
         raise UsageError(f"students' notebooks are autograded only in the sandbox: {why}")
@@ -106,10 +107,13 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     shared = tempfile.mkdtemp(prefix="rdt-kernel-tcp-")     # the class's kernel-TCP runs, root's alone
     time_limit = time_limit or time_limit_of_mode()
 
-    def decided(result: Autograded, pressure: CpuPressure, at_once: int) -> Autograded:
-        """`result` with its re-measured cells decided outside the kernel."""
-        began = time.monotonic()
-        remeasured = remeasure(course_dir, assignment, result.student, hidden, lambda: crowding(pressure, at_once))
+    def decided(result: Autograded, pressure: CpuPressure, at_once: int, kernel_crowded: str = "") -> Autograded:
+        """`result` with its re-measured cells decided outside the kernel; whether the
+        machine was crowded is read apart for the kernel's run (`kernel_crowded`) and for
+        the re-measurement: each explains different misses (remeasure.explained)."""
+        began, ours = time.monotonic(), CpuPressure()
+        crowded = lambda: _while("the grader re-measured", crowding(ours, at_once))  # noqa: E731
+        remeasured = remeasure(course_dir, assignment, result.student, hidden, crowded, kernel_crowded)
         return replace(result, remeasured=remeasured, remeasure_seconds=time.monotonic() - began,
                        cpu_waiting=pressure.share())
 
@@ -123,7 +127,7 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
                 missing = tcp_cc_missing(tcp_cc)
                 result.kernel_tcp = (f"kernel TCP ({tcp_cc}) left ungraded, its cells keep their points: "
                                      f"{missing.split(': ', 1)[1]}" if missing else f"kernel TCP measured with {tcp_cc}")
-            return decided(result, pressure, at_once)
+            return decided(result, pressure, at_once, _while("your notebook ran", crowding(pressure, at_once)))
 
     def again(first: Autograded, at_once: int, admission: Admission) -> Autograded:
         """The kernel run anew when its figures may have been disturbed; else the
@@ -177,11 +181,16 @@ def regrade_rounds(jobs: int) -> list[int]:
     return sizes or [1]
 
 
-def remeasure(course_dir: str, assignment: str, student: str, hidden: tuple[str, ...], crowded=lambda: "") -> list:
+def _while(when: str, crowded: str) -> str:
+    return f"while {when}, {crowded}" if crowded else ""
+
+
+def remeasure(course_dir: str, assignment: str, student: str, hidden: tuple[str, ...], crowded=lambda: "",
+              kernel_crowded: str = "") -> list:
     """The student's re-measured cells decided outside the (dead) kernel; if that breaks,
     each of them is 0 with the reason: the kernel's own verdict never stands."""
     try:
-        return remeasure_student(course_dir, assignment, student, hidden, crowded)
+        return remeasure_student(course_dir, assignment, student, hidden, crowded, kernel_crowded)
     except Exception as e:
         return unmeasured(course_dir, assignment, student, f"{type(e).__name__}: {one_line(e)}")
 

@@ -154,14 +154,14 @@ def jailed(sandbox: Sandbox):
 
 
 def remeasure_student(course_dir: str, assignment: str, student: str,
-                      hidden: tuple[str, ...] = (), crowding=lambda: "") -> list[Verdict]:
+                      hidden: tuple[str, ...] = (), crowding=lambda: "", kernel_crowded: str = "") -> list[Verdict]:
     """The verdicts of one student's re-measured cells (the autograded notebooks are
     rewritten with them; grader.gradebook.set_cell_scores puts them in the gradebook).
     Every question's sample is re-run in one pool, then the samples a reported figure
     fell outside of once more, together (see _decide_all). A cell that fails on figures
     the machine disturbed is not graded (Verdict.disturbed): `crowding()` says, when the
-    verdicts are made, whether the machine crowded this student's grading (its kernel's
-    measurements included), else ''."""
+    verdicts are made, whether the machine crowded this re-measurement, else '';
+    `kernel_crowded` whether it crowded the kernel's measurements."""
     course_dir = os.path.abspath(course_dir)
     programs = os.path.join(course_dir, "submitted", student, assignment)
     notebooks = {path: nbformat.read(path, as_version=4) for path in
@@ -177,7 +177,7 @@ def remeasure_student(course_dir: str, assignment: str, student: str,
             name = os.path.splitext(os.path.basename(path))[0]
             verdicts.append(_prepare(Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, "", rule=rule(lab)),
                                      lab, cell, q, k, key, assignment, student))
-        verdicts = _decide_all(verdicts, lab, sandbox, crowding)
+        verdicts = _decide_all(verdicts, lab, sandbox, crowding, kernel_crowded)
     for (path, cell, _, _), verdict in zip(found, verdicts):
         _show(cell, verdict)
     for path, nb in notebooks.items():
@@ -221,7 +221,8 @@ def _finite(value) -> float | None:
     return float(value) if number else None
 
 
-def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "") -> list[Verdict]:
+def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "",
+                kernel_crowded: str = "") -> list[Verdict]:
     """Re-run every pending sample (one pool), judge each on the grader's runs alone; a
     sample a reported figure fell outside of runs again, round by round (RERUN_ROUNDS: a
     run the machine slowed is not alone), and is judged on all its runs. The grader's
@@ -252,10 +253,10 @@ def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "")
         why = []
         if found:
             crowded = crowding() if crowded is None else crowded
-            kernel = disturbed_kernel(**p.kernel)
+            kernel = "; ".join(w for w in (disturbed_kernel(**p.kernel), kernel_crowded) if w)
             question = lab.spec.questions[p.verdict.question]
             why = [explained(m, runs_of(frames[i], question, m.cell), kernel, crowded) for m in found]
-        disturbed = "; ".join(dict.fromkeys(w for w, _ in why)) if why and all(why) else ""
+        disturbed = "; ".join(dict.fromkeys(w for said, _ in why for w in said)) if why and all(why) else ""
         if disturbed:
             reason = f"{NOT_GRADED} ({disturbed}); on those runs: {reason}"
         out[i] = replace(p.verdict, passed=not found, reason=reason, figures=figures, disturbed=disturbed,
@@ -263,30 +264,30 @@ def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "")
     return out
 
 
-def explained(miss: Miss, runs: pd.DataFrame, kernel: str, crowded: str) -> tuple[str, bool] | None:
+def explained(miss: Miss, runs: pd.DataFrame, kernel: str, crowded: str) -> tuple[list[str], bool] | None:
     """(the disturbances that could have made `miss`, whether they were in the grader's
     own runs alone), or None: then the miss is the table's, and one such fails its cell.
-    - The grader's pool crowded the machine (`crowded`): any miss.
-    - The grader's runs of the cell (`runs`): programs failing where some run was
-      disturbed; a number outside the range only when some seed has no quiet run. The
-      range over all runs holds the quiet ones, and a seed run again quietly gives what
-      its quiet run gave, so more runs could not bring the number in.
-    - The kernel's word on its own runs (`kernel`): a number outside the range, unless
-      it is better than the runs where a disturbance only makes figures worse
-      (harness.notebook_rules.Miss.better: goodput above, a time below).
+    A disturbance makes the runs it hits look worse. So:
+    - The grader's runs of the cell (`runs`), late, or crowded (`crowded`: tasks waited
+      for a CPU while it re-measured), explain programs failing there, and a number
+      outside the range unless it is worse than the runs where a disturbance only makes
+      figures worse (harness.notebook_rules.Miss.worse). Late runs explain it only when
+      some seed had no quiet run: the range over all runs holds the quiet ones, and a
+      seed run again quietly gives what its quiet run gave.
+    - The kernel's word on its own runs, or its crowding (`kernel`), explains a number
+      outside the range unless it is better than the runs where a disturbance only makes
+      figures worse (Miss.better: goodput above, a time below).
     A number not reported is never the machine's."""
     if miss.how == MISSING:
         return None
-    if crowded:
-        return crowded, False
     if miss.how == FAILED:
-        ours, theirs = disturbed_runs(runs), ""
+        ours, theirs = [disturbed_runs(runs), crowded], ""
     else:
-        ours = disturbed_runs(runs) if _seeds_without_a_quiet_run(runs) else ""
+        late = disturbed_runs(runs) if _seeds_without_a_quiet_run(runs) else ""
+        ours = [] if miss.worse() else [late, crowded]
         theirs = "" if miss.better() else kernel
-    if not (ours or theirs):
-        return None
-    return "; ".join(w for w in (ours, theirs) if w), not theirs
+    said = [w for w in (*ours, theirs) if w]
+    return (said, not theirs) if said else None
 
 
 def _seeds_without_a_quiet_run(runs: pd.DataFrame) -> set:

@@ -88,11 +88,17 @@ class Miss:
     how: str
 
     def better(self) -> bool:
-        """Beyond the accepted range on the side a disturbance cannot push a figure to:
-        no disturbed measurement of the student's explains it."""
-        if self.metric not in ONLY_WORSENED or self.how not in (ABOVE, BELOW):
-            return False
-        return (self.how == ABOVE) == (self.metric in HIGHER_IS_BETTER)
+        """Better than the runs, for a metric a disturbance only makes worse: no disturbed
+        measurement of the student's explains it (a disturbed run of the grader's may)."""
+        return self._one_way() and (self.how == ABOVE) == (self.metric in HIGHER_IS_BETTER)
+
+    def worse(self) -> bool:
+        """Worse than the runs, for a metric a disturbance only makes worse: no disturbed
+        run of the grader's explains it (a disturbed measurement of the student's may)."""
+        return self._one_way() and not self.better()
+
+    def _one_way(self) -> bool:
+        return self.metric in ONLY_WORSENED and self.how in (ABOVE, BELOW)
 
 
 def runs_of(frame: pd.DataFrame, question: Question, cell: dict) -> pd.DataFrame:

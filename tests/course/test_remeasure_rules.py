@@ -254,19 +254,41 @@ def test_what_the_kernel_hands_in_is_read_as_numbers_or_not_at_all(lab, tmp_path
 
 
 def test_a_failure_disturbed_only_in_the_graders_runs_needs_only_the_remeasurement_again(lab, monkeypatch):
+    """A disturbance makes the runs it hits look worse: the grader's late or crowded runs
+    explain a report better than them (the re-measurement again is enough), the kernel's
+    a report worse than them (its notebook runs again); neither explains the other side."""
     lags = iter([])
     monkeypatch.setattr(R, "_rerun", lambda lab_, sandbox, pending, reruns:
                         {i: _fresh(lab, next(lags), goodput=(60.0, 64.0) * reruns) for i in pending})
     lags = iter([4200.0] * 3)
-    [v] = R._decide_all([_pending(lab, 20.0)], lab, None)
+    [v] = R._decide_all([_pending(lab, 500.0)], lab, None)
     assert v.disturbed and v.ours_only
     lags = iter([4200.0] * 3)
-    [v] = R._decide_all([_pending(lab, 20.0, lag_p99_us=3000.0)], lab, None)     # the kernel's too: run it again
+    [v] = R._decide_all([_pending(lab, 20.0)], lab, None)             # worse than late runs: not theirs to explain
+    assert not v.passed and v.disturbed == "" and v.reason.startswith("Q1 timeout_ms=20: you report"), v.reason
+    lags = iter([4200.0] * 3)
+    [v] = R._decide_all([_pending(lab, 20.0, lag_p99_us=3000.0)], lab, None)     # the kernel's: run it again
+    assert v.disturbed == ("in your kernel's own runs the engine sent packets up to 3.0 ms late, as it recorded "
+                           "them") and not v.ours_only
+    lags = iter([4200.0] * 3)
+    [v] = R._decide_all([_pending(lab, 20.0, retransmissions=40.0, lag_p99_us=3000.0)], lab, None)   # both
     assert v.disturbed == ("in 8 of the grader's 8 runs the engine sent packets up to 4.2 ms late; in your kernel's "
-                           "own runs the engine sent packets up to 3.0 ms late, as it recorded them") and not v.ours_only
+                           "own runs the engine sent packets up to 3.0 ms late, as it recorded them"), v.disturbed
+    assert not v.ours_only
     lags = iter([4200.0] * 3)
     [v] = R._decide_all([_pending(lab, 500.0, lag_p99_us=3000.0)], lab, None)     # better: the kernel was not late there
     assert v.disturbed.startswith("in 8 of the grader's 8 runs") and v.ours_only
-    lags = iter([4200.0, 300.0, 300.0])
-    [v] = R._decide_all([_pending(lab, 500.0)], lab, None, crowding=lambda: "tasks waited for a CPU 96% of the time")
-    assert v.disturbed and not v.ours_only
+    crowded = "while the grader re-measured, tasks waited for a CPU 96% of the time, 2 gradings at a time"
+    lags = iter([300.0] * 3)
+    [v] = R._decide_all([_pending(lab, 500.0)], lab, None, crowding=lambda: crowded)
+    assert v.disturbed == crowded and v.ours_only
+    lags = iter([300.0] * 3)
+    [v] = R._decide_all([_pending(lab, 20.0)], lab, None, crowding=lambda: crowded)   # crowded runs, still better
+    assert not v.passed and v.disturbed == ""
+    crowded = "while your notebook ran, tasks waited for a CPU 96% of the time, 2 gradings at a time"
+    lags = iter([300.0] * 3)
+    [v] = R._decide_all([_pending(lab, 20.0)], lab, None, kernel_crowded=crowded)
+    assert v.disturbed == crowded and not v.ours_only
+    lags = iter([300.0] * 3)
+    [v] = R._decide_all([_pending(lab, 500.0)], lab, None, kernel_crowded=crowded)    # a crowded kernel gets less
+    assert not v.passed and v.disturbed == ""

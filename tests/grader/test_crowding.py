@@ -59,7 +59,7 @@ def test_a_student_graded_on_a_crowded_machine_is_graded_again_alone(tmp_path, m
     monkeypatch.setattr(A, "set_cell_scores", lambda *a: None)
     monkeypatch.setattr(A, "autograde_one", lambda course, assignment, student, *rest: A.Autograded(student, True, 1.0))
 
-    def remeasure(course, assignment, student, hidden, crowded):
+    def remeasure(course, assignment, student, hidden, crowded, kernel_crowded):
         calls.append(student)
         disturbed = verdicts[student].pop(0)
         passed = student == "ann" and not disturbed
@@ -213,7 +213,7 @@ def test_when_only_the_graders_runs_were_disturbed_only_the_remeasurement_is_don
         return A.Autograded(student, True, 1.0)
     monkeypatch.setattr(A, "autograde_one", autograde_one)
 
-    def remeasure(course, assignment, student, hidden, crowded):
+    def remeasure(course, assignment, student, hidden, crowded, kernel_crowded):
         remeasured.append(student)
         disturbed, ours_only = plan[student].pop(0)
         return [Verdict("results_sheet", "test_q1_remeasured", "q1", False, "why", disturbed=disturbed,
