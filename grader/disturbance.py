@@ -56,18 +56,18 @@ def why(run) -> str | None:
 PASSED, MACHINES, OWN = "passed", "a failure the machine can cause", "a failure of the programs' own"
 
 
-def unsettled(student: str | None, reference: str | None, verdict) -> str | None:
+def unsettled(student: str | None, reference: str | None, outcome) -> str | None:
     """The disturbance that keeps a run from counting (the engine's word), or None.
     Lag only delays packets, so it makes the run it hits look worse, and every check asks
     the student's run to do at least as well as a bar: a fixed one, or the reference's
     figures on the same link and seed. So a pass on a disturbed student's run is a pass on
     a quiet machine too; a failure against a disturbed reference (a bar set lower) is a
     failure there too; and a failure lag cannot cause (`machine_can_fail`: wrong bytes,
-    a hang) is the programs' own. None of these needs running again. `verdict()` says
-    which the run is: PASSED, MACHINES or OWN."""
+    a hang) is the programs' own. None of these needs running again. `outcome()` says
+    which the run is (`verdict`): PASSED, MACHINES or OWN."""
     if not student and not reference:
         return None
-    return {PASSED: reference, MACHINES: student, OWN: None}[verdict()]
+    return {PASSED: reference, MACHINES: student, OWN: None}[outcome()]
 
 
 def verdict(checks, runs) -> str:

@@ -292,23 +292,29 @@ def explained(miss: Miss, runs: pd.DataFrame, kernel: str, crowded: str) -> tupl
 
 def _seeds_without_a_quiet_run(runs: pd.DataFrame) -> set:
     """The seeds of `runs` none of whose runs both succeeded and kept the engine on time."""
-    lag = pd.to_numeric(runs["lag_p99_us"], errors="coerce") if "lag_p99_us" in runs else pd.Series(0.0, runs.index)
     ok = runs["ok"].astype(bool) if "ok" in runs else pd.Series(True, runs.index)
     seeds = runs["seed"] if "seed" in runs else pd.Series(0, runs.index)
-    return set(seeds) - set(seeds[ok & ~(lag > LAG_WARN_US)])
+    return set(seeds) - set(seeds[ok & ~_late(runs)])
+
+
+def _late(frame: pd.DataFrame) -> pd.Series:
+    """Per run of `frame`, whether the engine left its packets late (the battery's rule,
+    harness.transfer.LAG_WARN_US); a run with no lag figure is not."""
+    if "lag_p99_us" not in frame:
+        return pd.Series(False, frame.index)
+    return pd.to_numeric(frame["lag_p99_us"], errors="coerce") > LAG_WARN_US
 
 
 def disturbed_runs(frame: pd.DataFrame) -> str:
-    """The engine's word when some of the grader's runs in `frame` left packets late (the
-    battery's rule, harness.transfer.LAG_WARN_US), else ''."""
-    if frame is None or "lag_p99_us" not in frame:
+    """The engine's word when some of the grader's runs in `frame` left packets late
+    (`_late`), else ''."""
+    if frame is None:
         return ""
-    lag = pd.to_numeric(frame["lag_p99_us"], errors="coerce")
-    late = lag[lag > LAG_WARN_US]
+    late = frame[_late(frame)]
     if late.empty:
         return ""
     return (f"in {len(late)} of the grader's {len(frame)} runs the engine sent packets up to "
-            f"{late.max() / 1000:.1f} ms late")
+            f"{pd.to_numeric(late['lag_p99_us']).max() / 1000:.1f} ms late")
 
 
 def disturbed_kernel(lag_p99_us: float | None = None, steal: float | None = None) -> str:
