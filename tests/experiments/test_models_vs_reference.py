@@ -1,6 +1,12 @@
 """Each protocol model against the reference programs, through the real harness and
 engine: the model error must stay within what BENCHMARKS.md ("Results sheets")
-reports for these regimes. Fixed seeds, so the link makes the same decisions each time."""
+reports for these regimes. Fixed seeds, so the link makes the same decisions each time.
+
+The models assume no processing time, so every case is on the 25 ms link, where an
+exchange takes 51 ms: on a host that steals CPU time the programs lose a few ms an
+exchange (the engine's p99 lag read 3-5 ms at 7-22% steal), which at 5 ms (11 ms an
+exchange) cost stop-and-wait 18-29% of its goodput against the model's 5% when quiet;
+here the same host costs it about 5% (BENCHMARKS.md, 2026-11-26)."""
 from dataclasses import replace
 
 import pytest
@@ -11,7 +17,7 @@ from assignments.comn import sheet as comn
 SIZE = 200 << 10
 # (question, cell, model, largest |error| allowed): regimes where the models hold.
 CASES = [
-    ("q1", {"delay": 5, "loss": 5, "timeout": 20}, lambda c: comn.q1_model(c, SIZE).throughput_kBps, 0.20),
+    ("q1", {"delay": 25, "loss": 5, "timeout": 60}, lambda c: comn.q1_model(c, SIZE).throughput_kBps, 0.20),
     ("q3", {"delay": 25, "loss": 5, "timeout": 60, "window": 4}, comn.q3_model, 0.40),
     ("q5", {"delay": 25, "loss": 5, "timeout": 60, "window": 8}, comn.q5_model, 0.40),
 ]
@@ -27,5 +33,6 @@ def test_models_agree_with_the_reference(capsys):
         assert row["n"] == 3, frames[q]["error"].tolist()
         error = (model(cell) - row["mean"]) / row["mean"]
         with capsys.disabled():
-            print(f"\n{q} {cell}: measured {row['mean']:.1f} KB/s, model {model(cell):.1f} ({error:+.0%})")
+            print(f"\n{q} {cell}: measured {row['mean']:.1f} KB/s, model {model(cell):.1f} ({error:+.0%}); "
+                  f"steal up to {frames[q]['steal'].max():.1%}, engine p99 lag up to {frames[q]['lag_p99_us'].max() / 1000:.1f} ms")
         assert abs(error) < bound
