@@ -7,7 +7,6 @@ Every process started here is reaped (timeouts, then kill in ``finally``).
 """
 from __future__ import annotations
 
-import errno
 import os
 import random
 import re
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.procs import bound_sockets
 from tests.support.lossy_relay import LossyRelay
 from reference.core import CoreConfig, make_sender
 from reference.core.api import Data
@@ -54,18 +54,15 @@ def free_port() -> int:
 
 
 def wait_bound(port: int, proc: subprocess.Popen, limit: float = 10.0) -> None:
-    """Wait until something (the receiver) holds UDP ``port``."""
+    """Wait until the receiver `proc` holds UDP ``port``, read from /proc (the kernel's
+    socket tables), never by binding the port to see: a probe holding it for a moment
+    made a receiver that bound just then fail with "port ... already in use"."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             return                          # it exited (an error); the caller sees why
-        for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
-            with socket.socket(family, socket.SOCK_DGRAM) as probe:
-                try:
-                    probe.bind((host, port))
-                except OSError as e:
-                    if e.errno == errno.EADDRINUSE:
-                        return
+        if any(proto == "udp" for proto, _, _ in bound_sockets(proc.pid, proc.pid, port=port)):
+            return
         time.sleep(0.02)
     raise AssertionError(f"nothing bound UDP port {port} within {limit} s")
 
