@@ -2,12 +2,14 @@
 planted bug, graded by `rdtlab grade` (the entry point) with the sandbox and the netns
 backend inside the container."""
 import csv
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.support.containers import GRADER, GRADER_OPTS, REPO, leftovers, run
+from tests.support.grading import lost_points
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]
 FIXTURES = REPO / "tests" / "fixtures" / "submissions"
@@ -35,7 +37,12 @@ def test_grading_image_grades_the_reference_full_and_the_broken_one_down(images,
     assert "rdtlab-grader:" not in done.stderr, done.stderr     # the netns backend was possible
     rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv"))}
     assert set(rows) == {"ref", "bob"}
-    assert float(rows["ref"]["score"]) == float(rows["ref"]["max_score"]) > 0
+    assert float(rows["ref"]["max_score"]) > 0
+    # full marks, but for a scenario the machine disturbed on every try (not graded, said so)
+    with open(out / "ref" / "results.json") as f:
+        ref = json.load(f)
+    assert lost_points((t["name"], t["score"] == t["max_score"], t.get("output") or "") for t in ref["tests"]) == {}
+    assert float(rows["ref"]["score"]) == sum(t["score"] for t in ref["tests"])
     assert float(rows["bob"]["score"]) < float(rows["ref"]["score"])
     assert float(rows["bob"]["t-gbn-loss"]) == 0
     assert (out / "bob" / "feedback.md").exists() and (out / "ref" / "results.json").exists()
@@ -100,8 +107,10 @@ def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path
     assert set(probes.values()) <= {"FileNotFoundError", "PermissionError"}, probes
     assert "programs in /tmp/rdt-kernel-" in C.text_output(nb, "setup")
     assert "the runs measured on the netns backend" in C.text_output(nb, "q7_measure")
-    auto = {k: v for k, v in C.scores(str(course))["alice"].items() if k.startswith("test_")}
-    assert sum(auto.values()) == 20, auto
+    auto = C.autograded_scores(str(course), "comn", "alice")
+    assert sum(most for _, most in auto.values()) == 20, auto
+    # full marks, but for a re-measured cell the machine disturbed on every try (not graded, said so)
+    assert lost_points(C.notebook_verdicts(str(course), "comn", "alice")) == {}, done.stderr[-2000:]
     assert leftovers() == before
 
 

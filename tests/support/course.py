@@ -133,6 +133,24 @@ def text_output(nb: nbformat.NotebookNode, cell_id: str) -> str:
     return "".join(parts)
 
 
+def autograded_scores(course: str, assignment: str, student: str) -> dict[str, tuple[float, float]]:
+    """{grade_id: (auto score, max)} of a student's autograded cells, from nbgrader's gradebook."""
+    from nbgrader.api import Gradebook
+    with Gradebook("sqlite:///" + os.path.join(course, "gradebook.db"), course_id="rdtlab") as gb:
+        nb = gb.find_submission_notebook(NOTEBOOK[:-6], assignment, student)
+        return {g.name: (g.auto_score, g.max_score) for g in nb.grades if g.auto_score is not None}
+
+
+def notebook_verdicts(course: str, assignment: str, student: str) -> list[tuple[str, bool, str]]:
+    """(grade_id, full marks, the assertion it raised) of each autograded cell, the
+    verdicts tests.support.grading.lost_points reads: a re-measured cell the machine
+    disturbed on every try raised "not graded: ..." (grader.remeasure.NOT_GRADED)."""
+    nb = nbformat.read(os.path.join(course, "autograded", student, assignment, NOTEBOOK), as_version=4)
+    raised = {cell: error.removeprefix("AssertionError: ") for cell, error in errors(nb).items()}
+    return [(cell, score == most, raised.get(cell, ""))
+            for cell, (score, most) in autograded_scores(course, assignment, student).items()]
+
+
 def scores(course: str) -> dict[str, dict[str, float]]:
     """{student: {grade_id: autograded score}} from nbgrader's gradebook."""
     from nbgrader.api import Gradebook
