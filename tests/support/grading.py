@@ -71,6 +71,11 @@ def verdicts(result: dict) -> list[tuple[str, bool, str]]:
     return [(s["name"], s["passed"], s["reason"]) for s in result["scenarios"]]
 
 
+def gradescope_verdicts(results: dict) -> list[tuple[str, bool, str]]:
+    """(name, full marks, output) of each test of a Gradescope results.json."""
+    return [(t["name"], t["score"] == t["max_score"], t.get("output") or "") for t in results["tests"]]
+
+
 _names = itertools.count()
 
 
