@@ -10,6 +10,14 @@ Tests that need network namespaces and TUN devices are marked ``netns``. On a
 developer's machine without root they skip with the reason. In CI (``CI`` set, run as
 root) a skip of such a test is a failure: the namespace tests are the ones that show
 TCP and the TUN mode work, so they must run there.
+
+The together tier (``-m together``): the folders in TOGETHER assert what programs and
+the harness do (bytes, ends, reasons, bounds with seconds of slack), not how fast or how
+a grade comes out on a crowded machine, and mostly wait on timers (a fifth of a core
+each). `make test` runs them three at a time (pytest-xdist), then the rest one at a
+time: the grader's and the course's tests decide grades by whether the machine was
+crowded, and the engine's and the experiments' tests measure timings, so a neighbour
+would change what they assert. ALONE names the modules of those folders that measure.
 """
 import os
 import socket
@@ -25,6 +33,8 @@ UNIT = {
     "course/test_remeasure_rules.py", "grader/test_battery.py", "grader/test_collect.py", "grader/test_crowding.py",
     "plots/test_trace.py", "sheets/test_conclusions.py",
 }
+TOGETHER = ("reference/", "harness/", "plots/")
+ALONE = {"harness/test_parallel.py"}     # parallel runs against serial ones: their timings compared
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -38,8 +48,11 @@ def netns_available() -> tuple[bool, str]:
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if os.path.relpath(str(item.path), HERE) in UNIT:
+        where = os.path.relpath(str(item.path), HERE)
+        if where in UNIT:
             item.add_marker(pytest.mark.unit)
+        if where.startswith(TOGETHER) and where not in ALONE:
+            item.add_marker(pytest.mark.together)
     ok, why = netns_available()
     if ok:
         return
