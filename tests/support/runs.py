@@ -62,7 +62,10 @@ def our_namespaces() -> list[str]:
 
 
 def interrupted_run(backend):
-    """Ctrl-C (SIGINT, as in a notebook) in the middle of a run."""
+    """Ctrl-C (SIGINT, as in a notebook) in the middle of a run. Python's own handler is
+    put in for it: a test run started in the background inherits SIGINT ignored (POSIX
+    shells do that without job control), and then no KeyboardInterrupt would come."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -71,3 +74,4 @@ def interrupted_run(backend):
                          time_limit=30)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, before)
