@@ -17,6 +17,9 @@ LINKEMU := $(CRATE)/target/release/linkemu
 # the exec helper harness/procs.py starts programs through (src/bin/rdtexec.rs)
 EXECHELPER := $(CRATE)/target/release/rdtexec
 CARGO   ?= cargo
+# cargo runs its own jobs (one per core); make -j's jobserver, named in MAKEFLAGS but not
+# passed to a plain recipe, only made it warn "failed to connect to jobserver"
+CARGO_RUN = env -u MAKEFLAGS -u MFLAGS $(CARGO)
 # Debian packages the kit uses at run time (iperf3 for the TCP baseline; nftables for
 # the netns backend's loopback NAT; bubblewrap for the grader's sandbox; chromium for the
 # course's browser test, driven by Playwright without a browser download).
@@ -59,7 +62,7 @@ build: $(LINKEMU) $(EXECHELPER)
 
 # One cargo build makes both: a grouped target (&:), so -j runs it once.
 $(LINKEMU) $(EXECHELPER) &: $(CRATE)/Cargo.toml $(shell find $(CRATE)/src -name '*.rs' 2>/dev/null)
-	$(CARGO) build --release --quiet --manifest-path $(CRATE)/Cargo.toml
+	$(CARGO_RUN) build --release --quiet --manifest-path $(CRATE)/Cargo.toml
 	@touch $(LINKEMU) $(EXECHELPER)
 
 demo: setup
@@ -73,7 +76,7 @@ test:
 # in a quarter of the release profile's time (the engine's cost per packet, printed
 # for BENCHMARKS.md by the ignored netem_report test, is measured with --release).
 test-rust:
-	$(CARGO) test --quiet --manifest-path $(CRATE)/Cargo.toml
+	$(CARGO_RUN) test --quiet --manifest-path $(CRATE)/Cargo.toml
 
 # Two passes (tests/conftest.py says which tests are which): the together tier three at a
 # time, then the rest one at a time. Both run whatever the first says; a pass that
