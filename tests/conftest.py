@@ -13,11 +13,12 @@ TCP and the TUN mode work, so they must run there.
 
 The together tier (``-m together``): the folders in TOGETHER assert what programs and
 the harness do (bytes, ends, reasons, bounds with seconds of slack), not how fast or how
-a grade comes out on a crowded machine, and mostly wait on timers (a fifth of a core
-each). `make test` runs them three at a time (pytest-xdist), then the rest one at a
-time: the grader's and the course's tests decide grades by whether the machine was
-crowded, and the engine's and the experiments' tests measure timings, so a neighbour
-would change what they assert. ALONE names the modules of those folders that measure.
+a grade comes out on a crowded machine, and mostly wait on timers (one at a time they
+keep two cores 30% busy). `make test` runs them three at a time (pytest-xdist), then
+the rest one at a time: the grader's and the course's tests decide grades by whether
+the machine was crowded, and the engine's and the experiments' tests measure timings,
+so a neighbour would change what they assert. ALONE names the modules of those folders
+that measure.
 """
 import os
 import socket
