@@ -35,7 +35,10 @@ UNIT = {
     "plots/test_trace.py", "sheets/test_conclusions.py",
 }
 TOGETHER = ("reference/", "harness/", "plots/")
-ALONE = {"harness/test_parallel.py"}     # parallel runs against serial ones: their timings compared
+# parallel runs against serial ones (their timings compared); and what a harness process
+# sweeps at its first run (a dead run's namespaces and control sockets, by pid), which
+# a neighbour's first run would sweep first
+ALONE = {"harness/test_parallel.py", "harness/test_hard_kill.py", "harness/test_transfer_netns.py"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
