@@ -102,11 +102,11 @@ def _detect_part(battery: Battery, part: int, student: Side, reference: Side, ba
     else:
         eof, why = None, f"no {sender} to read the numbers from"
     if len(candidates) == 1 and eof is not None:
-        conv = replace(candidates[0], eof_value=eof)
+        conv = candidates[0]._replace(eof_value=eof)
         return _against_fixed(Detected(conv, "wire", why), fixed)
     # Not told by the wire alone: try what is left, jointly, the likeliest first.
     eofs = [eof] if eof is not None else [1, 255]
-    tries = [replace(c, eof_value=e) for c in candidates for e in eofs]
+    tries = [c._replace(eof_value=e) for c in candidates for e in eofs]
     tries.sort(key=_likelihood)
     for conv in tries[:MAX_TRIES]:
         for tx, rx in ((student, reference), (reference, student)):
@@ -208,5 +208,5 @@ def _against_fixed(found: Detected, fixed: dict) -> Detected:
         if mine != value and found.how != "default":
             found.departures.append(f"the battery fixes the {NAMES[name]} as {value}, "
                                     f"your programs use {mine}")
-    found.conventions = replace(conv, **fixed)
+    found.conventions = conv._replace(**fixed)
     return found

@@ -17,7 +17,6 @@ import select
 import socket
 import sys
 import time
-from dataclasses import dataclass, field
 
 from reference.core.api import Ack, Data, ReceiverCore, ReceiverStats, SenderCore, SenderStats
 from reference.ending import LINGER, RETRY_INTERVALS, ReceiverEnding, ResendIntervals, SenderGiveUp  # noqa: F401
@@ -160,14 +159,14 @@ def _readable(sockets: list[socket.socket], timeout: float | None) -> list[socke
 
 # ---------------------------------------------------------------- sender
 
-@dataclass
 class SenderResult:
-    size: int
-    stats: SenderStats
-    first_send: float | None = None      # time.monotonic() of the first data message
-    last_ack: float | None = None        # ... of the ACK that completed the transfer
-    bad_datagrams: int = 0               # malformed / corrupt / unexpected ACKs dropped
-    send_errors: int = 0                 # sends refused by the OS (peer not up, path down)
+    def __init__(self, size: int, stats: SenderStats):
+        self.size = size
+        self.stats = stats
+        self.first_send: float | None = None   # time.monotonic() of the first data message
+        self.last_ack: float | None = None     # ... of the ACK that completed the transfer
+        self.bad_datagrams = 0                 # malformed / corrupt / unexpected ACKs dropped
+        self.send_errors = 0                   # sends refused by the OS (peer not up, path down)
 
     @property
     def elapsed(self) -> float:
@@ -275,15 +274,15 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
 
 # ---------------------------------------------------------------- receiver
 
-@dataclass
 class ReceiverResult:
-    stats: ReceiverStats
-    size: int = 0
-    bad_datagrams: int = 0      # malformed / corrupt datagrams dropped
-    strangers: int = 0          # datagrams from an address that is not the sender's
-    first_data: float | None = None
-    complete_at: float | None = None
-    peers: list = field(default_factory=list)
+    def __init__(self, stats: ReceiverStats):
+        self.stats = stats
+        self.size = 0
+        self.bad_datagrams = 0          # malformed / corrupt datagrams dropped
+        self.strangers = 0              # datagrams from an address that is not the sender's
+        self.first_data: float | None = None
+        self.complete_at: float | None = None
+        self.peers: list = []
 
     def to_dict(self) -> dict:
         s = self.stats

@@ -17,7 +17,7 @@ rules live only in the wire format, which maps a core's number to the wire's and
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from collections import namedtuple
 
 from reference.core.api import Ack, Data
 from reference.wire import ComnFormat, WireError, unwrap
@@ -32,21 +32,24 @@ class ConventionError(ValueError):
     """An option with a value it cannot take (one line naming it)."""
 
 
-@dataclass(frozen=True)
-class Conventions:
-    byte_order: str = "big"
-    numbering: str = "count"
-    first_seq: int = 0
-    eof_value: int = 1
-    ack: str = "last"
+# A named tuple, not a dataclass: reference/core/api.py says why.
+class Conventions(namedtuple("Conventions", "byte_order numbering first_seq eof_value ack",
+                             defaults=("big", "count", 0, 1, "last"))):
+    __slots__ = ()
 
-    def __post_init__(self):
+    def __new__(cls, *args, **kwargs):
+        self = super().__new__(cls, *args, **kwargs)
         for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ConventionError(f"{name} must be one of {', '.join(map(str, allowed))}, "
                                       f"not {getattr(self, name)!r}")
         if not (isinstance(self.eof_value, int) and 1 <= self.eof_value <= 255):
             raise ConventionError(f"eof_value must be a byte from 1 to 255, not {self.eof_value!r}")
+        return self
+
+    def _replace(self, **changes) -> "Conventions":
+        """A changed copy, checked as a new one is (namedtuple's own skips __new__)."""
+        return Conventions(**{**self._asdict(), **changes})
 
     @classmethod
     def from_env(cls, environ=os.environ) -> "Conventions":
@@ -70,8 +73,8 @@ class Conventions:
     def env(self) -> dict[str, str]:
         """The environment that gives these conventions (only what differs from the defaults)."""
         default = Conventions()
-        return {ENV[f.name]: str(getattr(self, f.name)) for f in fields(self)
-                if getattr(self, f.name) != getattr(default, f.name)}
+        return {ENV[name]: str(value) for name, value, usual in zip(self._fields, self, default)
+                if value != usual}
 
     def describe(self, acks: bool = True) -> str:
         return (f"{self.byte_order}-endian, "

@@ -6,7 +6,7 @@ real sockets (reference/runtime.py), over the simulated channel in tests
 (reference/sim.py), and in the COMN programs.
 
 Messages are decoded already: wire formats (reference/wire.py) turn bytes into these
-dataclasses and back, so a core does not know the byte order or the checksum. Sequence
+records and back, so a core does not know the byte order or the checksum. Sequence
 numbers here are unbounded integers counted in packets from 0; a format with a 16-bit
 field wraps them on the wire and unwraps them on decode.
 
@@ -29,21 +29,20 @@ Time is a float in seconds on any monotonic clock.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import namedtuple
+
+# Records are named tuples and plain classes, not dataclasses: importing dataclasses
+# (inspect, re, ...) was a third of every reference program's start, and a class
+# notebook's grading starts programs some 140 times (BENCHMARKS.md, 2026-11-27).
 
 
-@dataclass(frozen=True, slots=True)
-class Data:
-    """A data message: payload bytes at packet number ``seq``; ``eof`` marks the last."""
-
-    seq: int
-    payload: bytes
-    eof: bool = False
-    path: int = 0  # which path to send it on (multi-homed cores); 0 otherwise
+class Data(namedtuple("Data", "seq payload eof path", defaults=(False, 0))):
+    """A data message: payload bytes at packet number ``seq``; ``eof`` marks the last;
+    ``path``: which path to send it on (multi-homed cores), 0 otherwise."""
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Ack:
+class Ack(namedtuple("Ack", "seq sack path", defaults=((), 0))):
     """An acknowledgement.
 
     ``seq`` means what the protocol says: GBN and TCP-like, cumulative (the highest
@@ -54,28 +53,45 @@ class Ack:
     below its window) when base > 0, then the runs it received most recently, then
     the highest runs. A format that has room for fewer keeps the first ones.
     """
-
-    seq: int
-    sack: tuple[tuple[int, int], ...] = ()
-    path: int = 0
+    __slots__ = ()
 
 
-@dataclass
-class SenderStats:
-    packets_sent: int = 0       # every data message handed out, first sends and resends
-    retransmissions: int = 0    # resends of a packet sent before
-    timeouts: int = 0           # timer expiries that caused a resend
-    fast_retransmits: int = 0
-    rtt_samples: list[float] = field(default_factory=list)  # seconds, Karn's rule applied
-    acks_received: int = 0
+class _Counters:
+    """Compared and shown field by field, as a dataclass would be (a run's stats are
+    compared whole: the same seed gives the same run)."""
+    __slots__ = ()
+    __hash__ = None
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other._values() == self._values()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
 
 
-@dataclass
-class ReceiverStats:
-    packets_received: int = 0
-    duplicates: int = 0         # data messages for packets already held or delivered
-    out_of_window: int = 0      # discarded as outside the receive window
-    acks_sent: int = 0
+class SenderStats(_Counters):
+    __slots__ = ("packets_sent", "retransmissions", "timeouts", "fast_retransmits", "rtt_samples", "acks_received")
+
+    def __init__(self):
+        self.packets_sent = 0       # every data message handed out, first sends and resends
+        self.retransmissions = 0    # resends of a packet sent before
+        self.timeouts = 0           # timer expiries that caused a resend
+        self.fast_retransmits = 0
+        self.rtt_samples: list[float] = []  # seconds, Karn's rule applied
+        self.acks_received = 0
+
+
+class ReceiverStats(_Counters):
+    __slots__ = ("packets_received", "duplicates", "out_of_window", "acks_sent")
+
+    def __init__(self):
+        self.packets_received = 0
+        self.duplicates = 0         # data messages for packets already held or delivered
+        self.out_of_window = 0      # discarded as outside the receive window
+        self.acks_sent = 0
 
 
 # The two interfaces, as plain classes the cores match by shape (none subclasses them).

@@ -1,4 +1,4 @@
-"""What a protocol core is told: one dataclass shared by every protocol.
+"""What a protocol core is told: one record shared by every protocol.
 
 Not every field matters to every protocol (stop-and-wait ignores the window, only the
 multi-homed core reads ``paths``); each core's docstring says which it uses.
@@ -6,7 +6,7 @@ multi-homed core reads ``paths``); each core's docstring says which it uses.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import namedtuple
 
 PROTOCOLS = ("sw", "gbn", "sr", "tcp", "mh")
 # What the command line's SR sends at the tail, and mh's own tail copies (reference/core/sr.py,
@@ -15,50 +15,56 @@ PROTOCOLS = ("sw", "gbn", "sr", "tcp", "mh")
 TAIL_COPIES = 3
 
 
-@dataclass(frozen=True)
-class CoreConfig:
-    payload_size: int = 1024          # bytes of file data per packet
+# The fields and their defaults (a named tuple, not a dataclass: reference/core/api.py says why).
+# A changed copy: config._replace(window=8, ...).
+_FIELDS = dict(
+    payload_size=1024,                # bytes of file data per packet
     # Retransmission timeout: a fixed ``timeout`` (seconds), or ``adaptive`` (RFC 6298:
     # SRTT/RTTVAR with alpha 1/8, beta 1/4) starting at ``initial_rto``.
-    timeout: float = 0.1
-    adaptive: bool = False
-    initial_rto: float = 1.0
+    timeout=0.1,
+    adaptive=False,
+    initial_rto=1.0,
     # RFC 6298 says at least 1 s on the Internet; a lab link of a few ms needs less.
-    min_rto: float = 0.01
-    max_rto: float = 60.0
+    min_rto=0.01,
+    max_rto=60.0,
     # RFC 6298's G: RTO = SRTT + max(G, 4 RTTVAR). On a steady link RTTVAR decays to
     # almost nothing and a 1 ms margin makes every small queueing hiccup a spurious
     # timeout, so the margin is at least this (seconds).
-    rto_margin: float = 0.01
+    rto_margin=0.01,
     # Exponential back-off: each resend of a packet doubles its timeout (up to max_rto).
     # None = on when adaptive (RFC 6298 5.5), off with a fixed timeout (COMN).
-    backoff: bool | None = None
-    window: int = 1                   # packets in flight (GBN, SR, TCP-like, MH)
-    window_bytes: int | None = None   # if set, a window in bytes in flight instead (seed 003)
+    backoff=None,
+    window=1,                         # packets in flight (GBN, SR, TCP-like, MH)
+    window_bytes=None,                # if set, a window in bytes in flight instead (seed 003)
     # SR/MH: at most this many packets in the network at once (None = the window).
     # A window much larger than the path's bandwidth-delay product only fills the
     # bottleneck queue; capping the packets in flight near the BDP while the window
     # stays wide lets a lost packet be repaired without stalling the sender.
-    max_in_flight: int | None = None
+    max_in_flight=None,
     # Duplicate-ACK threshold k: TCP-like fast retransmit after k duplicate ACKs; SR and
     # MH resend a packet once k packets sent after it are acked. 0 = off.
-    dup_ack_threshold: int = 3
+    dup_ack_threshold=3,
     # SR: a packet found lost that way is sent this many times at once (sr.py, "Repair
     # copies"); 1 = once, as usual.
-    repair_copies: int = 1
+    repair_copies=1,
     # SR: once every packet has been sent, a resend (timed out or found lost) goes this
     # many times at once (sr.py, "Tail copies"); 1 = once, as usual.
-    tail_copies: int = 1
+    tail_copies=1,
     # SR: space new packets out, a window per shortest round trip (pacing.py).
-    pace: bool = False
-    paths: int = 1                    # multi-homed: number of paths
+    pace=False,
+    paths=1,                          # multi-homed: number of paths
     # multi-homed: a path is dead once it has heard no ACK for this many of its RTOs
     # while packets were in flight on it (multihomed.py, "Dead-path detection")
-    dead_path_timeouts: int = 5
-    sack: bool = False                # the wire format carries selective-ACK ranges
-    max_sack_ranges: int = 16         # at most this many ranges in one ACK (extended format: 16)
-    seq_modulus: int | None = None    # e.g. 2**16 when the wire's sequence number wraps
-    max_retries: int | None = None    # resends of one packet before giving up; None = never
+    dead_path_timeouts=5,
+    sack=False,                       # the wire format carries selective-ACK ranges
+    max_sack_ranges=16,               # at most this many ranges in one ACK (extended format: 16)
+    seq_modulus=None,                 # e.g. 2**16 when the wire's sequence number wraps
+    max_retries=None,                 # resends of one packet before giving up; None = never
+)
+
+
+class CoreConfig(namedtuple("CoreConfig", _FIELDS, defaults=_FIELDS.values())):
+    __slots__ = ()
 
     @property
     def use_backoff(self) -> bool:

@@ -69,7 +69,6 @@ import heapq
 import math
 from bisect import bisect_right
 from collections import deque
-from dataclasses import dataclass
 
 from reference.core.api import Ack, Data
 from reference.core.base import ReceiverBase, SenderBase
@@ -83,19 +82,20 @@ from reference.core.rto import RtoEstimator
 LAST_FEW, LAST_COPIES, LAST_ROUND_FAILS = 4, 8, 0.01
 
 
-@dataclass(slots=True)
 class InFlight:
     """One sent, not yet acked packet."""
+    __slots__ = ("seq", "sent_at", "tx", "first_tx", "resends", "path", "later_acks", "queued", "copies")
 
-    seq: int
-    sent_at: float
-    tx: int                   # transmission number of its latest send (global order)
-    first_tx: int = -1        # ... of its first send
-    resends: int = 0
-    path: int = 0
-    later_acks: int = 0       # packets sent after it that were acked since
-    queued: bool = False      # waiting in the resend queue
-    copies: int = 1           # ... to be sent this many times
+    def __init__(self, seq: int, sent_at: float, tx: int, path: int = 0):
+        self.seq = seq
+        self.sent_at = sent_at
+        self.tx = tx                  # transmission number of its latest send (global order)
+        self.first_tx = -1            # ... of its first send
+        self.resends = 0
+        self.path = path
+        self.later_acks = 0           # packets sent after it that were acked since
+        self.queued = False           # waiting in the resend queue
+        self.copies = 1               # ... to be sent this many times
 
 
 class SelectiveRepeatSender(SenderBase):

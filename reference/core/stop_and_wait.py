@@ -19,14 +19,12 @@ alternating bit of rdt3.0 is sequence numbers modulo 2).
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 from reference.core.config import CoreConfig
 from reference.core.sr import SelectiveRepeatReceiver, SelectiveRepeatSender
 
 
 def _one_at_a_time(config: CoreConfig) -> CoreConfig:
-    return replace(config, window=1, window_bytes=None, dup_ack_threshold=0, sack=False, paths=1)
+    return config._replace(window=1, window_bytes=None, dup_ack_threshold=0, sack=False, paths=1)
 
 
 class StopAndWaitSender(SelectiveRepeatSender):

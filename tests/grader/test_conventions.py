@@ -38,7 +38,7 @@ SPACE = [Conventions(o, n, f, e, a) for o, n, f, e, a in
          itertools.product(("big", "little"), ("count", "alt"), (0, 1), (1, 255), ("last", "next"))]
 
 
-@pytest.mark.parametrize("conv", SPACE, ids=lambda c: "-".join(str(v) for v in c.__dict__.values()))
+@pytest.mark.parametrize("conv", SPACE, ids=lambda c: "-".join(map(str, c)))
 def test_one_run_of_a_pair_tells_every_convention_at_once(conv):
     kept, eof, why = _read_wire(wire(conv), _space(alternating=True, acks=True), student_acks=True)
     assert kept == [Conventions(conv.byte_order, conv.numbering, conv.first_seq, 1, conv.ack)], why

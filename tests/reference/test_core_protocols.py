@@ -29,7 +29,7 @@ def file_of(size: int, seed: int = 7) -> bytes:
 def run(name: str, data: bytes, forward: Channel = LINK, reverse: Channel | None = None, seed: int = 1,
         paths: list[SimPath] | None = None, **changes):
     protocol = name.split("-")[0]
-    config = replace(CONFIGS[name], **changes)
+    config = CONFIGS[name]._replace(**changes)
     if paths is None:
         paths = [SimPath(forward, reverse)] * config.paths
     return simulate(make_sender(protocol, data, config), make_receiver(protocol, config), paths,
