@@ -9,7 +9,8 @@ worktree can be measured beside this one with the same bench. Per start, the CPU
 child (user + system, from rusage), the mean over `--reps` starts, interleaved in rounds:
   - `python -c pass` under the kit's interpreter and the system's python3 (the floor);
   - the launcher up to its first check (its imports and options: what every jailed
-    program pays before bwrap), given every option and a uid it refuses;
+    program pays before bwrap), started as the tree's Sandbox.prefix() starts it, given
+    every option and a uid it refuses;
   - a reference COMN program (Sender2, Receiver3, Sender4 handed in with the reference
     package beside them, grader.planted) under the system's python3, as a jail runs it:
     from a fresh copy with no bytecode cache and without writing one (the jail before
@@ -19,6 +20,7 @@ child (user + system, from rusage), the mean over `--reps` starts, interleaved i
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
@@ -42,8 +44,14 @@ def cpu_ms(argv: list[str], reps: int, cwd: str | None = None, env: dict | None 
     return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / reps * 1000
 
 
-def launcher_module(tree: str) -> str:
-    return "grader.launcher" if os.path.exists(os.path.join(tree, "grader", "launcher.py")) else "grader.sandbox"
+def launcher_start(tree: str, env: dict) -> list[str]:
+    """How the tree's Sandbox.prefix() starts its launcher, after the interpreter
+    (`-m grader.launcher`, or `-S .../grader/launcher.py`)."""
+    done = subprocess.run([sys.executable, "-c", "import json; from grader.sandbox import Sandbox; "
+                           "print(json.dumps(Sandbox(1, '/nonexistent').prefix()[1:]))"],
+                          cwd=tree, env=env, capture_output=True, text=True, check=True)
+    words = json.loads(done.stdout)
+    return words[:words.index("--uid")]
 
 
 def run(argv: list[str]) -> int:
@@ -59,6 +67,7 @@ def run(argv: list[str]) -> int:
     kit_env = dict(plain, PYTHONPATH=tree)
     no_cache = dict(plain, PYTHONDONTWRITEBYTECODE="1")
     reps = max(1, args.reps // ROUNDS)
+    launcher = launcher_start(tree, kit_env)
     sums: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="rdt-starts-") as tmp:
         sub = os.path.join(tmp, "sub")
@@ -73,9 +82,8 @@ def run(argv: list[str]) -> int:
 
         cases = [("python -c pass (kit's interpreter)", lambda: cpu_ms([sys.executable, "-c", "pass"], reps, env=plain)),
                  ("python3 -c pass (system)", lambda: cpu_ms([SYSTEM_PYTHON, "-c", "pass"], reps, env=plain)),
-                 (f"launcher ({launcher_module(tree)}, to its first check)",
-                  lambda: cpu_ms([sys.executable, "-m", launcher_module(tree), *LAUNCHER_OPTIONS], reps, cwd=tree,
-                                 env=kit_env))]
+                 (f"launcher ({' '.join(launcher)}, to its first check)",
+                  lambda: cpu_ms([sys.executable, *launcher, *LAUNCHER_OPTIONS], reps, cwd=tmp, env=kit_env))]
         for name in ("Sender2", "Receiver3", "Sender4"):
             def fresh(name=name) -> float:
                 clear_cache()

@@ -1,4 +1,4 @@
-"""The jail's launcher: `python -m grader.launcher --uid N ... -- PROGRAM ARGS`, the
+"""The jail's launcher: `python -S grader/launcher.py --uid N ... -- PROGRAM ARGS`, the
 command prefix `grader.sandbox.Sandbox.prefix()` puts before every jailed program (and
 build and notebook kernel). It runs as root, in the run's network namespace, and just
 before exec'ing bubblewrap:
@@ -16,7 +16,8 @@ before exec'ing bubblewrap:
 
 It starts once per jailed program, so it imports little: no subprocess, shutil or
 dataclasses (it was `python -m grader.sandbox`, 45 CPU-ms a start, weighed down by the
-grader side's imports).
+grader side's imports), and it is started as a file without `site` (-S) nor runpy
+(-m): it needs nothing of the venv's site-packages.
 """
 from __future__ import annotations
 
@@ -25,7 +26,10 @@ import resource
 import sys
 from types import SimpleNamespace
 
-from grader import cgroups
+if __name__ == "__main__" and not __package__:   # started as a file: the kit's root, not grader/, on the path
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+from grader import cgroups  # noqa: E402
 
 # Only these of the machine's folders are in the jail (read-only): the programs, the
 # interpreters and compilers, their libraries. Not the whole root (binding / would race

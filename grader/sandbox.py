@@ -44,6 +44,10 @@ from grader.launcher import (ETC_VISIBLE, SAFE_PATH, UID_BASE, argv_through_pipe
                              etc_visible, run_mount_source)
 
 
+# Started as a file without site (grader/launcher.py says why).
+LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.py")
+
+
 @dataclass(frozen=True)
 class GroupLimits:
     """What a jail's processes use together, capped by its control group (grader/cgroups.py)."""
@@ -91,7 +95,7 @@ class Sandbox:
     own_network: bool = True
 
     def prefix(self) -> list[str]:
-        argv = [sys.executable, "-m", "grader.launcher", "--uid", str(self.uid), "--scratch", self.scratch,
+        argv = [sys.executable, "-S", LAUNCHER, "--uid", str(self.uid), "--scratch", self.scratch,
                 "--memory", str(self.limits.memory_bytes), "--processes", str(self.limits.processes),
                 "--cpu", str(self.limits.cpu_seconds), "--file-size", str(self.limits.file_bytes),
                 "--open-files", str(self.limits.open_files), "--group-memory", str(self.limits.group.memory_bytes),

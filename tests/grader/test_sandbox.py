@@ -13,7 +13,7 @@ from fnmatch import fnmatch
 import pytest
 
 from grader.grade import allocate_uid
-from grader.sandbox import (ETC_VISIBLE, SAFE_PATH, Sandbox, argv_through_pipe, available, bwrap_argv, etc_visible,
+from grader.sandbox import (ETC_VISIBLE, LAUNCHER, SAFE_PATH, Sandbox, argv_through_pipe, available, bwrap_argv, etc_visible,
                             kill_uid, mount_scratch, unmount_scratch)
 
 
@@ -82,7 +82,7 @@ def test_the_launcher_reads_back_every_option_the_prefix_gives():
     from grader.launcher import parse
     box = Sandbox(3_000_002, "/s", hidden=["/a", "/b"], visible=["/k"], env={"X": "1"}, network=False, run_dir=False)
     prefix = box.prefix()
-    assert prefix[1:3] == ["-m", "grader.launcher"]
+    assert prefix[1:3] == ["-S", LAUNCHER]
     args = parse(prefix[3:] + ["python3", "x.py", "--uid", "7"])
     assert (args.uid, args.scratch, args.hide, args.ro, args.env) == (3_000_002, "/s", ["/a", "/b"], ["/k"], ["X=1"])
     assert (args.memory, args.group_cpus, args.group_tasks) == (box.limits.memory_bytes, box.limits.group.cpus,
