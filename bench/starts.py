@@ -1,6 +1,6 @@
 """What each jailed program start costs in CPU (issue 22): the launcher that sets up the
-jail (`python -m grader.launcher`, before that `grader.sandbox`) and the reference
-programs' interpreters, in the jail's conditions.
+jail (`python -S grader/launcher.py`; before that `-m grader.launcher`, and before that
+`-m grader.sandbox`) and the reference programs' interpreters, in the jail's conditions.
 
     python -m bench starts [--reps 40] [--tree DIR]
 
