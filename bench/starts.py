@@ -28,7 +28,9 @@ import subprocess
 import sys
 import tempfile
 
-SYSTEM_PYTHON = "/usr/bin/python3"     # what a jail's PATH finds
+from grader.launcher import SAFE_PATH
+
+SYSTEM_PYTHON = shutil.which("python3", path=SAFE_PATH)     # what a jail's PATH finds
 ROUNDS = 4
 # every option, and uid 1, which the launcher refuses once it has parsed them
 LAUNCHER_OPTIONS = ["--uid", "1", "--scratch", "/nonexistent", "--memory", "1", "--processes", "1", "--cpu", "1",
@@ -60,8 +62,8 @@ def run(argv: list[str]) -> int:
     p.add_argument("--tree", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     args = p.parse_args(argv)
     tree = os.path.abspath(args.tree)
-    if not os.path.exists(SYSTEM_PYTHON):
-        print(f"bench starts: no {SYSTEM_PYTHON} (the interpreter a jail finds)", file=sys.stderr)
+    if SYSTEM_PYTHON is None:
+        print(f"bench starts: no python3 on {SAFE_PATH} (the interpreter a jail finds)", file=sys.stderr)
         return 2
     plain = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     kit_env = dict(plain, PYTHONPATH=tree)

@@ -4,13 +4,16 @@ inspect and re, was 25 CPU-ms of a 65 CPU-ms start (BENCHMARKS.md, 2026-11-27).
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from grader.launcher import SAFE_PATH
+
 COMN = Path(__file__).resolve().parents[2] / "reference" / "comn"
-SYSTEM_PYTHON = "/usr/bin/python3"      # what a jail's PATH finds
+SYSTEM_PYTHON = shutil.which("python3", path=SAFE_PATH)     # what a jail's PATH finds
 HEAVY = {"dataclasses", "inspect", "typing", "re", "argparse", "pathlib", "tempfile", "hashlib"}
 
 
