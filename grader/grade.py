@@ -246,8 +246,8 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     record["runs"] = [_run_record(r, ref) for r, ref in zip(runs, refs)]
     crowded = disturbance.crowded_failure(checks, runs, pressure, BUDGET.size if BUDGET.pooled else 1)
     if crowded:
-        return _not_graded(record, crowded,
-                           f"not graded: it failed while the machine was crowded ({crowded}); it is graded again alone")
+        return _not_graded(record, crowded, f"not graded yet: it failed in a way a crowded machine can cause, "
+                                            f"{crowded}; it is graded again alone")
     record["checks"] = [c.__dict__ for c in checks]
     record["score"] = scenario_points(scenario.points, checks)
     record["passed"] = all(c.passed for c in checks)

@@ -124,7 +124,9 @@ def test_a_pool_grows_only_while_the_machine_stays_uncrowded(tmp_path):
 
 def test_only_what_crowding_can_fail_is_failed_by_crowding():
     """A crowded pool can make a program resend, fall behind, give up on a starved peer or
-    bind late; not write wrong bytes, bind where the link cannot deliver, or hang."""
+    bind late; not write wrong bytes, bind where the link cannot deliver, or hang. Such a
+    failure in a pool is confirmed alone however busy the pool looked: four gradings on
+    two cores starved a correct busy-polling sender while tasks waited under half the time."""
     from types import SimpleNamespace
 
     from grader.checks import Check
@@ -134,13 +136,23 @@ def test_only_what_crowding_can_fail_is_failed_by_crowding():
         def share(self):
             return 0.9
 
+    class Quiet:
+        def share(self):
+            return 0.2
+
+    class Unknown:
+        def share(self):
+            return None
+
     def runs(*kinds):
         return [SimpleNamespace(ok=k is None, error_kind=k) for k in kinds]
-    crowded = "tasks waited for a CPU 90% of the time, 2 gradings at a time"
+    crowded = "graded 2 at a time, tasks waited for a CPU 90% of the time"
     timing = [Check("delivered", True, ""), Check("retransmissions", False, "12 for 0 losses")]
     assert crowded_failure(timing, runs(None), Crowded(), 2) == crowded
     assert crowded_failure(timing + [Check("goodput", False, "40%")], runs(None, None), Crowded(), 2) == crowded
     assert crowded_failure(timing, runs(None), Crowded(), 1) == ""                              # alone
+    assert crowded_failure(timing, runs(None), Quiet(), 4) == "graded 4 at a time, tasks waited for a CPU 20% of the time"
+    assert crowded_failure(timing, runs(None), Unknown(), 3) == "graded 3 at a time, how busy unknown"
     assert crowded_failure([Check("goodput", True, "")], runs(None), Crowded(), 2) == ""         # a pass stands
     gave_up = [Check("delivered", False, "receiver did not exit within 5 s after the sender finished")]
     for kind in (ErrorKind.RECEIVER_LINGERED, ErrorKind.SENDER_FAILED, ErrorKind.RECEIVER_LEFT, ErrorKind.NOT_BOUND):

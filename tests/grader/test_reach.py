@@ -89,7 +89,7 @@ def test_without_the_jail_the_same_programs_reach_what_they_look_for(tmp_path, m
     monkeypatch.setattr(backends, "isolation_unavailable_reason", lambda: "not root")
     # The prober reaches the listener only while both are graded at once: its failure must
     # not be graded again alone for a crowded machine (grader/disturbance.py) here.
-    monkeypatch.setattr(disturbance, "crowding", lambda pressure, at_once: "")
+    monkeypatch.setattr(disturbance, "crowded_failure", lambda checks, runs, pressure, at_once: "")
     monkeypatch.setenv(SECRET_NAME, SECRET)
     root = tmp_path / "submissions"
     root.mkdir()
