@@ -320,8 +320,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{m.name:24} part {part}: {'ok  ' if ok else 'FAIL'} {detail}", flush=True)
         return 1 if bad else 0
 
+    again = []
+
     def done(m, seed, r):
-        print(f"  {m.name} seed {seed}: {r['score']:g}/{r['max_score']:g} ({r['execution_time']:.0f} s)",
+        alone = f", graded again alone: {', '.join(r['graded_again'])}" if r.get("graded_again") else ""
+        again.extend(r.get("graded_again", []))
+        print(f"  {m.name} seed {seed}: {r['score']:g}/{r['max_score']:g} ({r['execution_time']:.0f} s{alone})",
               file=sys.stderr, flush=True)
         if args.json:
             with open(args.json, "a") as f:
@@ -352,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{sum(m.kind == 'correct' for m in members)} correct, {sum(m.kind == 'bug' for m in members)} bugs, "
           f"seeds {','.join(map(str, seeds))}: {len(v.false_penalties)} false penalties, {len(v.expected)} expected today, "
           f"{len(v.missed)} missed")
+    if again:
+        print(f"{len(again)} scenarios graded again alone after the pool (disturbed, or failed beside others)")
     return 1 if failed else 0
 
 

@@ -45,6 +45,9 @@ def markdown(result: dict) -> str:
     if result.get("ungraded"):
         out += [f"Not graded yet: {', '.join(result['ungraded'])} (the machine disturbed every try; "
                 "they will be graded again on a quieter machine).", ""]
+    if result.get("graded_again"):
+        out += [f"Graded again alone, after the others: {', '.join(result['graded_again'])} (graded beside "
+                "other submissions they failed or were disturbed; the grading alone is the one shown).", ""]
     out += ["| part | scenario | result | points | goodput | reason |", "|---|---|---|---|---|---|"]
     for s in result["scenarios"]:
         mark = "UNGRADED" if s.get("ungraded") else "pass" if s["passed"] else "FAIL"

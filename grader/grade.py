@@ -157,6 +157,7 @@ def regrade_ungraded(sub: Submission, battery: Battery, out_dir: str | None, opt
     scenarios = [fresh.get(r["name"], r) for r in result["scenarios"]]
     merged = {**result, "scenarios": scenarios, "score": round(sum(r["score"] for r in scenarios), 3),
               "ungraded": [r["name"] for r in scenarios if r.get("ungraded")],
+              "graded_again": [*result.get("graded_again", []), *result["ungraded"]],
               "execution_time": round(result["execution_time"] + again["execution_time"], 1)}
     if out_dir:
         from grader.feedback import write_outputs

@@ -158,4 +158,7 @@ def test_a_failure_in_a_crowded_pool_is_graded_again_alone(tmp_path, monkeypatch
     s = results[1]["scenarios"][0]
     assert results[1]["ungraded"] == [] and s["score"] == 0 and not s.get("ungraded")
     assert "not graded" not in s["reason"] and s["reason"], s["reason"]       # its own fault, said as such
-    assert "UNGRADED" not in (out / "s1" / "feedback.md").read_text()
+    feedback = (out / "s1" / "feedback.md").read_text()
+    assert "UNGRADED" not in feedback
+    assert results[1]["graded_again"] == [s["name"]] and f"Graded again alone, after the others: {s['name']}" in feedback
+    assert not results[0].get("graded_again")
