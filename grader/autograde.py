@@ -92,8 +92,8 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     so `jobs` is the most at once, not a number the machine must take.
 
     No grade from a disturbed machine (grader.disturbance): a student whose re-measured
-    cell failed while the machine was crowded (tasks waiting for a CPU, read from
-    outside every jail, apart for the kernel's run and the re-measurement), or on runs
+    cell failed while graded beside others (the pool's CPU wait, read from outside every
+    jail, is said apart for the kernel's run and the re-measurement), or on runs
     the machine disturbed (the grader's, the engine late; or the kernel's, as it
     recorded them), each where it could have made the miss (remeasure.explained), is
     graded again once the pool has finished, half as many at a time, down to one at a

@@ -21,14 +21,14 @@ The engine runs at a higher priority than the programs (harness/engine.py), so a
 student's own busy loop does not disturb the link it is graded on.
 
 The engine does not see a machine too crowded to run the students' programs on time
-(a spurious timeout on a clean link, a notebook's figures fallen short). So a scenario
-that FAILS in the grader's own pool (--jobs above one) in a way crowding can cause
-(`machine_can_fail`) is not a grade there: it is graded again alone once the pool has
-finished (`crowded_failure`). A student's re-measured notebook cell that fails while
-tasks waited for a CPU more than CROWDED of the time (Linux's pressure stall
-information, read from outside every jail) is graded again with fewer at a time. A pass
-stands, and alone only the engine's lag counts: there the student's own programs may be
-what keeps the CPUs busy.
+(a spurious timeout on a clean link, a notebook's figures fallen short). So a grading
+that FAILS in the grader's own pool (--jobs above one) in a way crowding can cause is
+not a grade there (`crowding`), however busy the pool looked: the scenario (when what
+failed is what crowding can fail: `machine_can_fail`), or the student's re-measured
+notebook cell (when every number it misses is one crowding could have made:
+grader.remeasure.explained), is graded again with fewer at a time, down to alone, once
+the pool has finished. A pass stands, and alone only the engine's lag counts: there the
+student's own programs may be what keeps the CPUs busy.
 
 A notebook's figures are measured in the student's kernel, where the grader sees no
 run. So a re-measured cell that fails is graded again (its kernel run anew) also when
@@ -90,8 +90,9 @@ def ungraded_reason(disturbance: str) -> str:
 # notebook's measurements run in its own kernel, whose figures the grader cannot trust,
 # so whether the machine crowded them is read here, around the student's whole grading.
 PRESSURE = "/proc/pressure/cpu"
-# A share above this of the student's grading time with tasks waiting for a CPU: the
-# machine was crowded (BENCHMARKS.md, "Notebooks on a crowded machine").
+# A share above this of the last 10 s with tasks waiting for a CPU: the machine is
+# crowded, and the pool starts no more notebooks (`Admission`; BENCHMARKS.md,
+# "Notebooks on a crowded machine").
 CROWDED = 0.5
 
 
@@ -196,27 +197,23 @@ def machine_can_fail(checks, runs) -> bool:
 
 
 def crowded_failure(checks, runs, pressure: CpuPressure, at_once: int) -> str:
-    """Why a scenario's failed `checks` (of `runs`) are not a grade yet, or '': in the
-    grader's own pool (`at_once` above one) a failure crowding can cause is a grade only
-    once it is seen alone. The pool's CPU pressure is no bar here: four gradings on two
-    cores starved a correct busy-polling program into spurious resends while tasks waited
-    for a CPU under half the time (BENCHMARKS.md, "A failure in the pool is confirmed
-    alone"); it is said, with the pool, for the record."""
-    if at_once <= 1 or verdict(checks, runs) != MACHINES:
+    """Why a scenario's failed `checks` (of `runs`) are not a grade yet (`crowding`), or ''."""
+    if verdict(checks, runs) != MACHINES:
         return ""
-    share = pressure.share()
-    busy = f"tasks waited for a CPU {share:.0%} of the time" if share is not None else "how busy unknown"
-    return f"graded {at_once} at a time, {busy}"
+    return crowding(pressure, at_once)
 
 
 def crowding(pressure: CpuPressure, at_once: int) -> str:
-    """Why the grader's own pool (`at_once` gradings at a time) crowded a grading too much
-    for a failure in it to count, or ''. Alone there is nobody to make room for: the
-    student's own programs may keep the CPUs busy (busy polling), and the engine's lag
+    """Why a failure in the grader's own pool (`at_once` gradings at a time) may be the
+    machine's, or '': in a pool, always. The pool's CPU pressure is no bar: four gradings
+    on two cores starved a correct busy-polling program into spurious resends while tasks
+    waited for a CPU under half the time (BENCHMARKS.md, "A failure in the pool is
+    confirmed alone"); it is said for the record. Alone there is nobody to make room for:
+    the student's own programs may keep the CPUs busy (busy polling), and the engine's lag
     still speaks for the link."""
     if at_once <= 1:
         return ""
     share = pressure.share()
-    if share is None:
-        return f"graded {at_once} at a time on a machine that cannot tell how busy it was (no {PRESSURE})"
-    return f"tasks waited for a CPU {share:.0%} of the time, {at_once} gradings at a time" if share > CROWDED else ""
+    busy = f"tasks waited for a CPU {share:.0%} of the time" if share is not None else \
+        f"how busy unknown (no {PRESSURE})"
+    return f"graded {at_once} at a time, {busy}"

@@ -52,7 +52,7 @@ KEY_FILE = ".rdtlab-remeasure.key"   # in the course folder: the kernels never s
 GRADE_ID = re.compile(r"^test_(\w+)_remeasured$")
 SAMPLE = re.compile(r"\bk\s*=\s*(\d+)")
 MARK = "rdtlab-remeasure"            # the grader's own outputs in the autograded notebook
-NOT_GRADED = "not graded: the machine was too busy to tell"   # a cell that failed on disturbed runs
+NOT_GRADED = "not graded: the machine may have made this miss"   # a cell that failed on disturbed runs
 # Where the jailed kernel measured the figures it checks (the same link and seeds, each
 # run in a network namespace of its own), without a netns backend's set-up per run.
 REMEASURE_BACKEND = "local"
