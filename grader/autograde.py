@@ -104,7 +104,7 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
         raise UsageError(f"students' notebooks are autograded only in the sandbox: {why}")
     course_dir = os.path.abspath(course_dir)
     _create_gradebook(course_dir)       # before the children: two first opens would race to create it
-    shared = tempfile.mkdtemp(prefix="rdt-kernel-tcp-")     # the class's kernel-TCP runs, root's alone
+    shared = tempfile.mkdtemp(prefix=f"rdt-kernel-tcp-{os.getpid()}-")     # the class's kernel-TCP runs, root's alone
     time_limit = time_limit or time_limit_of_mode()
 
     def decided(result: Autograded, pressure: CpuPressure, at_once: int, kernel_crowded: str = "") -> Autograded:

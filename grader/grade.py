@@ -25,7 +25,7 @@ from grader.battery import Battery, Scenario
 from grader.build import BUILD_TIME_LIMIT, build, find_program
 from grader.collect import Submission, submission_digest
 from grader.sandbox import (UID_BASE, Limits, Sandbox, available, kill_uid, mount_scratch, prepare_scratch,
-                            unmount_runs, unmount_scratch)
+                            sweep_scratch, unmount_runs, unmount_scratch)
 from grader.scenario import Side, pairing, reference_side, replay_command, run_pair, scenario_seed
 from grader.score import reason, scenario_points
 
@@ -57,13 +57,15 @@ _reference_lock = threading.Lock()
 
 def allocate_uid() -> int:
     """A jail uid no other grading job on this machine has (per process, per job). The
-    first of a process sweeps away the empty jail groups of graders killed hard."""
+    first of a process sweeps away the empty jail groups and the scratch folders of graders
+    killed hard."""
     global _swept
     with _uid_lock:
         if not _swept:
             _swept = True
             if cgroups.available() is None:
                 cgroups.sweep_orphans(uid_owner)
+            sweep_scratch()
         return UID_BASE + (os.getpid() % 100_000) * 100 + next(_uids) % 100
 
 

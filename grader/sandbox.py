@@ -32,10 +32,12 @@ on it: docs/jail.md.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 
 from grader import cgroups
@@ -156,6 +158,38 @@ def prepare_scratch(source: str, scratch: str, uid: int, ignore=None) -> str:
             os.lchown(os.path.join(root, name), uid, uid)
     os.chown(dest, uid, uid)
     return dest
+
+
+# The scratch folders a grading process makes in the temporary folder, each named with
+# its pid: a submission's (grader/grade.py), a notebook kernel's and the class's kernel
+# TCP runs (grader/autograde.py), a re-measurement's (grader/remeasure.py).
+SCRATCH = re.compile(r"^rdt-(?:grade|kernel|kernel-tcp|remeasure)-(\d+)-")
+
+
+def sweep_scratch(folder: str | None = None) -> list[str]:
+    """Remove the scratch folders, and the tmpfs mounted in them, of graders killed hard
+    (a grader removes its own on exit, Ctrl-C and SIGTERM; not after SIGKILL or an
+    out-of-memory kill): only those whose pid is gone, only mounts this namespace sees.
+    Returns the folders removed."""
+    folder = folder or tempfile.gettempdir()
+    swept = []
+    for name in sorted(os.listdir(folder)):
+        owner = SCRATCH.match(name)
+        if owner is None or os.path.exists(f"/proc/{owner.group(1)}"):
+            continue
+        path = os.path.join(folder, name)
+        for target in sorted(mounts_under(path), key=len, reverse=True):     # the deepest first
+            subprocess.run(["umount", "-l", target], capture_output=True)
+        shutil.rmtree(path, ignore_errors=True)
+        swept.append(path)
+    return swept
+
+
+def mounts_under(path: str) -> list[str]:
+    """The mount points at or below `path` in this mount namespace."""
+    with open("/proc/self/mountinfo") as f:
+        targets = [line.split()[4].replace("\\040", " ") for line in f]
+    return [t for t in targets if t == path or t.startswith(path + "/")]
 
 
 def unmount_runs(uid: int) -> None:

@@ -119,3 +119,33 @@ def test_the_scratch_copy_leaves_a_handed_in_bytecode_cache_behind(tmp_path):
     scratch.mkdir()
     dest = prepare_scratch(str(source), str(scratch), os.getuid(), ignore=shutil.ignore_patterns("*.tmp"))
     assert sorted(os.listdir(dest)) == ["lib.py"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs takes root")
+def test_the_scratch_of_a_grader_killed_hard_is_unmounted_and_removed(tmp_path):
+    """A grader killed by SIGKILL leaves its scratch folders, with their tmpfs mounted;
+    the next grader sweeps those whose pid is gone, and keeps a live grader's."""
+    from grader.sandbox import mounts_under, sweep_scratch
+    dead = subprocess.Popen(["true"])
+    dead.wait()                                   # a pid that just ended: no process has it now
+    assert not os.path.exists(f"/proc/{dead.pid}")
+    theirs = tmp_path / f"rdt-grade-{dead.pid}-x1"
+    kernel = tmp_path / f"rdt-kernel-tcp-{dead.pid}-x2"
+    mine = tmp_path / f"rdt-grade-{os.getpid()}-x3"
+    other = tmp_path / f"rdt-run-{dead.pid}-x4"   # the harness's own, swept by the harness
+    for folder in (theirs, kernel, mine, other):
+        folder.mkdir()
+    mount_scratch(str(theirs), 1 << 20)
+    mount_scratch(str(mine), 1 << 20)
+    try:
+        (theirs / "sub").mkdir()
+        (theirs / "sub" / "left.txt").write_text("left behind")
+        assert mounts_under(str(theirs)) == [str(theirs)]
+        assert sweep_scratch(str(tmp_path)) == [str(theirs), str(kernel)]
+        assert not theirs.exists() and not kernel.exists() and mounts_under(str(theirs)) == []
+        assert mine.exists() and mounts_under(str(mine)) == [str(mine)] and other.exists()
+    finally:
+        for folder in (theirs, mine):
+            if mounts_under(str(folder)):
+                unmount_scratch(str(folder))
+    assert mounts_under(str(tmp_path)) == []
