@@ -162,8 +162,9 @@ def prepare_scratch(source: str, scratch: str, uid: int, ignore=None) -> str:
 
 # The scratch folders a grading process makes in the temporary folder, each named with
 # its pid: a submission's (grader/grade.py), a notebook kernel's and the class's kernel
-# TCP runs (grader/autograde.py), a re-measurement's (grader/remeasure.py).
-SCRATCH = re.compile(r"^rdt-(?:grade|kernel|kernel-tcp|remeasure)-(\d+)-")
+# TCP runs (grader/autograde.py), a re-measurement's (grader/remeasure.py), and a run's
+# (harness/transfer.py, whose receiver folder a jailed run mounts a tmpfs on).
+SCRATCH = re.compile(r"^rdt-(?:grade|kernel|kernel-tcp|remeasure|run)-(\d+)-")
 
 
 def sweep_scratch(folder: str | None = None) -> list[str]:

@@ -132,20 +132,22 @@ def test_the_scratch_of_a_grader_killed_hard_is_unmounted_and_removed(tmp_path):
     theirs = tmp_path / f"rdt-grade-{dead.pid}-x1"
     kernel = tmp_path / f"rdt-kernel-tcp-{dead.pid}-x2"
     mine = tmp_path / f"rdt-grade-{os.getpid()}-x3"
-    other = tmp_path / f"rdt-run-{dead.pid}-x4"   # the harness's own, swept by the harness
-    for folder in (theirs, kernel, mine, other):
-        folder.mkdir()
-    mount_scratch(str(theirs), 1 << 20)
-    mount_scratch(str(mine), 1 << 20)
+    run = tmp_path / f"rdt-run-{dead.pid}-x4"     # a jailed run's receiver folder has a tmpfs on it
+    other = tmp_path / f"rdt-iperf-{dead.pid}-x5"  # not a grader's
+    for folder in (theirs, kernel, mine, run / "receiver", other):
+        folder.mkdir(parents=True)
+    for folder in (theirs, mine, run / "receiver"):
+        mount_scratch(str(folder), 1 << 20)
     try:
         (theirs / "sub").mkdir()
         (theirs / "sub" / "left.txt").write_text("left behind")
         assert mounts_under(str(theirs)) == [str(theirs)]
-        assert sweep_scratch(str(tmp_path)) == [str(theirs), str(kernel)]
-        assert not theirs.exists() and not kernel.exists() and mounts_under(str(theirs)) == []
+        assert sweep_scratch(str(tmp_path)) == [str(theirs), str(kernel), str(run)]
+        for folder in (theirs, kernel, run):
+            assert not folder.exists() and mounts_under(str(folder)) == []
         assert mine.exists() and mounts_under(str(mine)) == [str(mine)] and other.exists()
     finally:
-        for folder in (theirs, mine):
+        for folder in (theirs, mine, run / "receiver"):
             if mounts_under(str(folder)):
                 unmount_scratch(str(folder))
     assert mounts_under(str(tmp_path)) == []
