@@ -18,7 +18,7 @@ from grader.collect import find_submissions
 from grader.export_csv import write_class_csv
 from grader.feedback import markdown
 from grader.grade import Options, grade_submission
-from grader.parallel import DEFAULT_JOBS, grade_all
+from grader.parallel import DEFAULT_JOBS, NOTEBOOK_JOBS, grade_all
 from grader.sandbox import available
 
 
@@ -68,6 +68,9 @@ def grade_add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gradebook", metavar="COURSE_DIR",
                    help="also autograde the students' notebooks of this nbgrader course (each kernel in "
                         "the student's jail) and write the protocol scores beside them in its gradebook")
+    p.add_argument("--notebook-jobs", type=int, default=NOTEBOOK_JOBS, metavar="N",
+                   help=f"with --gradebook: the most notebooks at once (default {NOTEBOOK_JOBS}); each starts only "
+                        "while the machine has room")
     p.add_argument("--no-notebooks", action="store_true",
                    help="with --gradebook: write the protocol scores only, do not autograde the notebooks")
     p.add_argument("--gradescope-package", metavar="ZIP",
@@ -84,6 +87,8 @@ def grade_main(args: argparse.Namespace) -> int:
         raise UsageError("give the SUBMISSIONS folder (or --gradescope-package ZIP)")
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if args.notebook_jobs < 1:
+        raise UsageError(f"--notebook-jobs must be at least 1, not {args.notebook_jobs}")
     battery = _battery(args)
     if args.gradebook and not args.no_notebooks:     # say it now, not after grading the programs
         why = "--no-sandbox was given" if args.no_sandbox else available()
@@ -143,7 +148,7 @@ def _autograde_notebooks(args: argparse.Namespace, students: list[str]) -> None:
 
     # re-measured on the local backend, as the jailed kernels measured (not --backend,
     # which is the protocol battery's)
-    autograde_students(args.gradebook, args.assignment, have, jobs=args.jobs, done=done,
+    autograde_students(args.gradebook, args.assignment, have, jobs=args.notebook_jobs, done=done,
                        hidden=(args.submissions, args.out))
 
 

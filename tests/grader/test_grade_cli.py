@@ -65,6 +65,7 @@ def test_check_runs_the_public_scenarios_of_a_part(tmp_path):
     (["grade", ".", "--assignment", "nope"], "no battery 'nope'"),
     (["check", "/"], "holds no Sender/Receiver programs"),
     (["grade", ".", "--jobs", "0"], "--jobs must be at least 1"),
+    (["grade", ".", "--notebook-jobs", "0"], "--notebook-jobs must be at least 1"),
     (["grade", ".", "--gradebook", ".", "--no-sandbox"], "--no-sandbox was given: add --no-notebooks"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, words):
