@@ -24,7 +24,7 @@ DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
 # half the time), so the gate, not this number, sets how many run. At 4 the pool, not
 # the gate, held a class of 20 to 193-204 an hour on 2 cores; at 8, 227-255
 # (BENCHMARKS.md, "Notebooks at once: the gate, not the pool").
-NOTEBOOK_JOBS = max(8, DEFAULT_JOBS)
+NOTEBOOK_JOBS = 8
 
 
 def grade_all(subs: list[Submission], battery: Battery, out_dir: str | None, options: Options,
