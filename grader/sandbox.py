@@ -173,35 +173,42 @@ def sweep_scratch(folder: str | None = None) -> list[str]:
     out-of-memory kill): only those whose pid is gone, only mounts this namespace sees.
     Returns the folders removed."""
     folder = folder or tempfile.gettempdir()
-    swept = []
+    gone = []
     for name in sorted(os.listdir(folder)):
         owner = SCRATCH.match(name)
-        if owner is None or os.path.exists(f"/proc/{owner.group(1)}"):
-            continue
-        path = os.path.join(folder, name)
-        for target in sorted(mounts_under(path), key=len, reverse=True):     # the deepest first
-            subprocess.run(["umount", "-l", target], capture_output=True)
-        shutil.rmtree(path, ignore_errors=True)
-        swept.append(path)
-    return swept
+        if owner and not os.path.exists(f"/proc/{owner.group(1)}"):
+            gone.append(os.path.join(folder, name))
+    if gone:
+        targets = [target for target, _ in mounts()]
+        for path in gone:
+            for target in sorted(mounts_under(path, targets), key=len, reverse=True):     # the deepest first
+                unmount_scratch(target)
+            shutil.rmtree(path, ignore_errors=True)
+    return gone
 
 
-def mounts_under(path: str) -> list[str]:
-    """The mount points at or below `path` in this mount namespace."""
+def mounts() -> list[tuple[str, str]]:
+    """(mount point, source) of every mount this mount namespace sees."""
+    found = []
     with open("/proc/self/mountinfo") as f:
-        targets = [line.split()[4].replace("\\040", " ") for line in f]
+        for line in f:
+            fields, _, tail = line.partition(" - ")      # after it: the type, the source, options
+            source = tail.split()[1:2]
+            found.append((fields.split()[4].replace("\\040", " "), source[0] if source else ""))
+    return found
+
+
+def mounts_under(path: str, targets: list[str] | None = None) -> list[str]:
+    """The mount points at or below `path`: of `targets`, else of every mount here."""
+    targets = [target for target, _ in mounts()] if targets is None else targets
     return [t for t in targets if t == path or t.startswith(path + "/")]
 
 
 def unmount_runs(uid: int) -> None:
     """Unmount the run tmpfs of jail `uid` and remove the mount points the harness
     could not (it removed the run's folder around them)."""
-    with open("/proc/self/mountinfo") as f:
-        targets = [line.split()[4] for line in f
-                   if line.split(" - ", 1)[-1].split()[1:2] == [run_mount_source(uid)]]
-    for target in targets:
-        target = target.replace("\\040", " ")
-        subprocess.run(["umount", "-l", target], capture_output=True)
+    for target in [target for target, source in mounts() if source == run_mount_source(uid)]:
+        unmount_scratch(target)
         for folder in (target, os.path.dirname(target)):
             try:
                 os.rmdir(folder)

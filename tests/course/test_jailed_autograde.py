@@ -191,8 +191,8 @@ def graded_class():
         out = os.path.join(course, "graded")
         started = time.monotonic()
         status, stderr, grader = _grade(os.path.join(course, "submitted"), "--assignment", "comn", "--battery",
-                                        TINY_BATTERY, "--scenario", "t-clean", "--gradebook", course, "--jobs", "2", "--notebook-jobs", "2",
-                                        "--out", out, timeout=1200)
+                                        TINY_BATTERY, "--scenario", "t-clean", "--gradebook", course, "--jobs", "2",
+                                        "--notebook-jobs", "2", "--out", out, timeout=1200)
         listener.close()
         assert status == 0, stderr[-3000:]
         print(f"graded {3 + len(HOSTILE)} students with notebooks in {time.monotonic() - started:.0f} s")

@@ -32,13 +32,17 @@ def test_cpu_pressure_is_the_share_of_wall_time_some_task_waited(tmp_path):
     assert cpu_waiting_us(str(psi)) is None and CpuPressure(str(psi)).share() is None
 
 
-def test_crowding_is_any_pool_and_names_its_share_or_the_missing_figure(tmp_path):
-    class Fixed:
-        def __init__(self, share):
-            self.value = share
+class Fixed:
+    """A CpuPressure whose share is given."""
 
-        def share(self):
-            return self.value
+    def __init__(self, share):
+        self.value = share
+
+    def share(self):
+        return self.value
+
+
+def test_crowding_is_any_pool_and_names_its_share_or_the_missing_figure(tmp_path):
     assert crowding(Fixed(0.2), 4) == "graded 4 at a time, tasks waited for a CPU 20% of the time"  # any pool
     assert crowding(Fixed(0.93), 4) == "graded 4 at a time, tasks waited for a CPU 93% of the time"
     assert crowding(Fixed(0.93), 1) == ""      # alone: its own programs may be what keeps the CPUs busy
@@ -132,35 +136,23 @@ def test_only_what_crowding_can_fail_is_failed_by_crowding():
     from grader.checks import Check
     from harness.monitor import ErrorKind
 
-    class Crowded:
-        def share(self):
-            return 0.9
-
-    class Quiet:
-        def share(self):
-            return 0.2
-
-    class Unknown:
-        def share(self):
-            return None
-
     def runs(*kinds):
         return [SimpleNamespace(ok=k is None, error_kind=k) for k in kinds]
     crowded = "graded 2 at a time, tasks waited for a CPU 90% of the time"
     timing = [Check("delivered", True, ""), Check("retransmissions", False, "12 for 0 losses")]
-    assert crowded_failure(timing, runs(None), Crowded(), 2) == crowded
-    assert crowded_failure(timing + [Check("goodput", False, "40%")], runs(None, None), Crowded(), 2) == crowded
-    assert crowded_failure(timing, runs(None), Crowded(), 1) == ""                              # alone
-    assert crowded_failure(timing, runs(None), Quiet(), 4) == "graded 4 at a time, tasks waited for a CPU 20% of the time"
-    assert crowded_failure(timing, runs(None), Unknown(), 3) == "graded 3 at a time, how busy unknown (no /proc/pressure/cpu)"
-    assert crowded_failure([Check("goodput", True, "")], runs(None), Crowded(), 2) == ""         # a pass stands
+    assert crowded_failure(timing, runs(None), Fixed(0.9), 2) == crowded
+    assert crowded_failure(timing + [Check("goodput", False, "40%")], runs(None, None), Fixed(0.9), 2) == crowded
+    assert crowded_failure(timing, runs(None), Fixed(0.9), 1) == ""                              # alone
+    assert crowded_failure(timing, runs(None), Fixed(0.2), 4) == "graded 4 at a time, tasks waited for a CPU 20% of the time"
+    assert crowded_failure(timing, runs(None), Fixed(None), 3) == "graded 3 at a time, how busy unknown (no /proc/pressure/cpu)"
+    assert crowded_failure([Check("goodput", True, "")], runs(None), Fixed(0.9), 2) == ""         # a pass stands
     gave_up = [Check("delivered", False, "receiver did not exit within 5 s after the sender finished")]
     for kind in (ErrorKind.RECEIVER_LINGERED, ErrorKind.SENDER_FAILED, ErrorKind.RECEIVER_LEFT, ErrorKind.NOT_BOUND):
-        assert crowded_failure(gave_up, runs(None, kind), Crowded(), 2) == crowded, kind
+        assert crowded_failure(gave_up, runs(None, kind), Fixed(0.9), 2) == crowded, kind
     for kind in (ErrorKind.OUTPUT_DIFFERS, ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS, ErrorKind.UNREACHABLE,
                  ErrorKind.NOT_FOUND):
-        assert crowded_failure([Check("delivered", False, "3 bytes differ")] + timing, runs(kind), Crowded(), 2) == "", kind
-    assert crowded_failure([Check("conventions", False, "EOF flag 255")], runs(None), Crowded(), 2) == ""
+        assert crowded_failure([Check("delivered", False, "3 bytes differ")] + timing, runs(kind), Fixed(0.9), 2) == "", kind
+    assert crowded_failure([Check("conventions", False, "EOF flag 255")], runs(None), Fixed(0.9), 2) == ""
 
 
 def test_a_disturbed_run_counts_only_where_lag_could_not_have_decided_it():
