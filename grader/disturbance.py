@@ -176,10 +176,24 @@ class CpuPressure:
 # Wrong bytes, a missing program, a bind where the link cannot deliver and a convention
 # are the program's, and so are hangs (the time limit, no progress): their limits are
 # generous (seconds, against milliseconds of lag), and grading them again would cost
-# each its whole limit a second time.
+# each its whole limit a second time. So is a program that crashed before the link
+# carried anything for it (`crashed_first`).
 TIMING_CHECKS = frozenset({"retransmissions", "goodput"})
 OWN_RUN_FAILURES = frozenset({ErrorKind.OUTPUT_DIFFERS, ErrorKind.NOT_FOUND, ErrorKind.UNREACHABLE,
                               ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS})
+
+
+def crashed_first(run) -> bool:
+    """A failed `run` whose program exited with an error before any timer of its could
+    matter: a sender that put no packet into the link (a syntax error, a bad argument, a
+    missing import), or a receiver that exited before it bound. Crowding slows a program;
+    it does not make one crash before its first packet. (The engine takes in what is
+    waiting when it is stopped, so a packet sent just before a crash is counted.)"""
+    if run.error_kind == ErrorKind.SENDER_FAILED:
+        return (run.packets or {}).get("forward") == 0
+    if run.error_kind == ErrorKind.NOT_BOUND:
+        return run.receiver is not None and run.receiver.exit_code is not None and not run.receiver.timed_out
+    return False
 
 
 def machine_can_fail(checks, runs) -> bool:
@@ -189,7 +203,7 @@ def machine_can_fail(checks, runs) -> bool:
         if c.passed:
             continue
         if c.name == "delivered":
-            if any(r.error_kind in OWN_RUN_FAILURES for r in runs if not r.ok):
+            if any(r.error_kind in OWN_RUN_FAILURES or crashed_first(r) for r in runs if not r.ok):
                 return False
         elif c.name not in TIMING_CHECKS:
             return False

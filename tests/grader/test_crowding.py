@@ -136,8 +136,10 @@ def test_only_what_crowding_can_fail_is_failed_by_crowding():
     from grader.checks import Check
     from harness.monitor import ErrorKind
 
-    def runs(*kinds):
-        return [SimpleNamespace(ok=k is None, error_kind=k) for k in kinds]
+    def runs(*kinds, sent=5, receiver_ran=True):
+        receiver = SimpleNamespace(exit_code=None if receiver_ran else 1, timed_out=receiver_ran)
+        return [SimpleNamespace(ok=k is None, error_kind=k, packets={"forward": sent, "reverse": 0},
+                                receiver=receiver) for k in kinds]
     crowded = "graded 2 at a time, tasks waited for a CPU 90% of the time"
     timing = [Check("delivered", True, ""), Check("retransmissions", False, "12 for 0 losses")]
     assert crowded_failure(timing, runs(None), Fixed(0.9), 2) == crowded
@@ -183,8 +185,10 @@ def test_which_failures_a_disturbed_machine_can_cause():
     from grader.checks import Check
     from harness.monitor import ErrorKind
 
-    def runs(*kinds):
-        return [SimpleNamespace(ok=k is None, error_kind=k) for k in kinds]
+    def runs(*kinds, sent=5, receiver_ran=True):
+        receiver = SimpleNamespace(exit_code=None if receiver_ran else 1, timed_out=receiver_ran)
+        return [SimpleNamespace(ok=k is None, error_kind=k, packets={"forward": sent, "reverse": 0},
+                                receiver=receiver) for k in kinds]
     failed = [Check("delivered", False, "why")]
     assert verdict([Check("delivered", True, ""), Check("goodput", True, "")], runs(None)) == PASSED
     assert verdict([Check("delivered", True, ""), Check("goodput", False, "40%")], runs(None)) == MACHINES
@@ -197,6 +201,11 @@ def test_which_failures_a_disturbed_machine_can_cause():
         assert verdict(failed, runs(kind)) == OWN, kind
         assert verdict(failed + [Check("goodput", False, "40%")], runs(None, kind)) == OWN, kind
     assert verdict([Check("printed", False, "no statistics line")], runs(None)) == OWN
+    # a crash before the link carried anything (a syntax error): the program's, not the machine's
+    assert verdict(failed, runs(ErrorKind.SENDER_FAILED, sent=0)) == OWN
+    assert verdict(failed, runs(ErrorKind.NOT_BOUND, receiver_ran=False)) == OWN
+    assert verdict(failed, runs(ErrorKind.SENDER_FAILED, sent=None)) == MACHINES     # no counters: not known
+    assert verdict(failed, runs(ErrorKind.RECEIVER_FAILED, sent=0)) == MACHINES      # a receiver's timer
 
 
 

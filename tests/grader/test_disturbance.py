@@ -112,6 +112,24 @@ def test_disturbed_in_the_pool_is_graded_again_alone_at_the_end(tmp_path, monkey
     assert "UNGRADED" not in (out / "s0" / "feedback.md").read_text()
 
 
+def test_a_program_that_crashes_before_its_first_packet_is_not_graded_again(tmp_path):
+    """A sender with a syntax error, or a receiver that dies before it binds, fails in the
+    pool on its own: crowding makes programs late, not crash before the link carries a
+    packet. Its failure stands there; it is not graded again alone after the pool."""
+    good, bad_sender, bad_receiver = class_of(tmp_path, 3)
+    for sub, program in ((bad_sender, "Sender2.py"), (bad_receiver, "Receiver2.py")):
+        with open(os.path.join(sub.path, program), "a") as f:
+            f.write("\nif True\n    pass\n")            # a syntax error: Python compiles it before it runs
+    out = tmp_path / "out"
+    results = grade_all([good, bad_sender, bad_receiver], battery(), str(out), Options(backend="netns"), jobs=2)
+    assert results[0]["score"] == battery().max_score
+    for r, said in ((results[1], "sender failed"), (results[2], "before binding")):
+        s = r["scenarios"][0]
+        assert s["score"] == 0 and "SyntaxError" in s["reason"] and said in s["reason"], s["reason"]
+        assert not r.get("graded_again") and r["ungraded"] == [], r.get("graded_again")
+        assert "Graded again alone" not in (out / r["student"] / "feedback.md").read_text()
+
+
 def test_a_scenario_disturbed_on_every_try_is_never_scored_and_says_so(tmp_path, monkeypatch):
     script(monkeypatch, lambda n, run: True)
     out = tmp_path / "out"

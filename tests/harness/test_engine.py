@@ -52,6 +52,30 @@ def test_engine_relays_and_answers_on_its_control_socket(tmp_path):
     assert stats["forward"]["packets_in"] == 2 and stats["forward"]["down_drops"] == 1
 
 
+def test_what_waits_for_the_engine_when_it_is_stopped_is_counted(tmp_path):
+    """A sender that sends one packet and crashes: its packet counts as put into the
+    link even when the engine had not read it yet when told to stop (the grader tells a
+    crash before the first packet from one after it by this count: grader.disturbance)."""
+    import signal
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, Processes() as procs:
+        rx.bind(("127.0.0.1", 0))
+        engine = Engine({"mode": "udp", "seed": 1, "paths": [
+            {"name": "p0", "forward": "delay 50ms", "reverse": "", "shared_queue": False,
+             "listen": "127.0.0.1:0", "to": f"127.0.0.1:{rx.getsockname()[1]}"}]}, str(tmp_path), procs).start()
+        host, port = engine.paths[0]["listen"].rsplit(":", 1)
+        pid = engine.proc.pid
+        os.kill(pid, signal.SIGSTOP)            # the engine off the CPU: the packets, then the stop, wait
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+                for k in range(3):
+                    tx.sendto(b"only %d" % k, (host, int(port)))
+            os.kill(pid, signal.SIGTERM)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        stats = engine.stop()
+    assert stats["forward"]["packets_in"] == 3 and stats["forward"]["delivered"] == 0, stats["forward"]
+
+
 def test_engine_that_dies_at_start_says_why(monkeypatch, tmp_path):
     monkeypatch.setenv("RDTLAB_LINKEMU", str(FIXTURES / "broken_linkemu.py"))
     with Processes() as procs, pytest.raises(EngineError, match="before it was ready: linkemu: cannot open"):
