@@ -70,11 +70,6 @@ def accepted_range(values: list[float], tol: float = 0.0) -> tuple[float, float]
 
 # How a reported number misses what the fresh runs support (`Miss.how`).
 ABOVE, BELOW, FAILED, MISSING = "above", "below", "failed", "missing"
-# Metrics a disturbed machine moves one way only: lag, or a program held off the CPU,
-# adds time and never takes it away. (Retransmissions may go either way: a sender slowed
-# down overflows the queue less.) The first: higher is better.
-HIGHER_IS_BETTER = frozenset({"goodput_kBps", "goodput_mbps"})
-ONLY_WORSENED = HIGHER_IS_BETTER | {"rtt_ms", "wire_time_s", "total_s"}
 
 
 @dataclass(frozen=True)
@@ -86,19 +81,6 @@ class Miss:
     cell: dict
     metric: str
     how: str
-
-    def better(self) -> bool:
-        """Better than the runs, for a metric a disturbance only makes worse: no disturbed
-        measurement of the student's explains it (a disturbed run of the grader's may)."""
-        return self._one_way() and (self.how == ABOVE) == (self.metric in HIGHER_IS_BETTER)
-
-    def worse(self) -> bool:
-        """Worse than the runs, for a metric a disturbance only makes worse: no disturbed
-        run of the grader's explains it (a disturbed measurement of the student's may)."""
-        return self._one_way() and not self.better()
-
-    def _one_way(self) -> bool:
-        return self.metric in ONLY_WORSENED and self.how in (ABOVE, BELOW)
 
 
 def runs_of(frame: pd.DataFrame, question: Question, cell: dict) -> pd.DataFrame:

@@ -207,12 +207,11 @@ def test_a_failure_the_kernel_says_the_machine_disturbed_is_graded_again_never_p
     assert v.disturbed and "[1 more]" in v.reason      # retransmissions: a disturbance moves them either way
     [v] = R._decide_all([_pending(lab, 20.0, lag_p99_us=900.0, steal=0.004)], lab, None)   # quiet: a failure stands
     assert not v.passed and v.disturbed == "" and v.reason.startswith("Q1 timeout_ms=20: you report")
-    # better than the runs, where a disturbance only makes figures worse: no late kernel
-    # measured that, and one such number fails the cell whatever the others
+    # better than the runs: a late kernel's runs can meet other draws of the link than
+    # quiet ones, luckier ones too, so that is graded again as well
     for table in (_pending(lab, 500.0, lag_p99_us=3100.0), _pending(lab, 500.0, steal=0.05)):
         [v] = R._decide_all([table], lab, None)
-        assert not v.passed and v.disturbed == "" and v.reason.startswith(
-            "Q1 timeout_ms=20: you report throughput_kBps 500.0"), v.reason
+        assert not v.passed and v.disturbed.startswith("in your kernel's own runs") and not v.ours_only, v.reason
     [v] = R._decide_all([_pending(lab, 62.0, lag_p99_us=9000.0, steal=0.5)], lab, None)    # a pass is the grader's runs'
     assert v.passed and v.disturbed == ""
     assert R.disturbed_kernel() == R.disturbed_kernel(math.nan, math.nan) == R.disturbed_kernel(1000.0, 0.0) == ""
@@ -254,41 +253,33 @@ def test_what_the_kernel_hands_in_is_read_as_numbers_or_not_at_all(lab, tmp_path
 
 
 def test_a_failure_disturbed_only_in_the_graders_runs_needs_only_the_remeasurement_again(lab, monkeypatch):
-    """A disturbance makes the runs it hits look worse: the grader's late or crowded runs
-    explain a report better than them (the re-measurement again is enough), the kernel's
-    a report worse than them (its notebook runs again); neither explains the other side."""
+    """A disturbance can move a figure either way (the runs it hits meet other draws of
+    the link: BENCHMARKS.md, "A crowded kernel measured better than the link allows
+    quietly"). So the grader's late or crowded runs explain a report outside them either
+    way (the re-measurement again is enough), and so does the kernel's word or crowding
+    (its notebook runs again); a failure on quiet runs of a quiet kernel stands."""
     lags = iter([])
     monkeypatch.setattr(R, "_rerun", lambda lab_, sandbox, pending, reruns:
                         {i: _fresh(lab, next(lags), goodput=(60.0, 64.0) * reruns) for i in pending})
-    lags = iter([4200.0] * 3)
-    [v] = R._decide_all([_pending(lab, 500.0)], lab, None)
-    assert v.disturbed and v.ours_only
-    lags = iter([4200.0] * 3)
-    [v] = R._decide_all([_pending(lab, 20.0)], lab, None)             # worse than late runs: not theirs to explain
-    assert not v.passed and v.disturbed == "" and v.reason.startswith("Q1 timeout_ms=20: you report"), v.reason
-    lags = iter([4200.0] * 3)
-    [v] = R._decide_all([_pending(lab, 20.0, lag_p99_us=3000.0)], lab, None)     # the kernel's: run it again
-    assert v.disturbed == ("in your kernel's own runs the engine sent packets up to 3.0 ms late, as it recorded "
-                           "them") and not v.ours_only
+    for reported in (500.0, 20.0):                                   # better, worse: late runs explain both
+        lags = iter([4200.0] * 3)
+        [v] = R._decide_all([_pending(lab, reported)], lab, None)
+        assert v.disturbed.startswith("in 8 of the grader's 8 runs") and v.ours_only, (reported, v.reason)
     lags = iter([4200.0] * 3)
     [v] = R._decide_all([_pending(lab, 20.0, retransmissions=40.0, lag_p99_us=3000.0)], lab, None)   # both
     assert v.disturbed == ("in 8 of the grader's 8 runs the engine sent packets up to 4.2 ms late; in your kernel's "
                            "own runs the engine sent packets up to 3.0 ms late, as it recorded them"), v.disturbed
     assert not v.ours_only
-    lags = iter([4200.0] * 3)
-    [v] = R._decide_all([_pending(lab, 500.0, lag_p99_us=3000.0)], lab, None)     # better: the kernel was not late there
-    assert v.disturbed.startswith("in 8 of the grader's 8 runs") and v.ours_only
     crowded = "while the grader re-measured, tasks waited for a CPU 96% of the time, 2 gradings at a time"
-    lags = iter([300.0] * 3)
-    [v] = R._decide_all([_pending(lab, 500.0)], lab, None, crowding=lambda: crowded)
-    assert v.disturbed == crowded and v.ours_only
-    lags = iter([300.0] * 3)
-    [v] = R._decide_all([_pending(lab, 20.0)], lab, None, crowding=lambda: crowded)   # crowded runs, still better
-    assert not v.passed and v.disturbed == ""
+    for reported in (500.0, 20.0):
+        lags = iter([300.0] * 3)
+        [v] = R._decide_all([_pending(lab, reported)], lab, None, crowding=lambda: crowded)
+        assert v.disturbed == crowded and v.ours_only, (reported, v.reason)
     crowded = "while your notebook ran, tasks waited for a CPU 96% of the time, 2 gradings at a time"
+    for reported in (500.0, 20.0):        # a crowded kernel's table: better or worse, its notebook runs again
+        lags = iter([300.0] * 3)
+        [v] = R._decide_all([_pending(lab, reported)], lab, None, kernel_crowded=crowded)
+        assert v.disturbed == crowded and not v.ours_only, (reported, v.reason)
     lags = iter([300.0] * 3)
-    [v] = R._decide_all([_pending(lab, 20.0)], lab, None, kernel_crowded=crowded)
-    assert v.disturbed == crowded and not v.ours_only
-    lags = iter([300.0] * 3)
-    [v] = R._decide_all([_pending(lab, 500.0)], lab, None, kernel_crowded=crowded)    # a crowded kernel gets less
-    assert not v.passed and v.disturbed == ""
+    [v] = R._decide_all([_pending(lab, 500.0)], lab, None)                         # all quiet: it stands
+    assert not v.passed and v.disturbed == "" and v.reason.startswith("Q1 timeout_ms=20: you report"), v.reason
