@@ -6,9 +6,8 @@ LAG_WARN_US) means the link's timing was not the battery's. A student's protocol
 on such a run can time out, resend or fall behind the reference for the machine's sake,
 not its own; a reference run so disturbed would skew every comparison with it.
 
-A pass on a disturbed run of the student's stands, and so do a failure against a
-disturbed reference run and a failure lag cannot cause, such as wrong bytes or a hang
-(`unsettled`: lag only makes the run it hits look worse, by milliseconds). Any other
+A pass on a disturbed run of the student's stands, and so does a failure lag cannot
+cause, such as wrong bytes or a hang (`unsettled`: a pass is never a lost point). Any other
 disturbed run is run again with the same seed (the engine draws the same link
 decisions: the replay command still reproduces what is graded), up to TRIES times. A
 scenario still disturbed after that is not scored: it is marked `ungraded`, and once the
@@ -58,16 +57,18 @@ PASSED, MACHINES, OWN = "passed", "a failure the machine can cause", "a failure 
 
 def unsettled(student: str | None, reference: str | None, outcome) -> str | None:
     """The disturbance that keeps a run from counting (the engine's word), or None.
-    Lag only delays packets, so it makes the run it hits look worse, and every check asks
-    the student's run to do at least as well as a bar: a fixed one, or the reference's
-    figures on the same link and seed. So a pass on a disturbed student's run is a pass on
-    a quiet machine too; a failure against a disturbed reference (a bar set lower) is a
-    failure there too; and a failure lag cannot cause (`machine_can_fail`: wrong bytes,
-    a hang) is the programs' own. None of these needs running again. `outcome()` says
-    which the run is (`verdict`): PASSED, MACHINES or OWN."""
+    Every check asks the student's run to do at least as well as a bar: a fixed one, or
+    the reference's figures on the same link and seed. A late run may meet other draws of
+    the link than a quiet one (a packet late on a shared queue, a resend more), so its
+    figures can come out worse or luckier. So a pass on a disturbed student's run stands
+    (a pass is never a lost point), but not one against a disturbed reference (its bar
+    may be lower); a failure that a disturbed run, the student's or the reference's,
+    could have made is run again; and a failure lag cannot cause (`machine_can_fail`:
+    wrong bytes, a hang) is the programs' own. `outcome()` says which the run is
+    (`verdict`): PASSED, MACHINES or OWN."""
     if not student and not reference:
         return None
-    return {PASSED: reference, MACHINES: student, OWN: None}[outcome()]
+    return {PASSED: reference, MACHINES: student or reference, OWN: None}[outcome()]
 
 
 def verdict(checks, runs) -> str:
