@@ -268,10 +268,11 @@ def explained(miss: Miss, runs: pd.DataFrame, kernel: str, crowded: str) -> tupl
     """(the disturbances that could have made `miss`, whether they were in the grader's
     own runs alone), or None: then the miss is the table's, and one such fails its cell.
     A disturbance can move a figure either way: a program held off the CPU, or a packet
-    sent late, changes which packets meet the link's random draws (on a shared queue,
-    data and ACKs draw from one generator; on any link, a resend more or less shifts
-    every later draw), and another draw of the same seed can be luckier as well as worse
-    (BENCHMARKS.md, "A crowded kernel measured better than the link allows quietly").
+    sent late, changes which packets meet the link's random draws (a resend more or
+    less, or at another moment behind the other direction's packets in a shared queue,
+    shifts every later draw of its direction), and another draw of the same seed can be
+    luckier as well as worse (BENCHMARKS.md, "A crowded kernel measured better than the
+    link allows quietly").
     So:
     - The grader's runs of the cell (`runs`), late, or crowded (`crowded`: tasks waited
       for a CPU while it re-measured), explain programs failing there and a number

@@ -225,12 +225,19 @@ impl Engine {
             Endpoint::Tun { a, b } => (PathIo::Tun(TunIo::open(a, b).map_err(ctx)?), [WIRE_OVERHEAD_IP; 2]),
         };
         let specs = [pc.forward.clone(), pc.reverse.clone()];
-        let n_links = if pc.shared_queue { 1 } else { 2 };
         let mut links = vec![];
-        for l in 0..n_links {
-            let mut link = Link::new(parse_spec(&specs[l]).map_err(ctx)?, link_seed(seed, i, l));
-            link.set_wire_overhead(overhead[l]);
+        if pc.shared_queue {
+            // one queue, each direction drawing from the seed it would have on its own queue
+            let spec = parse_spec(&specs[FORWARD]).map_err(ctx)?;
+            let mut link = Link::shared(spec, link_seed(seed, i, FORWARD), link_seed(seed, i, REVERSE));
+            link.set_wire_overhead(overhead[FORWARD]);
             links.push(link);
+        } else {
+            for l in [FORWARD, REVERSE] {
+                let mut link = Link::new(parse_spec(&specs[l]).map_err(ctx)?, link_seed(seed, i, l));
+                link.set_wire_overhead(overhead[l]);
+                links.push(link);
+            }
         }
         Ok(PathRt {
             name: pc.name.clone(),
@@ -553,7 +560,12 @@ fn ingress(mode: Mode, p: usize, path: &mut PathRt, dir: usize, endpoint: usize,
     // The head is taken before the link may flip a bit in it.
     let head = trace.as_ref().map(|_| data[shown.start..shown.end.min(shown.start + trace::HEAD_BYTES)].to_vec());
     let len = data.len();
-    let verdict = path.links[li].enqueue(now, data, range, tag(id, endpoint, dir));
+    let link = &mut path.links[li];
+    let verdict = if dir == REVERSE {
+        link.enqueue_reverse(now, data, range, tag(id, endpoint, dir))
+    } else {
+        link.enqueue(now, data, range, tag(id, endpoint, dir))
+    };
     count_verdict(st, verdict);
     if let (Some(t), Some(head)) = (trace, head) {
         t.arrival(now, p, dir, id, &head, len, repeat, Some(verdict));

@@ -30,6 +30,11 @@
 //!   `limit` counts every packet held, including reordered ones awaiting release.
 //! - `set_spec` keeps the generator unless the new spec has a `seed` (netem reseeds
 //!   from entropy on every change).
+//! - A queue shared by both directions (`Link::shared`, netem on `lo`) keeps one delay
+//!   line and rate, but each direction draws from a generator of its own (netem has one
+//!   per qdisc): the k-th packet each way meets the same draws however the data and ACKs
+//!   interleave, so a host that holds a program up does not reshuffle which of them the
+//!   losses hit (BENCHMARKS.md, "Shared queue, a generator per direction").
 
 use crate::dist::{self, Table};
 use crate::loss::Loss;
@@ -138,11 +143,20 @@ impl Params {
     }
 }
 
+/// One direction's random draws on a shared queue: its generator and the state netem
+/// keeps between draws (correlations, the loss model).
+struct Draws {
+    rng: Rng,
+    p: Params,
+}
+
 /// One netem qdisc: one delay line, fed by `enqueue`, drained by `dequeue`.
 pub struct Link {
     spec: NetemSpec,
     p: Params,
     rng: Rng,
+    /// A shared queue's reverse direction's draws (`enqueue_reverse`); None otherwise.
+    reverse: Option<Draws>,
     wire_overhead: u32,
     /// netem's tfifo: packets by (due, arrival number), so ties leave in arrival order.
     tfifo: BTreeMap<(u64, u64), Departure>,
@@ -173,12 +187,22 @@ impl Link {
             slot: open_slot(&p),
             p,
             rng,
+            reverse: None,
             wire_overhead: 0,
             tfifo: BTreeMap::new(),
             head: VecDeque::new(),
             counter: 0,
             arrivals: 0,
         }
+    }
+
+    /// A queue both directions share: `enqueue` takes the forward direction's packets,
+    /// drawing from `seed`, and `enqueue_reverse` the reverse's, drawing from
+    /// `reverse_seed` (a `seed` option in the spec wins over both).
+    pub fn shared(spec: NetemSpec, seed: u64, reverse_seed: u64) -> Link {
+        let mut link = Link::new(spec, seed);
+        link.reverse = Some(Draws::new(&link.spec, reverse_seed));
+        link
     }
 
     /// Bytes added to each packet's length for `rate` (see the module doc and the
@@ -198,6 +222,12 @@ impl Link {
             self.rng = Rng::new(seed);
         }
         self.p = Params::new(&spec, &mut self.rng);
+        if let Some(d) = &mut self.reverse {
+            if let Some(seed) = spec.seed {
+                d.rng = Rng::new(reverse_of(seed));
+            }
+            d.p = Params::new(&spec, &mut d.rng);
+        }
         self.counter = 0;
         self.slot = open_slot(&self.p);
         self.spec = spec;
@@ -228,6 +258,41 @@ impl Link {
         let verdict = self.netem_enqueue(now, pkt, &corrupt_range, true);
         self.refresh_slot(now);
         verdict
+    }
+
+    /// `enqueue` for a shared queue's reverse direction: the same queue, that
+    /// direction's own draws (the same as `enqueue` on a link that is not shared).
+    pub fn enqueue_reverse(
+        &mut self,
+        now: u64,
+        data: Vec<u8>,
+        corrupt_range: Range<usize>,
+        tag: u32,
+    ) -> Verdict {
+        let Some(mut draws) = self.reverse.take() else {
+            return self.enqueue(now, data, corrupt_range, tag);
+        };
+        self.swap_draws(&mut draws);
+        let pkt = Departure {
+            data,
+            tag,
+            due: now,
+            arrived: now,
+            duplicate: false,
+            corrupted: false,
+        };
+        let verdict = self.netem_enqueue(now, pkt, &corrupt_range, true);
+        self.swap_draws(&mut draws);
+        self.reverse = Some(draws);
+        self.refresh_slot(now); // slots are the queue's: drawn from the forward generator
+        verdict
+    }
+
+    /// Put `draws` in the place of the forward direction's, and those in `draws`. The
+    /// queue's settings (rate, limit, slot) are the same in both: a shared queue has one spec.
+    fn swap_draws(&mut self, draws: &mut Draws) {
+        std::mem::swap(&mut self.rng, &mut draws.rng);
+        std::mem::swap(&mut self.p, &mut draws.p);
     }
 
     /// When the next packet is due out, if any (with `slot`: not before the slot opens;
@@ -442,6 +507,19 @@ impl Link {
         }
         (bytes as u128 * 1_000_000_000 / rate.bytes_per_sec as u128) as u64
     }
+}
+
+impl Draws {
+    fn new(spec: &NetemSpec, seed: u64) -> Draws {
+        let mut rng = Rng::new(spec.seed.map_or(seed, reverse_of));
+        let p = Params::new(spec, &mut rng);
+        Draws { rng, p }
+    }
+}
+
+/// The reverse direction's seed on a shared queue whose spec gives a `seed`.
+fn reverse_of(seed: u64) -> u64 {
+    seed ^ 0x9e37_79b9_7f4a_7c15
 }
 
 /// netem_change's slot setup: the first slot is open at once.
