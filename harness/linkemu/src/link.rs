@@ -247,15 +247,7 @@ impl Link {
         corrupt_range: Range<usize>,
         tag: u32,
     ) -> Verdict {
-        let pkt = Departure {
-            data,
-            tag,
-            due: now,
-            arrived: now,
-            duplicate: false,
-            corrupted: false,
-        };
-        let verdict = self.netem_enqueue(now, pkt, &corrupt_range, true);
+        let verdict = self.admit(now, data, &corrupt_range, tag);
         self.refresh_slot(now);
         verdict
     }
@@ -273,6 +265,15 @@ impl Link {
             return self.enqueue(now, data, corrupt_range, tag);
         };
         self.swap_draws(&mut draws);
+        let verdict = self.admit(now, data, &corrupt_range, tag);
+        self.swap_draws(&mut draws);
+        self.reverse = Some(draws);
+        self.refresh_slot(now); // slots are the queue's: drawn from the forward generator
+        verdict
+    }
+
+    /// A new packet's pass through netem_enqueue.
+    fn admit(&mut self, now: u64, data: Vec<u8>, corrupt_range: &Range<usize>, tag: u32) -> Verdict {
         let pkt = Departure {
             data,
             tag,
@@ -281,11 +282,7 @@ impl Link {
             duplicate: false,
             corrupted: false,
         };
-        let verdict = self.netem_enqueue(now, pkt, &corrupt_range, true);
-        self.swap_draws(&mut draws);
-        self.reverse = Some(draws);
-        self.refresh_slot(now); // slots are the queue's: drawn from the forward generator
-        verdict
+        self.netem_enqueue(now, pkt, corrupt_range, true)
     }
 
     /// Put `draws` in the place of the forward direction's, and those in `draws`. The
