@@ -6,12 +6,16 @@ The whole path with real kernels is in tests/course/test_jailed_autograde.py and
 are scripted, since a crowded machine cannot be ordered on cue."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from grader import autograde as A
+from grader.checks import Check
 from grader.disturbance import (MACHINES, OWN, PASSED, Admission, CpuPressure, cpu_waiting_avg10, cpu_waiting_us,
                                 crowded_failure, crowding, unsettled, verdict)
 from grader.remeasure import Verdict
+from harness.monitor import ErrorKind
 
 PSI = "some avg10=95.82 avg60=79.54 avg300=37.05 total={some}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
 
@@ -30,6 +34,14 @@ def test_cpu_pressure_is_the_share_of_wall_time_some_task_waited(tmp_path):
     assert cpu_waiting_us(str(tmp_path / "none")) is None
     psi.write_text("garbage\n")
     assert cpu_waiting_us(str(psi)) is None and CpuPressure(str(psi)).share() is None
+
+
+def runs(*kinds, sent=5, receiver_ran=True):
+    """Runs that ended so (None: ok), as the grader's checks see them: `sent` packets into
+    the link, and a receiver that ran until stopped or exited before it bound."""
+    receiver = SimpleNamespace(exit_code=None if receiver_ran else 1, timed_out=receiver_ran)
+    return [SimpleNamespace(ok=k is None, error_kind=k, packets={"forward": sent, "reverse": 0},
+                            receiver=receiver) for k in kinds]
 
 
 class Fixed:
@@ -131,15 +143,6 @@ def test_only_what_crowding_can_fail_is_failed_by_crowding():
     bind late; not write wrong bytes, bind where the link cannot deliver, or hang. Such a
     failure in a pool is confirmed alone however busy the pool looked: four gradings on
     two cores starved a correct busy-polling sender while tasks waited under half the time."""
-    from types import SimpleNamespace
-
-    from grader.checks import Check
-    from harness.monitor import ErrorKind
-
-    def runs(*kinds, sent=5, receiver_ran=True):
-        receiver = SimpleNamespace(exit_code=None if receiver_ran else 1, timed_out=receiver_ran)
-        return [SimpleNamespace(ok=k is None, error_kind=k, packets={"forward": sent, "reverse": 0},
-                                receiver=receiver) for k in kinds]
     crowded = "graded 2 at a time, tasks waited for a CPU 90% of the time"
     timing = [Check("delivered", True, ""), Check("retransmissions", False, "12 for 0 losses")]
     assert crowded_failure(timing, runs(None), Fixed(0.9), 2) == crowded
@@ -180,15 +183,6 @@ def test_a_disturbed_run_counts_only_where_lag_could_not_have_decided_it():
 
 
 def test_which_failures_a_disturbed_machine_can_cause():
-    from types import SimpleNamespace
-
-    from grader.checks import Check
-    from harness.monitor import ErrorKind
-
-    def runs(*kinds, sent=5, receiver_ran=True):
-        receiver = SimpleNamespace(exit_code=None if receiver_ran else 1, timed_out=receiver_ran)
-        return [SimpleNamespace(ok=k is None, error_kind=k, packets={"forward": sent, "reverse": 0},
-                                receiver=receiver) for k in kinds]
     failed = [Check("delivered", False, "why")]
     assert verdict([Check("delivered", True, ""), Check("goodput", True, "")], runs(None)) == PASSED
     assert verdict([Check("delivered", True, ""), Check("goodput", False, "40%")], runs(None)) == MACHINES
