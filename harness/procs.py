@@ -438,15 +438,20 @@ class Processes:
             if not proc.wait(grace):
                 proc.signal_group(signal.SIGKILL)
                 proc.wait(None)
-        # The leader is a zombie here, so its group id is still ours: clear stragglers,
-        # and see them gone (SIGKILL lands asynchronously: on a loaded machine a killed
-        # grandchild can still be listed for a moment), so "stopped" means nothing is left.
+        # The leader is a zombie here, so its group id is still ours: clear stragglers.
         proc.signal_group(signal.SIGKILL)
+        # Reap the leader (its times, its reaped children's included, come with it); the
+        # group's id stays taken while any straggler holds it, so it cannot be reused
+        # while we look. Then see them gone (SIGKILL lands asynchronously: on a loaded
+        # machine a killed grandchild can still be listed for a moment), so "stopped"
+        # means nothing is left: asked of the kernel in one call, and /proc scanned (which
+        # tells zombies apart) only when something answers.
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.cpu_s = usage.ru_utime + usage.ru_stime
+        proc.exit_code = proc._popen.returncode = os.waitstatus_to_exitcode(status)
         deadline = time.monotonic() + KILL_SETTLE_S
-        while pids_in_group(proc.pid) and time.monotonic() < deadline:
+        while group_exists(proc.pid) and pids_in_group(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.005)
-        proc.cpu_s = cpu_seconds(proc.pid)   # the zombie still holds its times
-        proc.exit_code = proc._popen.wait()
         os.close(proc._pidfd)
         proc._out.thread.join(timeout=2.0)
         proc._err.thread.join(timeout=2.0)
@@ -473,18 +478,16 @@ def _read_all(fd: int) -> bytes:
     return data
 
 
-_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """utime + stime + cutime + cstime of `pid` (a live process or an unreaped zombie),
-    in seconds; None if it cannot be read."""
+def group_exists(pgid: int) -> bool:
+    """Whether any process (a zombie too) has process group pgid: one system call, where
+    `pids_in_group` reads every process's stat (milliseconds on a busy machine)."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return sum(int(v) for v in fields[11:15]) * _TICK_S   # fields 14-17 of proc(5)
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:     # there, but another user's
+        return True
+    return True
 
 
 def pids_in_group(pgid: int) -> list[int]:

@@ -49,6 +49,20 @@ def test_group_is_killed_with_grandchildren(tmp_path):
     assert pids_in_group(p.pid) == []
 
 
+def test_a_group_that_is_gone_is_not_looked_for_in_proc(tmp_path, monkeypatch):
+    """stop() asks the kernel whether the group is left (one call); it scans /proc only
+    when something answers: a program that leaves nothing costs no scan."""
+    import harness.procs as procs_module
+    scans = []
+    monkeypatch.setattr(procs_module, "pids_in_group", lambda pgid: scans.append(pgid) or [])
+    with Processes() as procs:
+        p = procs.start("true", ["true"], cwd=str(tmp_path))
+        assert p.wait(10)
+        procs.stop(p)
+    assert p.exit_code == 0 and scans == []
+    assert procs_module.group_exists(p.pid) is False
+
+
 def ignores_sigterm(pid: int) -> bool:
     with open(f"/proc/{pid}/status") as f:
         mask = next(int(line.split()[1], 16) for line in f if line.startswith("SigIgn:"))
