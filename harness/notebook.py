@@ -21,7 +21,8 @@ kernel's own verdict is only the student's check.
 Mode: `quick` or `full` (the sheet's settings), chosen by the notebook's MODE and
 overridden by RDTLAB_NOTEBOOK_MODE (which also takes `tiny`, the course tests' plan).
 RDTLAB_NOTEBOOK_SIZE (bytes) and RDTLAB_NOTEBOOK_RUNS change a plan's file size and
-runs per cell.
+runs per cell. RDTLAB_NOTEBOOK_PROGRESS=off hides the sweeps' progress bars (the grader's
+kernels run so: grader/notebook_jail.py).
 """
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ class Lab:
     """The student's folder, measured over the assignment's link."""
 
     def __init__(self, mode: str, assignment: str, folder: str = ".", backend: str = "auto",
-                 seed: int = 1, progress: bool = True, tcp_cc: str | None = None):
+                 seed: int = 1, progress: bool | None = None, tcp_cc: str | None = None):
         self.spec = get_assignment(assignment)
         self.models = self.spec.models          # the model answers' functions
         self.mode = resolve_mode(mode)
@@ -109,7 +110,8 @@ class Lab:
         self.backend = os.environ.get("RDTLAB_NOTEBOOK_BACKEND", backend)
         # which backend and why, said by the set-up cell; each backend's runs are kept apart
         self.backend_used, self.backend_line = backends.describe(self.backend)
-        self.progress = progress
+        # None: shown, unless RDTLAB_NOTEBOOK_PROGRESS=off
+        self.progress = progress if progress is not None else os.environ.get("RDTLAB_NOTEBOOK_PROGRESS") != "off"
         # kernel TCP's congestion control, pinned in the namespaces (harness/backends/tcp.py);
         # None: the kit's default (cubic), whatever the machine's. One this machine lacks
         # leaves the kernel-TCP questions unmeasured (the set-up cell's description and

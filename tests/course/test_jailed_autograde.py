@@ -216,6 +216,10 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(graded_
               for s in ("alice", "mallory")}
     setup = C.text_output(graded["alice"], "setup")
     assert "programs in /tmp/rdt-kernel-" in setup and "Backend: local" in setup, setup
+    # ... without progress bars (nobody watches them): no widget, no bar in any output
+    for student, notebook in graded.items():
+        shown = [json.dumps(output) for cell in notebook.cells for output in cell.get("outputs", [])]
+        assert not [o for o in shown if "widget-view" in o or "run/s" in o], student
     # iperf3 (no program of the student's) was measured once outside the jails, on netns,
     # with the algorithm alice's notebook asked for
     assert "Kernel TCP: reno congestion control" in setup, setup
