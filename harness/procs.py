@@ -28,6 +28,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from harness import sockdiag
+
 TAIL_BYTES = 1 << 20          # stdout/stderr kept per program (the tail)
 DEFAULT_FILE_CAP = 64 << 20   # RLIMIT_FSIZE when the caller gives none
 KILL_GRACE_S = 1.0            # SIGTERM -> SIGKILL
@@ -519,10 +521,9 @@ def _address(hexaddr: str) -> str:
 
 def _tcp_in_use(pid: int, table: str) -> bool:
     """Whether PID's network namespace has any TCP socket of the family of `table` (tcp,
-    tcp6). Reading /proc/PID/net/tcp walks the kernel's whole established-connections
-    hash, shared by every namespace: 3-4 ms of CPU each time on a quiet machine, and a
-    poll for a bind reads it every 10 ms; the namespace's own count in sockstat costs
-    nothing. Unknown (unreadable): True, read the table."""
+    tcp6): if not, its listeners are not looked for (harness/sockdiag.py says what a
+    look costs); the namespace's own count in sockstat costs nothing. Unknown
+    (unreadable): True, look."""
     name, label = ("sockstat", "TCP:") if table == "tcp" else ("sockstat6", "TCP6:")
     try:
         with open(f"/proc/{pid}/net/{name}") as f:
@@ -542,9 +543,13 @@ def bound_sockets(pid: int, pgid: int | None = None, port: int | None = None) ->
     `port`, only those on that port (a poll for one bind then reads no process's fds
     until some socket has that port)."""
     found: dict[str, tuple[str, str, int]] = {}
-    for table in ("udp", "udp6", "tcp", "tcp6"):
-        if table.startswith("tcp") and not _tcp_in_use(pid, table):
-            continue
+    tables = ["udp", "udp6"] + [t for t in ("tcp", "tcp6") if _tcp_in_use(pid, t)]
+    # TCP's tables walk the established hash (milliseconds a read): its listeners from
+    # sock_diag instead, where the kernel answers
+    listening = sockdiag.listeners(pid) if len(tables) > 2 else None
+    if listening is not None:
+        del tables[2:]
+    for table in tables:
         try:
             with open(f"/proc/{pid}/net/{table}") as f:
                 next(f)
@@ -557,6 +562,7 @@ def bound_sockets(pid: int, pgid: int | None = None, port: int | None = None) ->
                             found[f"socket:[{cols[9]}]"] = (table[:3], _address(addr), number)
         except (OSError, StopIteration, ValueError):
             continue
+    found.update((k, v) for k, v in (listening or {}).items() if port is None or v[2] == port)
     if pgid is None or not found:
         return list(found.values())
     # The leader first: most programs are one process, and scanning /proc for the
