@@ -1,5 +1,6 @@
-"""A notebook's progress bars: shown to a student, hidden where nobody watches (the
-grader's kernels set RDTLAB_NOTEBOOK_PROGRESS=off: grader/notebook_jail.py)."""
+"""What a notebook kernel runs with: progress bars shown to a student, hidden where nobody
+watches (the grader's kernels set RDTLAB_NOTEBOOK_PROGRESS=off: grader/notebook_jail.py),
+and, in the grader's jail, the same interpreter for the student's programs as the grader's."""
 from __future__ import annotations
 
 from harness import notebook as nb
@@ -16,7 +17,13 @@ def test_progress_is_shown_unless_the_environment_or_the_caller_says_off(tmp_pat
     assert nb.Lab("tiny", "comn", folder=str(tmp_path), backend="local", progress=False).progress is False
 
 
-def test_the_graders_kernels_run_without_progress_bars():
+def test_the_graders_kernels_run_without_progress_bars_and_start_programs_as_the_grader_does():
+    import shutil
     from grader.notebook_jail import NotebookJail, kernel_sandbox
+    from grader.sandbox import SAFE_PATH
     jail = NotebookJail(uid=3_000_123, scratch="/tmp/rdt-kernel-test")
-    assert kernel_sandbox(jail, "/tmp/rdt-kernel-test").env["RDTLAB_NOTEBOOK_PROGRESS"] == "off"
+    env = kernel_sandbox(jail, "/tmp/rdt-kernel-test").env
+    assert env["RDTLAB_NOTEBOOK_PROGRESS"] == "off"
+    # the student's `python3 Sender.py` in the kernel is the interpreter the grader's
+    # re-measurement and battery start (their jails' PATH), not the venv's
+    assert shutil.which("python3", path=env["PATH"]) == shutil.which("python3", path=SAFE_PATH)
