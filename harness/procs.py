@@ -29,14 +29,13 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from harness import sockdiag
+from harness.linux import CLONE_NEWNET, libc
 
 TAIL_BYTES = 1 << 20          # stdout/stderr kept per program (the tail)
 DEFAULT_FILE_CAP = 64 << 20   # RLIMIT_FSIZE when the caller gives none
 KILL_GRACE_S = 1.0            # SIGTERM -> SIGKILL
 
-_CLONE_NEWNET = 0x40000000
 _PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 class UsageError(ValueError):
@@ -328,7 +327,7 @@ def _child_setup(file_cap: int, netns_fd: int | None, priority: int = 0,
     def setup() -> None:
         # If the harness itself is killed hard (SIGKILL, a notebook kernel dying), its
         # children go with it instead of running on (the engine would run forever).
-        _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:
             os._exit(1)
         # The harness ignores a second SIGTERM while it cleans up; exec keeps an ignored
@@ -337,10 +336,10 @@ def _child_setup(file_cap: int, netns_fd: int | None, priority: int = 0,
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_cap, file_cap))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if netns_fd is not None and _libc.setns(netns_fd, _CLONE_NEWNET) != 0:
+        if netns_fd is not None and libc.setns(netns_fd, CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "setns into the host's network namespace failed")
         if new_netns:      # a network namespace of its own, loopback up: others join it by its pid
-            if _libc.unshare(_CLONE_NEWNET) != 0:
+            if libc.unshare(CLONE_NEWNET) != 0:
                 raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
             _loopback_up()
         if priority:
@@ -543,13 +542,11 @@ def bound_sockets(pid: int, pgid: int | None = None, port: int | None = None) ->
     `port`, only those on that port (a poll for one bind then reads no process's fds
     until some socket has that port)."""
     found: dict[str, tuple[str, str, int]] = {}
-    tables = ["udp", "udp6"] + [t for t in ("tcp", "tcp6") if _tcp_in_use(pid, t)]
+    tcp_tables = [t for t in ("tcp", "tcp6") if _tcp_in_use(pid, t)]
     # TCP's tables walk the established hash (milliseconds a read): its listeners from
     # sock_diag instead, where the kernel answers
-    listening = sockdiag.listeners(pid) if len(tables) > 2 else None
-    if listening is not None:
-        del tables[2:]
-    for table in tables:
+    listening = sockdiag.listeners(pid) if tcp_tables else None
+    for table in ["udp", "udp6"] + (tcp_tables if listening is None else []):
         try:
             with open(f"/proc/{pid}/net/{table}") as f:
                 next(f)

@@ -16,6 +16,8 @@ import socket
 import struct
 import threading
 
+from harness.linux import CLONE_NEWNET, libc
+
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
 NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
@@ -24,8 +26,6 @@ TCP_LISTEN = 10
 _NLMSGHDR = struct.Struct("=IHHII")                 # len, type, flags, seq, pid
 _REQ_V2 = struct.Struct("=BBBxI48x")                # family, protocol, ext, states, an empty inet_diag_sockid
 _DIAG_MSG = struct.Struct("=BBBB2s2s16s16sI8xIIIII")  # family, state, timer, retrans, sport, dport, src, dst, if, cookie; expires, rqueue, wqueue, uid, inode
-_CLONE_NEWNET = 0x40000000
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _dump(sock: socket.socket, family: int) -> list[tuple[str, int, int]]:
@@ -65,7 +65,7 @@ def _netlink_in(pid: int) -> socket.socket:
         try:
             fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
             try:
-                if _libc.setns(fd, _CLONE_NEWNET) != 0:
+                if libc.setns(fd, CLONE_NEWNET) != 0:
                     raise OSError(ctypes.get_errno(), "setns")
             finally:
                 os.close(fd)
