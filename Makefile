@@ -78,14 +78,10 @@ test:
 test-rust:
 	$(CARGO_RUN) test --quiet --manifest-path $(CRATE)/Cargo.toml
 
-# Two passes (tests/conftest.py says which tests are which): the together tier three at a
-# time, then the rest one at a time. The second runs even when the first fails, and the
-# target exits with the first failing pass's status; a pass that PYTEST_ARGS leaves
-# empty (pytest's status 5) is no failure.
+# Two passes, the together tier three at a time, then the rest one at a time; a whole
+# run as root builds the Docker images beside the first (tests/passes.sh says how and why).
 test-python: setup
-	@a=0; $(PY) -m pytest -q -n 3 -m together --durations=10 $(PYTEST_ARGS) || a=$$?; [ $$a -eq 5 ] && a=0; \
-	b=0; $(PY) -m pytest -q -m 'not together' --durations=30 $(PYTEST_ARGS) || b=$$?; [ $$b -eq 5 ] && b=0; \
-	exit $$(( a ? a : b ))
+	@PY=$(PY) tests/passes.sh $(PYTEST_ARGS)
 
 test-unit: $(VENV)/.installed build
 	$(PY) -m pytest -q -m unit $(PYTEST_ARGS)

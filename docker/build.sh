@@ -20,9 +20,14 @@ for bin in linkemu rdtexec; do
     [ -x harness/linkemu/target/release/$bin ] || { echo "docker/build.sh: no harness/linkemu/target/release/$bin; run make build first" >&2; exit 1; }
 done
 docker/engine.sh
+# The base image (debootstrap: mostly downloads) is made beside the wheelhouse and the
+# releases (pip and nbgrader on the host), and waited for before the first image.
+base=
+trap '[ -z "$base" ] || wait "$base"' EXIT    # a failure below leaves no debootstrap running
 if [ "$BASE" = rdtlab/base:bookworm ]; then
-    step "base image $BASE"
-    docker/base.sh "$BASE"
+    step "base image $BASE (beside the wheelhouse and the releases)"
+    docker/base.sh "$BASE" &
+    base=$!
 fi
 
 step "wheelhouse $WHEELS"
@@ -46,6 +51,11 @@ fi
 
 step "assignment releases"
 PY=$PY docker/release.sh
+
+if [ -n "$base" ]; then
+    wait "$base" || { base=; echo "docker/build.sh: the base image $BASE was not built (above)" >&2; exit 1; }
+    base=
+fi
 
 build() {   # build NAME DOCKERFILE ARGS...
     name=$1 file=$2; shift 2

@@ -19,10 +19,13 @@ RUN apt-get update \
 FROM system AS venv
 COPY build/docker/wheels /tmp/wheels
 COPY rdtlab/no_rfc3987_syntax.pth /tmp/
+# Byte-compiled after the install, on every core (pip compiles file by file on one): the
+# venv is read-only to the lab's user, so its .pyc files must be in the image.
 RUN python3 -m venv /opt/venv \
- && /opt/venv/bin/pip install -q --no-index --find-links /tmp/wheels --no-cache-dir \
+ && /opt/venv/bin/pip install -q --no-compile --no-index --find-links /tmp/wheels --no-cache-dir \
         -r /tmp/wheels/requirements.txt -c /tmp/wheels/constraints.txt \
- && cp /tmp/no_rfc3987_syntax.pth "$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/"
+ && cp /tmp/no_rfc3987_syntax.pth "$(/opt/venv/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/" \
+ && /opt/venv/bin/python -m compileall -q -j 0 /opt/venv/lib >/dev/null
 
 FROM system
 COPY --from=venv /opt/venv /opt/venv
