@@ -27,7 +27,7 @@ CARGO_RUN = env -u MAKEFLAGS -u MFLAGS $(CARGO)
 DEBS    := iperf3 nft:nftables bwrap:bubblewrap chromium
 PYTEST_ARGS ?=
 
-.PHONY: all setup build demo test test-unit test-rust test-python bench debs clean lab images docker-lab docker-lab-down
+.PHONY: all setup build demo test test-unit test-rust test-python bench debs clean lab images docker-base docker-lab docker-lab-down
 
 all: build
 
@@ -68,9 +68,16 @@ $(LINKEMU) $(EXECHELPER) &: $(CRATE)/Cargo.toml $(shell find $(CRATE)/src -name 
 demo: setup
 	$(VENV)/bin/rdtlab sheet comn --quick
 
+# A whole run as root starts the Docker images' Debian layers beside the set-up (after
+# debs: one apt at a time); tests/passes.sh builds the rest beside the first pass.
+DOCKER_AHEAD := $(if $(PYTEST_ARGS),,$(if $(filter 0,$(shell id -u)),docker-base))
+
 test:
-	@$(MAKE) --no-print-directory -j4 -Otarget $(SETUP_PARTS) test-rust
+	@$(MAKE) --no-print-directory -j4 -Otarget $(SETUP_PARTS) test-rust $(DOCKER_AHEAD)
 	@$(MAKE) --no-print-directory test-python
+
+docker-base: debs
+	@mkdir -p build/docker && BASE=$(BASE) docker/build.sh --base || echo "(the Docker tests build them)"
 
 # The dev profile: the tests assert results, not speed, and its nine test binaries build
 # in a quarter of the release profile's time (the engine's cost per packet, printed

@@ -5,6 +5,8 @@
 # Steps that have not changed are skipped (the wheelhouse) or come from Docker's layer
 # cache, so a second run takes seconds. Legacy builder (DOCKER_BUILDKIT=0): what
 # Debian's docker.io has, and all the Dockerfiles need.
+#   docker/build.sh --base: only what needs no venv and no link engine (the engine, the
+#   base image, the kit's Debian packages), so `make test` can start it beside its set-up.
 set -eu
 cd "$(dirname "$0")/.."
 BASE=${BASE:-rdtlab/base:bookworm}
@@ -16,10 +18,31 @@ export DOCKER_BUILDKIT=0
 t0=$(date +%s)
 step() { echo "== $* ($(( $(date +%s) - t0 )) s)" >&2; }
 
-for bin in linkemu rdtexec; do
-    [ -x harness/linkemu/target/release/$bin ] || { echo "docker/build.sh: no harness/linkemu/target/release/$bin; run make build first" >&2; exit 1; }
-done
+only_base=
+case "${1:-}" in
+    --base) only_base=1 ;;
+    "") ;;
+    *) echo "docker/build.sh: unknown argument $1 (give none, or --base)" >&2; exit 2 ;;
+esac
+
+if [ -z "$only_base" ]; then
+    for bin in linkemu rdtexec; do
+        [ -x harness/linkemu/target/release/$bin ] || { echo "docker/build.sh: no harness/linkemu/target/release/$bin; run make build first" >&2; exit 1; }
+    done
+fi
 docker/engine.sh
+if [ -n "$only_base" ]; then
+    [ "$BASE" != rdtlab/base:bookworm ] || docker/base.sh "$BASE"
+    step "the kit's Debian layer"
+    # untagged: the kit's build below finds it in the layer cache
+    if ! docker build -q --force-rm --target system -f docker/kit.Dockerfile --build-arg "BASE=$BASE" . \
+            >build/docker/build.log 2>&1; then
+        echo "docker/build.sh: the kit's Debian layer failed: $(grep -v '^\s*$' build/docker/build.log | tail -n 1) (log: build/docker/build.log)" >&2
+        exit 1
+    fi
+    step "done"
+    exit 0
+fi
 # The base image (debootstrap: mostly downloads) is made beside the wheelhouse and the
 # releases (pip and nbgrader on the host), and waited for before the first image.
 base=
