@@ -27,7 +27,8 @@ if [ $# -eq 0 ] && [ "$(id -u)" = 0 ]; then
     ahead=$!
 fi
 
-a=0; "$PY" -m pytest -q -n 3 -m together --durations=10 "$@" || a=$?
+mkdir -p build/tests     # each test's time, for finding where a run waits
+a=0; "$PY" -m pytest -q -n 3 -m together --durations=10 --junitxml=build/tests/together.xml "$@" || a=$?
 [ $a -eq 5 ] && a=0
 if [ -n "$ahead" ]; then
     s=$(date +%s)
@@ -35,6 +36,6 @@ if [ -n "$ahead" ]; then
     ahead=
     echo "Docker images $built; waited $(( $(date +%s) - s )) s for them after the first pass"
 fi
-b=0; "$PY" -m pytest -q -m 'not together' --durations=30 "$@" || b=$?
+b=0; "$PY" -m pytest -q -m 'not together' --durations=30 --junitxml=build/tests/alone.xml "$@" || b=$?
 [ $b -eq 5 ] && b=0
 exit $(( a ? a : b ))
