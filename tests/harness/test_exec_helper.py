@@ -81,7 +81,8 @@ def test_network_namespaces_new_and_joined(tmp_path, start_path):
         assert theirs != os.readlink("/proc/self/ns/net")
         seen = probe(tmp_path, netns=f"/proc/{holder.pid}/ns/net")
         assert seen["netns"] == theirs and seen["lo_up"] and seen["fds"] == 3   # the namespace's fd not inherited
-    own = probe(tmp_path, new_netns=True)
+        # while the holder's namespace lives: a freed namespace's number is given to the next one
+        own = probe(tmp_path, new_netns=True)
     assert own["netns"] not in (theirs, os.readlink("/proc/self/ns/net")) and own["lo_up"]
 
 
