@@ -69,7 +69,8 @@ demo: setup
 	$(VENV)/bin/rdtlab sheet comn --quick
 
 # A whole run as root starts the Docker images' Debian layers beside the set-up (after
-# debs: one apt at a time); tests/passes.sh builds the rest beside the first pass.
+# debs: one apt at a time); tests/passes.sh makes their wheelhouse and releases beside
+# the first pass, and the Docker tests' fixture builds the rest.
 DOCKER_AHEAD := $(if $(PYTEST_ARGS),,$(if $(filter 0,$(shell id -u)),docker-base))
 
 test:
@@ -86,7 +87,7 @@ test-rust:
 	$(CARGO_RUN) test --quiet --manifest-path $(CRATE)/Cargo.toml
 
 # Two passes, the together tier three at a time, then the rest one at a time; a whole
-# run as root builds the Docker images beside the first (tests/passes.sh says how and why).
+# run as root makes the Docker images' host-side parts beside the first (tests/passes.sh).
 test-python: setup
 	@PY=$(PY) tests/passes.sh $(PYTEST_ARGS)
 

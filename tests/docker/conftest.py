@@ -5,8 +5,9 @@ compose, containers with and without the netns capabilities.
 Every test is marked `netns` (root): on a developer's machine without root they skip,
 in CI a skip is a failure (tests/conftest.py). The images are built once per session;
 a second session reuses the wheelhouse, the release and Docker's layer cache. A whole
-`make test` has built them already, beside its set-up and first pass (tests/passes.sh):
-then the fixture's build finds every step done.
+`make test` has made the base image, the kit's Debian layer, the wheelhouse and the
+releases already, beside its set-up and first pass (tests/passes.sh): the fixture's
+build finds those done.
 """
 from __future__ import annotations
 
