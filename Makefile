@@ -27,7 +27,7 @@ CARGO_RUN = env -u MAKEFLAGS -u MFLAGS $(CARGO)
 DEBS    := iperf3 nft:nftables bwrap:bubblewrap chromium
 PYTEST_ARGS ?=
 
-.PHONY: all setup build demo test test-unit test-rust test-python bench debs clean lab images docker-base docker-lab docker-lab-down
+.PHONY: all setup build demo test test-unit test-rust test-python bench debs clean lab images docker-lab docker-lab-down
 
 all: build
 
@@ -68,17 +68,9 @@ $(LINKEMU) $(EXECHELPER) &: $(CRATE)/Cargo.toml $(shell find $(CRATE)/src -name 
 demo: setup
 	$(VENV)/bin/rdtlab sheet comn --quick
 
-# A whole run as root starts the Docker images' Debian layers beside the set-up (after
-# debs: one apt at a time); tests/passes.sh makes their wheelhouse and releases beside
-# the first pass, and the Docker tests' fixture builds the rest.
-DOCKER_AHEAD := $(if $(PYTEST_ARGS),,$(if $(filter 0,$(shell id -u)),docker-base))
-
 test:
-	@$(MAKE) --no-print-directory -j4 -Otarget $(SETUP_PARTS) test-rust $(DOCKER_AHEAD)
+	@$(MAKE) --no-print-directory -j4 -Otarget $(SETUP_PARTS) test-rust
 	@$(MAKE) --no-print-directory test-python
-
-docker-base: debs
-	@mkdir -p build/docker && BASE=$(BASE) docker/build.sh --base || echo "(the Docker tests build them)"
 
 # The dev profile: the tests assert results, not speed, and its nine test binaries build
 # in a quarter of the release profile's time (the engine's cost per packet, printed
@@ -87,7 +79,7 @@ test-rust:
 	$(CARGO_RUN) test --quiet --manifest-path $(CRATE)/Cargo.toml
 
 # Two passes, the together tier three at a time, then the rest one at a time; a whole
-# run as root makes the Docker images' host-side parts beside the first (tests/passes.sh).
+# run as root makes the Docker images' light parts beside the first (tests/passes.sh).
 test-python: setup
 	@PY=$(PY) tests/passes.sh $(PYTEST_ARGS)
 

@@ -6,12 +6,12 @@
 # cache, so a second run takes seconds. Legacy builder (DOCKER_BUILDKIT=0): what
 # Debian's docker.io has, and all the Dockerfiles need.
 #
-# Two parts can run on their own, so `make test` starts them early (BENCHMARKS.md,
-# "make test's Docker images"):
-#   docker/build.sh --base  the Docker engine, the base image and the kit's Debian layer:
-#                           no venv, no link engine (beside make's set-up)
-#   docker/build.sh --host  the wheelhouse and the assignments' releases: the venv on the
-#                           host, no Docker (beside the first pytest pass)
+# Two light parts can run on their own, so `make test` makes them beside its first pass
+# (tests/passes.sh; BENCHMARKS.md, "make test's Docker images"):
+#   docker/build.sh --base  the Docker engine, the base image and the kit's Debian layer
+#                           (no venv, no link engine)
+#   docker/build.sh --host  the wheelhouse and the assignments' releases (the host's venv,
+#                           no Docker)
 set -eu
 cd "$(dirname "$0")/.."
 BASE=${BASE:-rdtlab/base:bookworm}
@@ -39,8 +39,8 @@ base_image() {
 debian_layer() {   # untagged: the kit's build finds it in the layer cache
     step "the kit's Debian layer"
     if ! docker build -q --force-rm --target system -f docker/kit.Dockerfile --build-arg "BASE=$BASE" . \
-            >build/docker/build.log 2>&1; then
-        echo "docker/build.sh: the kit's Debian layer failed: $(grep -v '^\s*$' build/docker/build.log | tail -n 1) (log: build/docker/build.log)" >&2
+            >build/docker/build-debian.log 2>&1; then
+        echo "docker/build.sh: the kit's Debian layer failed: $(grep -v '^\s*$' build/docker/build-debian.log | tail -n 1) (log: build/docker/build-debian.log)" >&2
         exit 1
     fi
 }
@@ -69,9 +69,10 @@ host_parts() {
 
 build() {   # build NAME DOCKERFILE ARGS...
     name=$1 file=$2; shift 2
+    log=build/docker/build-$(basename "${name%:*}").log
     step "image $name"
-    if ! docker build -q --force-rm -f "$file" "$@" -t "$name" . >build/docker/build.log 2>&1; then
-        echo "docker/build.sh: building $name failed: $(grep -v '^\s*$' build/docker/build.log | tail -n 1) (log: build/docker/build.log)" >&2
+    if ! docker build -q --force-rm -f "$file" "$@" -t "$name" . >"$log" 2>&1; then
+        echo "docker/build.sh: building $name failed: $(grep -v '^\s*$' "$log" | tail -n 1) (log: $log)" >&2
         exit 1
     fi
 }
@@ -95,8 +96,8 @@ done
 docker/engine.sh
 # The base image (debootstrap: mostly downloads) is made beside the wheelhouse and the
 # releases (pip and nbgrader on the host), and waited for before the first image.
-base=
-trap '[ -z "$base" ] || wait "$base"' EXIT    # a failure below leaves no debootstrap running
+base= lab=
+trap 'for p in $base $lab; do wait "$p" || true; done' EXIT    # a failure below leaves no build running
 if [ "$BASE" = rdtlab/base:bookworm ] && ! docker image inspect "$BASE" >/dev/null 2>&1; then
     step "base image $BASE (beside the wheelhouse and the releases)"
     base_image &
@@ -109,9 +110,13 @@ if [ -n "$base" ]; then
 fi
 
 build "rdtlab/kit:$TAG" docker/kit.Dockerfile --build-arg "BASE=$BASE"
-build "rdtlab/lab:$TAG" docker/lab.Dockerfile --build-arg "KIT=rdtlab/kit:$TAG"
+# the lab and the grader both start from the kit: side by side
+build "rdtlab/lab:$TAG" docker/lab.Dockerfile --build-arg "KIT=rdtlab/kit:$TAG" &
+lab=$!
 if [ -f docker/grader.Dockerfile ]; then
     build "rdtlab/grader:$TAG" docker/grader.Dockerfile --build-arg "KIT=rdtlab/kit:$TAG"
 fi
+wait "$lab" || { lab=; exit 1; }
+lab=
 step "done"
 docker image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep "^rdtlab/.*:$TAG " >&2

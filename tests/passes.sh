@@ -4,13 +4,16 @@
 # second runs even when the first fails; the exit status is the first failing pass's,
 # and a pass that PYTEST_ARGS leaves empty (pytest's status 5) is no failure.
 #
-# A whole run also makes the Docker images' host-side parts (docker/build.sh --host:
-# the wheelhouse and the assignments' releases, a minute of pip and nbgrader on a clean
-# machine) beside the first pass, niced, which the Docker tests' fixture would otherwise
-# wait for alone in the second. Not the images themselves: the daemon's unpacking and
-# layer commits are neither niced nor light on the disk, and beside them the first
-# pass's timer-bound tests failed (BENCHMARKS.md, "make test's Docker images"). The
-# second pass starts once it has ended. Usage: PY=.venv/bin/python tests/passes.sh [PYTEST_ARGS...]
+# A whole run as root also makes the Docker images' light parts beside the first pass:
+# the base image and the kit's Debian layer (docker/build.sh --base: debootstrap and apt,
+# mostly downloads) and the wheelhouse and releases (--host: pip and nbgrader on the
+# host), niced, with idle-class I/O: on a clean machine about two minutes the Docker
+# tests' fixture would otherwise wait for alone in the second pass. Not the images'
+# Python layers: pip's unpacking, byte-compiling and a 700 MB layer copy in the daemon
+# are neither niced nor light on the disk, and beside them the first pass took 181 s
+# instead of ~110 and two of its timer-bound tests failed (BENCHMARKS.md, "make test's
+# Docker images"). The second pass starts once this has ended.
+# Usage: PY=.venv/bin/python tests/passes.sh [PYTEST_ARGS...]
 set -u
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -22,9 +25,11 @@ trap 'stop_ahead; exit 130' INT
 trap 'stop_ahead; exit 143' TERM
 if [ $# -eq 0 ] && [ "$(id -u)" = 0 ]; then
     mkdir -p build/docker
-    echo "the Docker images' wheelhouse and releases beside the first pass (log: build/docker/ahead.log)"
+    echo "the Docker images' light parts beside the first pass (log: build/docker/ahead.log)"
     # its own process group (setsid), so an interrupted run stops all of it
-    setsid nice -n 19 ionice -c 3 env PY="$PY" docker/build.sh --host >build/docker/ahead.log 2>&1 &
+    PY=$PY setsid nice -n 19 ionice -c 3 sh -c \
+        'docker/build.sh --base & b=$!; docker/build.sh --host; h=$?; wait $b; b=$?; exit $(( h ? h : b ))' \
+        >build/docker/ahead.log 2>&1 &
     ahead=$!
 fi
 
@@ -35,7 +40,7 @@ if [ -n "$ahead" ]; then
     s=$(date +%s)
     if wait "$ahead"; then built="made"; else built="not made (build/docker/ahead.log says why)"; fi
     ahead=
-    echo "the Docker images' wheelhouse and releases $built; waited $(( $(date +%s) - s )) s for them after the first pass"
+    echo "the Docker images' light parts $built; waited $(( $(date +%s) - s )) s for them after the first pass"
 fi
 b=0; "$PY" -m pytest -q -m 'not together' --durations=30 --junitxml=build/tests/alone.xml "$@" || b=$?
 [ $b -eq 5 ] && b=0

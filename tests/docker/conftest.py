@@ -6,8 +6,8 @@ Every test is marked `netns` (root): on a developer's machine without root they 
 in CI a skip is a failure (tests/conftest.py). The images are built once per session;
 a second session reuses the wheelhouse, the release and Docker's layer cache. A whole
 `make test` has made the base image, the kit's Debian layer, the wheelhouse and the
-releases already, beside its set-up and first pass (tests/passes.sh): the fixture's
-build finds those done.
+releases already, beside its first pass (tests/passes.sh): the fixture's build finds
+those done.
 """
 from __future__ import annotations
 
