@@ -6,12 +6,11 @@
 # cache, so a second run takes seconds. Legacy builder (DOCKER_BUILDKIT=0): what
 # Debian's docker.io has, and all the Dockerfiles need.
 #
-# Two light parts can run on their own, so `make test` makes them beside its first pass
-# (tests/passes.sh; BENCHMARKS.md, "make test's Docker images"):
-#   docker/build.sh --base  the Docker engine, the base image and the kit's Debian layer
-#                           (no venv, no link engine)
-#   docker/build.sh --host  the wheelhouse and the assignments' releases (the host's venv,
-#                           no Docker)
+# `docker/build.sh --light` makes only the light parts: the base image and the kit's
+# Debian layer (debootstrap and apt, mostly downloads) beside the wheelhouse and the
+# releases (pip and nbgrader on the host); `make test` runs it beside its first pass
+# (tests/passes.sh; BENCHMARKS.md, "make test's Docker images"), and a whole build
+# starts with it.
 set -eu
 cd "$(dirname "$0")/.."
 BASE=${BASE:-rdtlab/base:bookworm}
@@ -23,26 +22,27 @@ export DOCKER_BUILDKIT=0
 t0=$(date +%s)
 step() { echo "== $* ($(( $(date +%s) - t0 )) s)" >&2; }
 
-part=all
+light=
 case "${1:-}" in
-    --base) part=base ;;
-    --host) part=host ;;
+    --light) light=1 ;;
     "") ;;
-    *) echo "docker/build.sh: unknown argument $1 (give none, --base or --host)" >&2; exit 2 ;;
+    *) echo "docker/build.sh: unknown argument $1 (give none, or --light)" >&2; exit 2 ;;
 esac
 mkdir -p build/docker
 
-base_image() {
-    [ "$BASE" != rdtlab/base:bookworm ] || docker/base.sh "$BASE"
-}
-
-debian_layer() {   # untagged: the kit's build finds it in the layer cache
-    step "the kit's Debian layer"
-    if ! docker build -q --force-rm --target system -f docker/kit.Dockerfile --build-arg "BASE=$BASE" . \
-            >build/docker/build-debian.log 2>&1; then
-        echo "docker/build.sh: the kit's Debian layer failed: $(grep -v '^\s*$' build/docker/build-debian.log | tail -n 1) (log: build/docker/build-debian.log)" >&2
+docker_build() {   # docker_build WHAT LOG ARGS...: one image or layer, its log kept
+    what=$1 log=$2; shift 2
+    if ! docker build -q --force-rm "$@" . >"$log" 2>&1; then
+        echo "docker/build.sh: $what failed: $(grep -v '^\s*$' "$log" | tail -n 1) (log: $log)" >&2
         exit 1
     fi
+}
+
+debian_parts() {   # the Debian layer untagged: the kit's build finds it in the layer cache
+    [ "$BASE" != rdtlab/base:bookworm ] || docker/base.sh "$BASE"
+    step "the kit's Debian layer"
+    docker_build "the kit's Debian layer" build/docker/build-debian.log \
+        --target system -f docker/kit.Dockerfile --build-arg "BASE=$BASE"
 }
 
 host_parts() {
@@ -69,44 +69,27 @@ host_parts() {
 
 build() {   # build NAME DOCKERFILE ARGS...
     name=$1 file=$2; shift 2
-    log=build/docker/build-$(basename "${name%:*}").log
     step "image $name"
-    if ! docker build -q --force-rm -f "$file" "$@" -t "$name" . >"$log" 2>&1; then
-        echo "docker/build.sh: building $name failed: $(grep -v '^\s*$' "$log" | tail -n 1) (log: $log)" >&2
-        exit 1
-    fi
+    docker_build "building $name" "build/docker/build-$(basename "${name%:*}").log" -f "$file" "$@" -t "$name"
 }
 
-case $part in
-    base)
-        docker/engine.sh
-        base_image
-        debian_layer
-        step "done"
-        exit 0 ;;
-    host)
-        host_parts
-        step "done"
-        exit 0 ;;
-esac
-
-for bin in linkemu rdtexec; do
-    [ -x harness/linkemu/target/release/$bin ] || { echo "docker/build.sh: no harness/linkemu/target/release/$bin; run make build first" >&2; exit 1; }
-done
-docker/engine.sh
-# The base image (debootstrap: mostly downloads) is made beside the wheelhouse and the
-# releases (pip and nbgrader on the host), and waited for before the first image.
-base= lab=
-trap 'for p in $base $lab; do wait "$p" || true; done' EXIT    # a failure below leaves no build running
-if [ "$BASE" = rdtlab/base:bookworm ] && ! docker image inspect "$BASE" >/dev/null 2>&1; then
-    step "base image $BASE (beside the wheelhouse and the releases)"
-    base_image &
-    base=$!
+if [ -z "$light" ]; then
+    for bin in linkemu rdtexec; do
+        [ -x harness/linkemu/target/release/$bin ] || { echo "docker/build.sh: no harness/linkemu/target/release/$bin; run make build first" >&2; exit 1; }
+    done
 fi
+docker/engine.sh
+# The light parts: the Debian ones (mostly downloads) beside the host's (pip, nbgrader).
+debian= lab=
+trap 'for p in $debian $lab; do wait "$p" || true; done' EXIT    # a failure leaves no build running
+debian_parts &
+debian=$!
 host_parts
-if [ -n "$base" ]; then
-    wait "$base" || { base=; echo "docker/build.sh: the base image $BASE was not built (above)" >&2; exit 1; }
-    base=
+wait "$debian" || { debian=; echo "docker/build.sh: the base image or the kit's Debian layer was not built (above)" >&2; exit 1; }
+debian=
+if [ -n "$light" ]; then
+    step "done"
+    exit 0
 fi
 
 build "rdtlab/kit:$TAG" docker/kit.Dockerfile --build-arg "BASE=$BASE"

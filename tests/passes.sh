@@ -4,10 +4,10 @@
 # second runs even when the first fails; the exit status is the first failing pass's,
 # and a pass that PYTEST_ARGS leaves empty (pytest's status 5) is no failure.
 #
-# A whole run as root also makes the Docker images' light parts beside the first pass:
-# the base image and the kit's Debian layer (docker/build.sh --base: debootstrap and apt,
-# mostly downloads) and the wheelhouse and releases (--host: pip and nbgrader on the
-# host), niced, with idle-class I/O: on a clean machine about two minutes the Docker
+# A whole run as root also makes the Docker images' light parts beside the first pass
+# (docker/build.sh --light: the base image and the kit's Debian layer, debootstrap and
+# apt, mostly downloads; the wheelhouse and releases, pip and nbgrader on the host),
+# niced, with idle-class I/O: on a clean machine about two minutes the Docker
 # tests' fixture would otherwise wait for alone in the second pass. Not the images'
 # Python layers: pip's unpacking, byte-compiling and a 700 MB layer copy in the daemon
 # are neither niced nor light on the disk, and beside them the first pass took 181 s
@@ -27,9 +27,7 @@ if [ $# -eq 0 ] && [ "$(id -u)" = 0 ]; then
     mkdir -p build/docker
     echo "the Docker images' light parts beside the first pass (log: build/docker/ahead.log)"
     # its own process group (setsid), so an interrupted run stops all of it
-    PY=$PY setsid nice -n 19 ionice -c 3 sh -c \
-        'docker/build.sh --base & b=$!; docker/build.sh --host; h=$?; wait $b; b=$?; exit $(( h ? h : b ))' \
-        >build/docker/ahead.log 2>&1 &
+    setsid nice -n 19 ionice -c 3 env PY="$PY" docker/build.sh --light >build/docker/ahead.log 2>&1 &
     ahead=$!
 fi
 
