@@ -1,7 +1,7 @@
 """`rdtlab grade --gradebook COURSE` autogrades the students' notebooks with real nbgrader,
 each kernel in the student's bubblewrap jail (grader/notebook_jail.py), then writes the
 protocol scores beside them: one honest student, one whose answer cell attacks its jail,
-one whose cell kills its own kernel, and three who fake their re-measured tables, graded
+one whose cell kills its own kernel, and two who fake their re-measured tables, graded
 side by side by one call."""
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ class Graded:
 
 @pytest.fixture(scope="module")
 def graded_class():
-    """alice (honest), mallory (attacks its jail), crasher (kills its kernel) and the three
+    """alice (honest), mallory (attacks its jail), crasher (kills its kernel) and the two
     HOSTILE notebooks faking their re-measured tables, graded by one call, two at a
     time: each notebook costs a kernel's measurements and the grader's re-measurements,
     so the tests share them. The course is under /opt: a folder the jail shows
@@ -181,7 +181,7 @@ def graded_class():
                 reference_submission(os.path.join(dest, "fast"), who=f"Hostile Student{n} s000002{n}")
                 for k in (2, 3, 4):
                     with open(os.path.join(dest, f"Sender{k}.py"), "w") as f:
-                        f.write(SLOW.format(who=f"Hostile Student{n} s000002{n}", name=f"Sender{k}"))
+                        f.write(UNWRITTEN.format(who=f"Hostile Student{n} s000002{n}", name=f"Sender{k}"))
             C.answer_cells(os.path.join(dest, C.NOTEBOOK), answers)
         for folder in folders.values():
             C.set_parameter(os.path.join(folder, C.NOTEBOOK), "TCP_CC", "reno")
@@ -322,18 +322,9 @@ def _quiet(*args, **kwargs):
 _ip.showtraceback = _quiet
 '''
 # The hostile notebooks, by their answer cells. Each way of faking is one question's
-# answer (three notebooks, not five: each notebook costs a kernel's measurements and the
+# answer (two notebooks, not five: each notebook costs a kernel's measurements and the
 # grader's re-measurements, and the grader decides each question on its own).
-HOSTILE = {
-    "patched": {
-        # (a) the assertion the hidden test calls patched: the table is handed in, never checked
-        "q1_answer": FABRICATE + PATCH_ASSERT + "q1_table = fabricate(q1_measured)",
-        # (c) a fake measurement cache: the kernel's own runs rewritten, then "measured" again
-        "q3_answer": FAKE_CACHE + 'q3_table = fake_cache("q3")',
-        # (d) AssertionError redefined, and its tracebacks never shown: no test cell fails in the kernel
-        "q5_answer": REDEFINE_ASSERTION + "q5_table = fabricate(q5_measured)"},
-    # (b) the Lab patched to return fixed tables (and to find nothing wrong with them)
-    "patched_lab": {"q1_answer": '''
+PATCH_LAB = '''
 import pandas as pd
 from harness import notebook as _nb
 def _fixed(self, q):
@@ -348,30 +339,33 @@ def _fixed(self, q):
     return pd.DataFrame(rows, columns=_nb.columns(q, self.spec.name))
 _nb.Lab.measure = _fixed
 _nb.Lab.remeasure = lambda self, q, table, k=2: []
-q1_table = lab.measure("q1")'''},
-    # (e) tables measured with faster programs (the reference's, in fast/) than the ones handed in
+'''
+HOSTILE = {
+    "patched": {
+        # (a) the assertion the hidden test calls patched: the table is handed in, never checked
+        "q1_answer": FABRICATE + PATCH_ASSERT + "q1_table = fabricate(q1_measured)",
+        # (c) a fake measurement cache: the kernel's own runs rewritten, then "measured" again
+        "q3_answer": FAKE_CACHE + 'q3_table = fake_cache("q3")',
+        # (d) AssertionError redefined, and its tracebacks never shown: no test cell fails in the kernel
+        "q5_answer": REDEFINE_ASSERTION + "q5_table = fabricate(q5_measured)"},
+    # (e) tables measured with other programs (the reference's, in fast/) than the ones
+    # handed in, which are not written yet (they fail at once: a cheap re-measurement);
+    # (b) the Lab patched to return fixed tables (and to find nothing wrong with them)
     "other_programs": {"q1_answer": '''
 _fast = nb.Lab(MODE, "comn", folder="fast", progress=False)
 q1_table = _fast.measure("q1")''', "q3_answer": 'q3_table = _fast.measure("q3")',
-                       "q5_answer": 'q5_table = _fast.measure("q5")'},
+                       "q5_answer": PATCH_LAB + 'q5_table = lab.measure("q5")'},
 }
-SLOW = '''# {who}
-"""{name} of the reference, made slow: a tenth of a second before each datagram it sends
-(40 ms was too little: on Q3's 100 ms links a window of one then hides it in the round trip)."""
-import os, runpy, socket, sys, time
-_send = socket.socket.send
-def _slow(self, *args):
-    time.sleep(0.1)
-    return _send(self, *args)
-socket.socket.send = _slow
-sys.argv[0] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference", "comn", "{name}.py")
-runpy.run_path(sys.argv[0], run_name="__main__")
+UNWRITTEN = '''# {who}
+"""{name}, handed in unfinished."""
+import sys
+sys.exit("{name}: not written yet")
 '''
 
 
 @pytest.mark.timeout(1200)   # waits for graded_class when run alone
 def test_remeasured_cells_are_decided_outside_the_kernel(graded_class):
-    """Three hostile notebooks, five ways of fabricating the Q1, Q3 and Q5 tables among them, score 0
+    """Two hostile notebooks, five ways of fabricating the Q1, Q3 and Q5 tables among them, score 0
     on every re-measured cell, with the grader's reason and fresh figures; the honest one
     beside them (alice) keeps full marks. One `rdtlab grade --gradebook` call graded them all."""
     g = graded_class
@@ -402,8 +396,13 @@ def test_remeasured_cells_are_decided_outside_the_kernel(graded_class):
             why = C.errors(graded)[grade_id]
             assert why.startswith("AssertionError: ") and "\n" not in why, why
             # the grader's own runs (2 seeds, each once, then up to 4 times on a failure) cannot
-            # give what the table says
-            assert re.search(r"you report (throughput_kBps|retransmissions) [\d.]+, re-measured [\d.]+–[\d.]+ "
-                             r"over \d+ runs \(accepted", why), (student, why)
+            # give what the table says: other numbers, or none from the programs handed in
+            if student == "patched":
+                assert re.search(r"you report (throughput_kBps|retransmissions) [\d.]+, re-measured [\d.]+–[\d.]+ "
+                                 r"over \d+ runs \(accepted", why), (student, why)
+            else:
+                sender = {"test_q1_remeasured": 2, "test_q3_remeasured": 3, "test_q5_remeasured": 4}[grade_id]
+                assert re.search(r"you report (throughput_kBps|retransmissions) [\d.]+ but your programs fail there "
+                                 rf"when re-run \(sender failed \(exit 1: Sender{sender}: not written yet\)\)", why), why
             assert "Rule:" in C.text_output(graded, grade_id)
         assert "q1 failed: " in lines[student] and "q5 failed: " in lines[student], lines[student]
