@@ -5,7 +5,7 @@ reference programs with the assignment's command lines, the reference answers ty
 autograded by nbgrader, which runs the notebook top to bottom in the tiny mode and the
 hidden re-measurements, gets every autograded point.
 
-comn has its own, fuller tests (test_course.py: a class of three, feedback, export)."""
+comn has its own, fuller tests (test_course.py: a class of two, feedback, export)."""
 from __future__ import annotations
 
 import importlib

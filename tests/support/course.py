@@ -22,7 +22,7 @@ SOLUTIONS = build_results_sheet.solutions("comn")   # comn's reference answers, 
 BIN = os.path.dirname(sys.executable)
 
 # The tiny mode (harness/notebook.py TINY: 20 KB transfers, fewer cells, 2 runs per
-# cell), so a notebook runs in well under a minute and a class of three in a few.
+# cell), so a notebook runs in well under a minute and a class of two in a few.
 TINY = {"RDTLAB_NOTEBOOK_MODE": "tiny"}
 
 
