@@ -6,11 +6,12 @@
 # cache, so a second run takes seconds. Legacy builder (DOCKER_BUILDKIT=0): what
 # Debian's docker.io has, and all the Dockerfiles need.
 #
-# `docker/build.sh --light` makes only the light parts: the base image and the kit's
-# Debian layer (debootstrap and apt, mostly downloads) beside the wheelhouse and the
-# releases (pip and nbgrader on the host); `make test` runs it beside its first pass
-# (tests/passes.sh; BENCHMARKS.md, "make test's Docker images"), and a whole build
-# starts with it.
+# `docker/build.sh --light` makes only the parts that can yield the CPU: the base image
+# and the kit's Debian layer (debootstrap and apt, mostly downloads) beside the
+# wheelhouse and the releases (pip and nbgrader on the host), then the kit's Python
+# packages (a container at the lowest CPU weight); `make test` runs it beside its first
+# pass (tests/passes.sh; BENCHMARKS.md, "make test's Docker images"), and a whole build
+# starts with it. What is left (the kit, the lab, the grader) is COPY and small layers.
 set -eu
 cd "$(dirname "$0")/.."
 BASE=${BASE:-rdtlab/base:bookworm}
@@ -43,6 +44,40 @@ debian_parts() {   # the Debian layer untagged: the kit's build finds it in the 
     step "the kit's Debian layer"
     docker_build "the kit's Debian layer" build/docker/build-debian.log \
         --target system -f docker/kit.Dockerfile --build-arg "BASE=$BASE"
+}
+
+# The kit's Python packages: /opt/venv installed over the kit's Debian layer in a
+# container that has the wheelhouse mounted read-only, then committed as
+# rdtlab/kit-packages, tagged by what went in (the Debian layer, the wheels, these
+# commands), so an unchanged one is not made again. At the lowest CPU weight
+# (--cpu-shares 2 of the usual 1024: what `nice` cannot reach in the daemon's
+# containers), so beside make test's first pass it takes only idle CPU. The venv is
+# byte-compiled after the install, on every core (pip compiles file by file on one): it
+# is read-only to the lab's user, so its .pyc files must be in the image.
+PACKAGES_SH='python3 -m venv /opt/venv
+/opt/venv/bin/pip install -q --no-compile --no-index --find-links /tmp/wheels --no-cache-dir \
+    -r /tmp/wheels/requirements.txt -c /tmp/wheels/constraints.txt
+cp /tmp/no_rfc3987_syntax.pth "$(/opt/venv/bin/python -c "import sysconfig; print(sysconfig.get_path(\"purelib\"))")/"
+/opt/venv/bin/python -m compileall -q -j 0 /opt/venv/lib >/dev/null'
+python_packages() {
+    step "the kit's Python packages"
+    system=$(docker build -q -f docker/kit.Dockerfile --target system --build-arg "BASE=$BASE" . 2>/dev/null) ||
+        { echo "docker/build.sh: the kit's Debian layer is not there (build-debian.log)" >&2; exit 1; }
+    key=$(printf '%s\n%s\n%s\n' "$system" "$(cat "$WHEELS/.stamp")" "$PACKAGES_SH" | cat - rdtlab/no_rfc3987_syntax.pth |
+          sha256sum | cut -c1-16)
+    if ! docker image inspect "rdtlab/kit-packages:$key" >/dev/null 2>&1; then
+        container=rdtlab-packages-$$
+        if ! docker run --name "$container" --cpu-shares 2 --network none \
+                -v "$PWD/$WHEELS:/tmp/wheels:ro" -v "$PWD/rdtlab/no_rfc3987_syntax.pth:/tmp/no_rfc3987_syntax.pth:ro" \
+                "$system" sh -ec "$PACKAGES_SH" >build/docker/build-packages.log 2>&1 ||
+           ! docker commit -c 'CMD ["/bin/bash"]' "$container" "rdtlab/kit-packages:$key" >>build/docker/build-packages.log 2>&1; then
+            echo "docker/build.sh: the kit's Python packages failed: $(grep -v '^\s*$' build/docker/build-packages.log | tail -n 1) (log: build/docker/build-packages.log)" >&2
+            exit 1
+        fi
+        docker rm -f "$container" >/dev/null 2>&1
+        container=
+    fi
+    docker tag "rdtlab/kit-packages:$key" rdtlab/kit-packages:latest
 }
 
 host_parts() {
@@ -80,19 +115,26 @@ if [ -z "$light" ]; then
 fi
 docker/engine.sh
 # The light parts: the Debian ones (mostly downloads) beside the host's (pip, nbgrader).
-debian= lab=
-trap 'for p in $debian $lab; do wait "$p" || true; done' EXIT    # a failure leaves no build running
+debian= lab= container=
+finish() {   # a failure or an interruption leaves no build or container running
+    [ -z "$container" ] || docker rm -f "$container" >/dev/null 2>&1
+    for p in $debian $lab; do wait "$p" || true; done
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 debian_parts &
 debian=$!
 host_parts
 wait "$debian" || { debian=; echo "docker/build.sh: the base image or the kit's Debian layer was not built (above)" >&2; exit 1; }
 debian=
+python_packages
 if [ -n "$light" ]; then
     step "done"
     exit 0
 fi
 
-build "rdtlab/kit:$TAG" docker/kit.Dockerfile --build-arg "BASE=$BASE"
+build "rdtlab/kit:$TAG" docker/kit.Dockerfile --build-arg "BASE=$BASE" --build-arg PACKAGES=rdtlab/kit-packages:latest
 # the lab and the grader both start from the kit: side by side
 build "rdtlab/lab:$TAG" docker/lab.Dockerfile --build-arg "KIT=rdtlab/kit:$TAG" &
 lab=$!

@@ -9,13 +9,9 @@
 # needs pivot_root and its own /proc (seccomp and Docker's masked /proc paths off) and
 # SYS_PTRACE (the harness reads the jailed programs' sockets in /proc/PID/fd).
 # It runs as root: the sandbox (bubblewrap) gives each submission a uid of its own and
-# needs root to switch to it. make/gcc build submissions that bring a Makefile.
+# needs root to switch to it. make/gcc (in the kit) build submissions that bring a Makefile.
 ARG KIT=rdtlab/kit:latest
 FROM ${KIT}
-RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        bubblewrap make gcc libc6-dev \
- && rm -rf /var/lib/apt/lists/*
 
 # The kit with the grader, the reference solutions and the assignments' folders (their
 # batteries; the course itself is mounted at /course), installed in place.

@@ -6,13 +6,13 @@
 #
 # A whole run as root also makes the Docker images' light parts beside the first pass
 # (docker/build.sh --light: the base image and the kit's Debian layer, debootstrap and
-# apt, mostly downloads; the wheelhouse and releases, pip and nbgrader on the host),
-# niced, with idle-class I/O: on a clean machine about two minutes the Docker
-# tests' fixture would otherwise wait for alone in the second pass. Not the images'
-# Python layers: pip's unpacking, byte-compiling and a 700 MB layer copy in the daemon
-# are neither niced nor light on the disk, and beside them the first pass took 181 s
-# instead of ~110 and two of its timer-bound tests failed (BENCHMARKS.md, "make test's
-# Docker images"). The second pass starts once this has ended.
+# apt, mostly downloads; the wheelhouse and releases, pip and nbgrader on the host; the
+# kit's Python packages in a container at the lowest CPU weight), niced, with
+# idle-class I/O: on a clean machine about two and a half minutes the Docker tests'
+# fixture would otherwise wait for alone in the second pass; what is left for it is
+# ~15 s of COPY. (The old venv stage's 700 MB COPY --from in the daemon was neither
+# niced nor light on the disk: BENCHMARKS.md, "make test's Docker images".) The second
+# pass starts once this has ended.
 # Usage: PY=.venv/bin/python tests/passes.sh [PYTEST_ARGS...]
 set -u
 cd "$(dirname "$0")/.."
