@@ -210,6 +210,10 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
                 "checks": [{"name": "delivered", "passed": False, "detail": missing}]}
     runs, refs = [], []
     pressure = disturbance.CpuPressure()     # a failure in a crowded pool is not a grade either
+    # A departure from the battery's fixed conventions, seen on the wire, fails the
+    # scenario whatever the machine did: no disturbance leaves it ungraded.
+    departure = [checks_mod.Check("conventions", False, "; ".join(detected.departures))] \
+        if detected is not None and detected.departures and scenario.meet != "student" else []
     for seed in seeds:
         pcap = os.path.join(student_dir, f"{scenario.name}-{seed}.pcap") if student_dir and options.pcaps else None
         for _ in range(disturbance.TRIES):       # the same seed again while the machine disturbs it
@@ -223,7 +227,7 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
                 ref = baseline.result() if baseline is not None else \
                     _reference_run(scenario, battery, reference, seed, options.backend)
             disturbed = disturbance.unsettled(disturbance.why(run), disturbance.why(ref), lambda: disturbance.verdict(
-                checks_mod.evaluate(scenario, programs, [run], [ref]), [run]))
+                departure + checks_mod.evaluate(scenario, programs, [run], [ref]), [run]))
             if not disturbed:
                 break
             record["retried"] = record.get("retried", 0) + 1
@@ -243,9 +247,7 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
             if run.sender and run.sender.timed_out or run.receiver and run.receiver.timed_out:
                 timeouts[hangs] = timeouts.get(hangs, 0) + 1
             break     # one failed run decides the scenario
-    checks = checks_mod.evaluate(scenario, programs, runs, refs)
-    if detected is not None and detected.departures and scenario.meet != "student":
-        checks.insert(0, checks_mod.Check("conventions", False, "; ".join(detected.departures)))
+    checks = departure + checks_mod.evaluate(scenario, programs, runs, refs)
     record["runs"] = [_run_record(r, ref) for r, ref in zip(runs, refs)]
     crowded = disturbance.crowded_failure(checks, runs, pressure, BUDGET.size if BUDGET.pooled else 1)
     if crowded:

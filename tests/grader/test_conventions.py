@@ -108,7 +108,16 @@ def test_student_style_programs_of_each_convention_get_full_marks_against_the_re
 
 
 @pytest.mark.netns
-def test_a_departure_from_a_fixed_convention_fails_the_interop_with_a_reason_naming_it(tmp_path):
+@pytest.mark.parametrize("machine", ["as it is", "late on every run"])
+def test_a_departure_from_a_fixed_convention_fails_the_interop_with_a_reason_naming_it(tmp_path, monkeypatch,
+                                                                                      machine):
+    """The departure is seen on the wire, so it fails its scenarios at the first try
+    whatever the machine did to the runs: never "not graded" (a host that stole CPU time
+    left every try of one 1.1 ms late, and the scenario ungraded, before)."""
+    from grader import disturbance
+    if machine != "as it is":
+        monkeypatch.setattr(disturbance, "why", lambda run: None if run is None else "the engine sent packets up to "
+                            "3.2 ms late (p99 lag > 1 ms): the machine was busy, timings are disturbed")
     battery = tmp_path / "fixed.toml"
     text = (Path(__file__).resolve().parents[2] / "assignments" / "comn" / "battery.toml").read_text()
     battery.write_text(text.replace("[defaults]", '[conventions]\nnumbering = "count"\n\n[defaults]', 1))
@@ -116,6 +125,7 @@ def test_a_departure_from_a_fixed_convention_fails_the_interop_with_a_reason_nam
     assert result["conventions"]["2"]["departures"]
     for s in result["scenarios"]:
         assert s["score"] == 0 and s["reason"].startswith("conventions: the battery fixes the numbering as count")
+        assert not s.get("retried") and not s.get("ungraded"), s
     md = (tmp_path / "out" / "rdt30" / "feedback.md").read_text()
     assert "## Conventions" in md and "the battery fixes the numbering as count, your programs use alt" in md
 
