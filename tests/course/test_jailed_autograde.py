@@ -268,7 +268,7 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(graded_
 
 
 def test_a_notebook_that_never_ends_stops_at_its_time_limit(tmp_path):
-    LIMIT = 15      # whether it stops in the spinning cell or before, the stop is what is tested
+    LIMIT = 10      # whether it stops in the spinning cell or before, the stop is what is tested
     course = C.make_course(str(tmp_path))
     _submit(course, "spinner", "Sam Spin s0000005", "while True:\n    pass")
     from grader.autograde import autograde_students

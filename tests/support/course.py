@@ -3,11 +3,13 @@ folders made from its release, notebooks executed by a real kernel (nbclient), a
 nbgrader's own commands."""
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import nbformat
 
@@ -40,14 +42,25 @@ def nbgrader(course: str, *args: str, check: bool = True) -> subprocess.Complete
     return done
 
 
+_generated: list[str] = []      # this test process's generated course, copied for each test
+
+
 def make_course(root: str) -> str:
-    """A copy of assignments/ (config and source) with the comn release generated."""
+    """A copy of assignments/ (config and source) with the comn release generated (and
+    its gradebook): generated once in a test process, then copied, since each
+    `nbgrader generate_assignment` took ~7 s and half a dozen tests make a course."""
+    if not _generated:
+        template = tempfile.mkdtemp(prefix="rdtlab-course-template-")
+        atexit.register(shutil.rmtree, template, True)
+        course = os.path.join(template, "course")
+        os.makedirs(course)
+        shutil.copy(os.path.join(ASSIGNMENTS, "nbgrader_config.py"), course)
+        shutil.copytree(os.path.join(ASSIGNMENTS, "source"), os.path.join(course, "source"),
+                        ignore=shutil.ignore_patterns(".rdtlab", "__pycache__", ".ipynb_checkpoints"))
+        nbgrader(course, "generate_assignment", "comn", "--force")
+        _generated.append(course)
     course = os.path.join(root, "course")
-    os.makedirs(course)
-    shutil.copy(os.path.join(ASSIGNMENTS, "nbgrader_config.py"), course)
-    shutil.copytree(os.path.join(ASSIGNMENTS, "source"), os.path.join(course, "source"),
-                    ignore=shutil.ignore_patterns(".rdtlab", "__pycache__", ".ipynb_checkpoints"))
-    nbgrader(course, "generate_assignment", "comn", "--force")
+    shutil.copytree(_generated[0], course)
     return course
 
 
