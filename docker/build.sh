@@ -67,7 +67,8 @@ python_packages() {
           sha256sum | cut -c1-16)
     if ! docker image inspect "rdtlab/kit-packages:$key" >/dev/null 2>&1; then
         container=rdtlab-packages-$$
-        if ! docker run --name "$container" --cpu-shares 2 --network none \
+        # --sig-proxy=false: an interrupted build stops here at once (then finish removes it)
+        if ! docker run --name "$container" --sig-proxy=false --cpu-shares 2 --network none \
                 -v "$PWD/$WHEELS:/tmp/wheels:ro" -v "$PWD/rdtlab/no_rfc3987_syntax.pth:/tmp/no_rfc3987_syntax.pth:ro" \
                 "$system" sh -ec "$PACKAGES_SH" >build/docker/build-packages.log 2>&1 ||
            ! docker commit -c 'CMD ["/bin/bash"]' "$container" "rdtlab/kit-packages:$key" >>build/docker/build-packages.log 2>&1; then
