@@ -31,19 +31,21 @@ case "${1:-}" in
 esac
 mkdir -p build/docker
 
+failed() {   # failed WHAT LOG: one line naming what failed, the log's last, then exit
+    echo "docker/build.sh: $1 failed: $(grep -v '^\s*$' "$2" | tail -n 1) (log: $2)" >&2
+    exit 1
+}
+
 docker_build() {   # docker_build WHAT LOG ARGS...: one image or layer, its log kept
     what=$1 log=$2; shift 2
-    if ! docker build -q --force-rm "$@" . >"$log" 2>&1; then
-        echo "docker/build.sh: $what failed: $(grep -v '^\s*$' "$log" | tail -n 1) (log: $log)" >&2
-        exit 1
-    fi
+    docker build -q --force-rm "$@" . >"$log" 2>&1 || failed "$what" "$log"
 }
 
 debian_parts() {   # the Debian layer untagged: the kit's build finds it in the layer cache
     [ "$BASE" != rdtlab/base:bookworm ] || docker/base.sh "$BASE"
     step "the kit's Debian layer"
     docker_build "the kit's Debian layer" build/docker/build-debian.log \
-        --target system -f docker/kit.Dockerfile --build-arg "BASE=$BASE"
+        --target system -f docker/kit.Dockerfile --build-arg "BASE=$BASE" --iidfile build/docker/system.id
 }
 
 # The kit's Python packages: /opt/venv installed over the kit's Debian layer in a
@@ -61,20 +63,18 @@ cp /tmp/no_rfc3987_syntax.pth "$(/opt/venv/bin/python -c "import sysconfig; prin
 /opt/venv/bin/python -m compileall -q -j 0 /opt/venv/lib >/dev/null'
 python_packages() {
     step "the kit's Python packages"
-    system=$(docker build -q -f docker/kit.Dockerfile --target system --build-arg "BASE=$BASE" . 2>/dev/null) ||
-        { echo "docker/build.sh: the kit's Debian layer is not there (build-debian.log)" >&2; exit 1; }
+    system=$(cat build/docker/system.id)     # written by debian_parts' build
     key=$(printf '%s\n%s\n%s\n' "$system" "$(cat "$WHEELS/.stamp")" "$PACKAGES_SH" | cat - rdtlab/no_rfc3987_syntax.pth |
           sha256sum | cut -c1-16)
     if ! docker image inspect "rdtlab/kit-packages:$key" >/dev/null 2>&1; then
         container=rdtlab-packages-$$
         # --sig-proxy=false: an interrupted build stops here at once (then finish removes it)
-        if ! docker run --name "$container" --sig-proxy=false --cpu-shares 2 --network none \
-                -v "$PWD/$WHEELS:/tmp/wheels:ro" -v "$PWD/rdtlab/no_rfc3987_syntax.pth:/tmp/no_rfc3987_syntax.pth:ro" \
-                "$system" sh -ec "$PACKAGES_SH" >build/docker/build-packages.log 2>&1 ||
-           ! docker commit -c 'CMD ["/bin/bash"]' "$container" "rdtlab/kit-packages:$key" >>build/docker/build-packages.log 2>&1; then
-            echo "docker/build.sh: the kit's Python packages failed: $(grep -v '^\s*$' build/docker/build-packages.log | tail -n 1) (log: build/docker/build-packages.log)" >&2
-            exit 1
-        fi
+        log=build/docker/build-packages.log
+        docker run --name "$container" --sig-proxy=false --cpu-shares 2 --network none \
+            -v "$PWD/$WHEELS:/tmp/wheels:ro" -v "$PWD/rdtlab/no_rfc3987_syntax.pth:/tmp/no_rfc3987_syntax.pth:ro" \
+            "$system" sh -ec "$PACKAGES_SH" >"$log" 2>&1 &&
+        docker commit -c 'CMD ["/bin/bash"]' "$container" "rdtlab/kit-packages:$key" >>"$log" 2>&1 ||
+            failed "the kit's Python packages" "$log"
         docker rm -f "$container" >/dev/null 2>&1
         container=
     fi
