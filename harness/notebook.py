@@ -268,8 +268,10 @@ class Lab:
 
     def plot(self, q: str | None = None, title: str | None = None):
         """The sheet's plots of question q (those of its section), or those whose title
-        starts with `title` (a string or a tuple of them), two side by side per row."""
-        import matplotlib.pyplot as plt
+        starts with `title` (a string or a tuple of them), two side by side per row:
+        shown (in a kernel) and returned. Not a pyplot figure: drawn once when shown
+        (harness.plots.inline)."""
+        from harness.plots.inline import LaidOut
 
         blocks = [b for sec in self.sheet.sections for b in sec.blocks if isinstance(b, Plot)
                   and (title is not None and b.title.startswith(title)
@@ -277,14 +279,14 @@ class Lab:
         results = Results(frames=dict(self.frames))
         cols = min(2, max(1, len(blocks)))
         rows = max(1, math.ceil(len(blocks) / cols))
-        fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 4.2 * rows), squeeze=False)
+        fig = LaidOut(figsize=(7 * cols, 4.2 * rows), layout="constrained")
+        axes = fig.subplots(rows, cols, squeeze=False)
         for block, ax in zip(blocks, axes.flat):
             try:
                 block.draw(results, ax)
             except Exception as e:   # a plot of nothing measured is not an error worth a traceback
                 ax.set_title(f"{block.title}: nothing to plot ({one_line(e)})", fontsize=8)
-        fig.tight_layout()
-        plt.show()
+        _show(fig)
         return fig
 
     def picture(self, q: str, focus=None, **params):
@@ -529,3 +531,13 @@ def given(name: str, scope: dict):
     if name not in scope:
         raise AssertionError(f"{name} is not set: run its answer cell (does it still raise NotImplementedError?)")
     return scope[name]
+
+
+def _show(fig) -> None:
+    """Show `fig` in the running kernel, as pyplot's show() did for the inline backend;
+    nothing outside one."""
+    import sys
+    ipython = sys.modules.get("IPython")
+    if ipython is not None and ipython.get_ipython() is not None:
+        from IPython.display import display
+        display(fig)

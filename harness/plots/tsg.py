@@ -19,6 +19,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from harness.plots.inline import LaidOut
 from harness.plots.trace import Transfer, load
 from harness.procs import UsageError
 
@@ -50,7 +51,7 @@ def draw(source, fmt: str = "auto", *, ack: str = "auto", focus=None, xlim=None,
     line in the lower panel. `save`: write a PNG there. `flight`: the lines showing each
     packet's time in the link."""
     tr = source if isinstance(source, Transfer) else load(source, fmt=fmt, ack=ack)
-    fig = Figure(figsize=figsize, layout="constrained")
+    fig = LaidOut(figsize=figsize, layout="constrained")
     ax, wax = fig.subplots(2, 1, sharex=True, height_ratios=[3, 1])
     note = ""
     if focus is not None and xlim is None:
