@@ -285,6 +285,8 @@ def run_nbgrader_autograde(argv: list[str]) -> None:
     """`nbgrader autograde ARGV` with the course's config, Execute jailed."""
     from nbgrader.apps.autogradeapp import AutogradeApp
     from nbgrader.converters.autograde import Autograde
+    from grader import schema_once
+    schema_once.install()
     app = AutogradeApp.instance()
     app.initialize(argv)
     configured = app.config.Autograde.get("autograde_preprocessors") or Autograde.autograde_preprocessors.default()
