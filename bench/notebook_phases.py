@@ -28,6 +28,7 @@ def run(argv: list[str]) -> int:
     from grader.autograde import autograde_students
     from grader.planted import reference_submission
     from bench.notebooks import machine_cpu_s
+    from bench.own_cpu import OwnCpu
 
     root = tempfile.mkdtemp(prefix="rdtlab-bench-course-", dir="/opt")   # /opt: a folder the jail shows
     os.chmod(root, 0o755)
@@ -39,7 +40,7 @@ def run(argv: list[str]) -> int:
         os.makedirs(os.path.dirname(dest))
         C.student_folder(course, dest, programs=None)
         reference_submission(dest, who="Ann s0000001")
-        with C.environment(RDTLAB_NOTEBOOK_MODE=args.mode):
+        with C.environment(RDTLAB_NOTEBOOK_MODE=args.mode), OwnCpu() as own:
             before, began, busy = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic(), machine_cpu_s()
             [result] = autograde_students(course, "comn", ["ann"], jobs=1)
             after, busy = resource.getrusage(resource.RUSAGE_CHILDREN), machine_cpu_s() - busy
@@ -49,7 +50,8 @@ def run(argv: list[str]) -> int:
               f"{result.remeasure_seconds:.1f} s, {time.monotonic() - began:.1f} s in all; children "
               f"{cpu:.1f} CPU-s, this process {time.process_time():.1f} CPU-s; the machine busy {busy:.1f} CPU-s "
               f"(the jailed kernel's processes are killed, not reaped: the children's figure misses them); "
-              f"{result.remeasure_line()}")
+              + (f"the grading's own processes {own.seconds:.1f} CPU-s (its cpuacct group); " if own.seconds is not None else "")
+              + result.remeasure_line())
         for verdict in result.remeasured:    # the grader's runs per cell: how many rounds it took
             for line in verdict.figures:
                 print(f"  {line}")

@@ -22,10 +22,12 @@ import nbformat
 import assignments
 from harness.assignments import get as get_assignment
 from harness.engine import REPO
-from harness.steal import cpu_times
+from harness.steal import cpu_times, stolen_share
 
 from grader.autograde import autograde_students
 from grader.planted import reference_submission
+
+from bench.own_cpu import OwnCpu
 
 NOTEBOOK = "results_sheet.ipynb"
 
@@ -106,9 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         students = [f"{k:02d}" for k in range(args.students)]
         for s in students:
             hand_in(course, args.assignment, s)
-        started, busy = time.monotonic(), machine_cpu_s()
-        results = autograde_students(course, args.assignment, students, jobs=args.jobs)
-        wall, busy = time.monotonic() - started, machine_cpu_s() - busy
+        with OwnCpu() as own:
+            started, busy, steal_before = time.monotonic(), machine_cpu_s(), cpu_times()
+            results = autograde_students(course, args.assignment, students, jobs=args.jobs)
+            wall, busy = time.monotonic() - started, machine_cpu_s() - busy
         scores = {r.student: points(course, args.assignment, r.student) if r.ok else (0, 0, []) for r in results}
     print(f"notebook bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): {args.students} {args.assignment} "
           f"notebooks ({args.mode}), --jobs {args.jobs}, kernels jailed")
@@ -117,6 +120,12 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
     print(f"  the machine busy {busy:.0f} CPU-s = {busy / args.students:.1f} CPU-s per notebook (all its "
           f"processes, the kernel's network work included; the course's set-up excluded)")
+    if own.seconds is not None:
+        print(f"  the grading's own processes {own.seconds:.0f} CPU-s = {own.seconds / args.students:.1f} CPU-s per "
+              f"notebook (its cpuacct group: nothing else the machine ran; interrupt work excluded)")
+    steal = stolen_share(steal_before, cpu_times())
+    if steal is not None:
+        print(f"  the VM's host held back {steal:.1%} of the CPU time during the grading (steal)")
     print(f"  re-measured outside the kernels in {', '.join(f'{r.remeasure_seconds:.0f}' for r in results)} s "
           f"(included above)")
     print(f"  the grader's runs of a re-measured cell, most per notebook (more than one a seed: a figure fell "
