@@ -269,9 +269,9 @@ class Lab:
     def plot(self, q: str | None = None, title: str | None = None):
         """The sheet's plots of question q (those of its section), or those whose title
         starts with `title` (a string or a tuple of them), two side by side per row:
-        shown (in a kernel) and returned. Not a pyplot figure: drawn once when shown
+        shown (in a kernel) and returned. Not a pyplot figure: shown at its own size
         (harness.plots.inline)."""
-        from harness.plots.inline import LaidOut
+        from harness.plots.inline import LaidOut, show
 
         blocks = [b for sec in self.sheet.sections for b in sec.blocks if isinstance(b, Plot)
                   and (title is not None and b.title.startswith(title)
@@ -286,7 +286,7 @@ class Lab:
                 block.draw(results, ax)
             except Exception as e:   # a plot of nothing measured is not an error worth a traceback
                 ax.set_title(f"{block.title}: nothing to plot ({one_line(e)})", fontsize=8)
-        _show(fig)
+        show(fig)
         return fig
 
     def picture(self, q: str, focus=None, **params):
@@ -532,12 +532,3 @@ def given(name: str, scope: dict):
         raise AssertionError(f"{name} is not set: run its answer cell (does it still raise NotImplementedError?)")
     return scope[name]
 
-
-def _show(fig) -> None:
-    """Show `fig` in the running kernel, as pyplot's show() did for the inline backend;
-    nothing outside one."""
-    import sys
-    ipython = sys.modules.get("IPython")
-    if ipython is not None and ipython.get_ipython() is not None:
-        from IPython.display import display
-        display(fig)

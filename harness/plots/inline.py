@@ -29,13 +29,24 @@ class LaidOut(Figure):
         register()
 
 
-def register(shell=None) -> bool:
-    """Show LaidOut figures without the tight bounding box in `shell` (the running
-    IPython's, if any); whether there was one. Registering again is harmless."""
-    if shell is None:
-        ipython = sys.modules.get("IPython")     # not imported outside a kernel: nothing to do
-        shell = ipython.get_ipython() if ipython is not None else None
-    formatters = getattr(getattr(shell, "display_formatter", None), "formatters", None)
+def _running_shell():
+    """The running IPython's shell, or None (IPython is not imported outside a kernel)."""
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
+
+
+def show(fig: Figure) -> None:
+    """Show `fig` in the running kernel, as pyplot's show() does with the inline
+    backend; nothing outside one."""
+    if _running_shell() is not None:
+        from IPython.display import display
+        display(fig)
+
+
+def register() -> bool:
+    """Show LaidOut figures without the tight bounding box in the running IPython, if
+    any; whether there was one. Registering again is harmless."""
+    formatters = getattr(getattr(_running_shell(), "display_formatter", None), "formatters", None)
     if not formatters:
         return False
     try:    # the inline backend registers its Figure formats when its module loads (pyplot loads it lazily)
