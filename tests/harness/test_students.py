@@ -90,9 +90,13 @@ def test_resends_after_the_receiver_left_are_not_in_the_wire_time(backend):
               backend=backend)
     fwd = res.link["forward"]
     assert res.ok, res.error
-    assert fwd["repeats"] == 20 and res.retransmissions == fwd["repeats_to_last_fresh"] == 0
+    # the last message's 20 resends, all after it arrived; resends before it are the
+    # retransmissions (none on a quiet machine, but an ACK held past 30 ms on a loaded
+    # one makes one: 38 repeats in all in a fresh clone's first pass beside the Docker build)
+    assert fwd["repeats"] - fwd["repeats_to_last_fresh"] == 20
+    assert res.retransmissions == fwd["repeats_to_last_fresh"]
     assert res.wire_time_s == pytest.approx((fwd["last_fresh_out_ns"] - fwd["first_in_ns"]) / 1e9, abs=1e-6)
-    assert (fwd["last_out_ns"] - fwd["last_fresh_out_ns"]) / 1e9 > 19 * 0.030 > res.wire_time_s
+    assert (fwd["last_out_ns"] - fwd["last_fresh_out_ns"]) / 1e9 > 19 * 0.030   # the 20 resends' span: not counted
     assert res.goodput_kBps == pytest.approx(20_000 / 1024 / res.wire_time_s)
 
 
