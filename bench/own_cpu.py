@@ -15,21 +15,35 @@ to a task. Without a v1 cpuacct hierarchy (cgroup v2, a container), it is None.
 from __future__ import annotations
 
 import os
+import time
 
 CPUACCT = "/sys/fs/cgroup/cpuacct"
+
+
+def _own_group(root: str) -> str:
+    """This process's cpuacct group, as a folder under `root` (where it goes back to)."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if "cpuacct" in controllers.split(","):
+                    return os.path.join(root, path.lstrip("/"))
+    except (OSError, ValueError):
+        pass
+    return root
 
 
 class OwnCpu:
     def __init__(self, root: str = CPUACCT):
         self.root, self.group, self.seconds = root, None, None
-        self._start = None
+        self._start, self._home = None, _own_group(root)
 
     def _usage_s(self) -> float:
         with open(os.path.join(self.group, "cpuacct.usage")) as f:
             return int(f.read()) / 1e9
 
     def __enter__(self) -> "OwnCpu":
-        group = os.path.join(self.root, f"rdtlab-bench-{os.getpid()}")
+        group = os.path.join(self._home, f"rdtlab-bench-{os.getpid()}")
         try:
             os.mkdir(group)
             with open(os.path.join(group, "cgroup.procs"), "w") as f:
@@ -46,9 +60,16 @@ class OwnCpu:
         if self.group is None:
             return
         self.seconds = self._usage_s() - self._start
-        try:    # back to the root group, then the group goes (its children are all reaped by now)
-            with open(os.path.join(self.root, "cgroup.procs"), "w") as f:
+        try:    # back to the group it came from; then this one goes, once its last child is reaped
+            with open(os.path.join(self._home, "cgroup.procs"), "w") as f:
                 f.write(str(os.getpid()))
-            os.rmdir(self.group)
         except OSError:
-            pass
+            return
+        for _ in range(50):
+            try:
+                os.rmdir(self.group)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.02)
