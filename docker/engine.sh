@@ -39,7 +39,9 @@ if ! pgrep -x dockerd >/dev/null 2>&1; then
     # No systemd in CI containers and VMs like this one: start the daemon directly.
     if command -v systemctl >/dev/null 2>&1 && systemctl start docker >/dev/null 2>&1; then :; else
         echo "starting dockerd (log: $LOG)" >&2
-        nohup dockerd >"$LOG" 2>&1 &
+        # without the caller's other descriptors: a daemon holding a `flock` on a lock file
+        # or a pipe a CI runner reads would keep that lock or that pipe open for good
+        nohup dockerd >"$LOG" 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
     fi
 fi
 i=0
