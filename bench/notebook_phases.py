@@ -28,7 +28,7 @@ def run(argv: list[str]) -> int:
     from grader.autograde import autograde_students
     from grader.planted import reference_submission
     from bench.notebooks import machine_cpu_s
-    from bench.own_cpu import OwnCpu
+    from bench._own_cpu import OwnCpu
 
     root = tempfile.mkdtemp(prefix="rdtlab-bench-course-", dir="/opt")   # /opt: a folder the jail shows
     os.chmod(root, 0o755)

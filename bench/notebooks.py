@@ -27,7 +27,7 @@ from harness.steal import cpu_times, stolen_share
 from grader.autograde import autograde_students
 from grader.planted import reference_submission
 
-from bench.own_cpu import OwnCpu
+from bench._own_cpu import OwnCpu
 
 NOTEBOOK = "results_sheet.ipynb"
 

@@ -1,9 +1,9 @@
-"""bench.own_cpu: the CPU of the bench's own process tree, not of the rest of the machine."""
+"""bench._own_cpu: the CPU of the bench's own process tree, not of the rest of the machine."""
 import os
 import subprocess
 import sys
 
-from bench.own_cpu import CPUACCT, OwnCpu
+from bench._own_cpu import CPUACCT, OwnCpu
 
 BUSY = "import time\nend = time.process_time() + {s}\nwhile time.process_time() < end: pass"
 
