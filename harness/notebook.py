@@ -531,4 +531,3 @@ def given(name: str, scope: dict):
     if name not in scope:
         raise AssertionError(f"{name} is not set: run its answer cell (does it still raise NotImplementedError?)")
     return scope[name]
-
