@@ -31,7 +31,7 @@ from harness.notebook import REMEASURED_OUTSIDE, tcp_cc_missing
 
 from grader import nbgrader_child
 from grader.disturbance import Admission, CpuPressure, crowding
-from grader.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc
+from grader.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc, compile_kit, write_font_list
 from grader.gradebook import set_cell_scores
 from grader.remeasure import remeasure_student, unmeasured
 from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
@@ -145,6 +145,8 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
 
     jobs = max(1, jobs)
     try:
+        compile_kit()               # what each kernel would otherwise make for itself
+        write_font_list(shared)
         admission = Admission()
         with ThreadPoolExecutor(jobs) as pool:
             results = list(pool.map(lambda s: graded(one(s, jobs, admission)), students))

@@ -23,6 +23,7 @@ unmounts the tmpfs after each notebook.
 from __future__ import annotations
 
 import ast
+import compileall
 import contextlib
 import glob
 import json
@@ -44,6 +45,8 @@ from grader.sandbox import SAFE_PATH, GroupLimits, Limits, Sandbox, prepare_scra
 
 JAIL_ENV = "RDTLAB_KERNEL_JAIL"
 SOCKETS = os.path.join(".rdtlab", "kernel")   # the harness's own folder in the copy (never collected)
+MATPLOTLIB = os.path.join(".rdtlab", "matplotlib")   # the kernel's MPLCONFIGDIR, in its copy
+FONTS = "matplotlib"                          # in the class's shared folder: the font list every kernel starts from
 
 # What of the kit a notebook imports (the harness, and the few reference modules it
 # uses: the wire format for time-sequence graphs, the RTO ceiling, kernel TCP's
@@ -165,7 +168,7 @@ def kernel_sandbox(jail: NotebookJail, work: str) -> Sandbox:
     # PYTHONPATH: the kit the jail shows is the one imported, not wherever the venv's
     # editable install points (another checkout, which the jail does not show)
     env.update({"PATH": SAFE_PATH + ":" + os.path.join(sys.prefix, "bin"), "PYTHONPATH": kit_root(),
-                "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter"})
+                "MPLCONFIGDIR": os.path.join(work, MATPLOTLIB), "IPYTHONDIR": "/tmp/ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter"})
     hidden = uncover(sorted(set(hidden + jail.hidden)), visible)   # a course holding the assignments' folders
     return Sandbox(jail.uid, work, hidden=sorted(set(hidden)), limits=jail.limits, network=False,
                    visible=sorted(set(visible + interpreter_paths())), env=env, run_dir=False)
@@ -173,15 +176,51 @@ def kernel_sandbox(jail: NotebookJail, work: str) -> Sandbox:
 
 def private_copy(folder: str, jail: NotebookJail) -> str:
     """The notebook's folder copied into the jail's tmpfs, owned by its uid (once per
-    kernel: a restart keeps what the notebook wrote)."""
+    kernel: a restart keeps what the notebook wrote), with the class's font list for
+    matplotlib (write_font_list)."""
     work = os.path.join(jail.scratch, "sub")
     if not os.path.isdir(work):
         prepare_scratch(folder, jail.scratch, jail.uid, ignore=shutil.ignore_patterns(".rdtlab"))
-        sockets = os.path.join(work, SOCKETS)
+        sockets, mpl = os.path.join(work, SOCKETS), os.path.join(work, MATPLOTLIB)
         os.makedirs(sockets, mode=0o700)
-        for path in (os.path.dirname(sockets), sockets):
+        os.makedirs(mpl, mode=0o700)
+        fonts = os.path.join(jail.shared, FONTS) if jail.shared else ""
+        for name in sorted(os.listdir(fonts)) if os.path.isdir(fonts) else []:
+            shutil.copyfile(os.path.join(fonts, name), os.path.join(mpl, name))
+            os.chown(os.path.join(mpl, name), jail.uid, jail.uid)
+        for path in (os.path.dirname(sockets), sockets, mpl):
             os.chown(path, jail.uid, jail.uid)
     return work
+
+
+def write_font_list(shared: str) -> None:
+    """matplotlib's font list in the class's `shared` folder, made once by the grader:
+    a kernel that makes its own runs fc-list and reads every font file, ~0.3 CPU-s at
+    its first figure (BENCHMARKS.md, "What every kernel made for itself"). A list the
+    kernel cannot use (another matplotlib, a font it cannot see) is made again there,
+    by matplotlib itself."""
+    from matplotlib import font_manager
+    folder = os.path.join(shared, FONTS)
+    os.makedirs(folder, exist_ok=True)
+    font_manager.json_dump(font_manager.fontManager,
+                           os.path.join(folder, f"fontlist-v{font_manager.FontManager.__version__}.json"))
+
+
+def compile_kit(root: str | None = None) -> None:
+    """Bytecode for the parts of the kit a kernel imports (kit_paths' visible ones),
+    written by the grader: the jail shows them read-only, so a kernel compiles every
+    module without it at each start (~0.4 G instructions of a comn kernel's imports:
+    BENCHMARKS.md, "What every kernel made for itself"). Where it is up to date this
+    is a stat a file; where the kit is not writable, the kernels compile as before."""
+    visible, _ = kit_paths(root)
+    prefix = os.path.realpath(sys.prefix)
+    for path in visible:
+        if os.path.realpath(path) == prefix:
+            continue
+        if os.path.isdir(path):
+            compileall.compile_dir(path, quiet=2)
+        elif path.endswith(".py"):
+            compileall.compile_file(path, quiet=2)
 
 
 def asked_tcp_cc(folder: str) -> str | None:

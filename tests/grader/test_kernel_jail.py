@@ -3,6 +3,7 @@ that every assignment's notebook code imports in it while the reference's protoc
 the grader and its batteries stay out of reach (real bubblewrap, no kernel needed)."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -12,7 +13,8 @@ import pytest
 
 from grader.autograde import students_with_notebooks
 from grader.grade import allocate_uid
-from grader.notebook_jail import NotebookJail, asked_tcp_cc, kernel_sandbox, kit_paths, kit_root
+from grader.notebook_jail import (NotebookJail, asked_tcp_cc, compile_kit, kernel_sandbox, kit_paths, kit_root,
+                                  private_copy, write_font_list)
 from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
 
 
@@ -39,6 +41,21 @@ def test_kit_paths_show_the_harness_and_hide_the_answers(tmp_path):
     assert rel(hidden) == ["assignments/comn/battery.toml", "assignments/comn/notebook.py",
                            "assignments/nbgrader_config.py", "assignments/results_sheets", "assignments/source",
                            "grader", "reference/comn", "reference/core/sr.py", "tests"]
+
+
+def test_the_grader_compiles_what_a_kernel_imports_and_nothing_it_hides(tmp_path):
+    root = str(tmp_path)
+    for path, text in (("harness/notebook.py", "X = 1\n"), ("harness/plots/tsg.py", "Y = 2\n"),
+                       ("reference/__init__.py", ""), ("reference/core/__init__.py", ""),
+                       ("reference/core/sr.py", "Z = 3\n"), ("grader/grade.py", "W = 4\n"),
+                       ("harness/broken.py", "def (:\n")):
+        os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+        with open(os.path.join(root, path), "w") as f:
+            f.write(text)
+    compile_kit(root)      # a module that does not compile is the kernel's error to meet, not the grader's
+    cached = lambda path: os.path.exists(importlib.util.cache_from_source(os.path.join(root, path)))  # noqa: E731
+    assert cached("harness/notebook.py") and cached("harness/plots/tsg.py") and cached("reference/__init__.py")
+    assert not cached("reference/core/sr.py") and not cached("grader/grade.py") and not cached("harness/broken.py")
 
 
 def _notebook(folder, *sources):
@@ -180,3 +197,57 @@ def test_a_notebook_kernel_reads_no_secret_and_reaches_no_host_service(tmp_path,
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
     assert host.calls == []
+
+
+FONTS = """
+import logging, sys
+logging.basicConfig(level=logging.DEBUG, stream=sys.stdout, format="%(message)s")
+from matplotlib import font_manager
+font_manager.findfont("DejaVu Sans")
+"""
+
+
+@pytest.mark.skipif(available() is not None, reason=str(available()))
+def test_a_kernel_starts_from_the_classs_font_list(tmp_path):
+    """matplotlib in the jail reads the font list the grader made for the class, in the
+    kernel's own copy, and makes none of its own (no fc-list, no font read)."""
+    uid = allocate_uid()
+    shared = str(tmp_path / "shared")
+    os.mkdir(shared)
+    write_font_list(shared)
+    scratch = tempfile.mkdtemp(prefix="rdt-kernel-")
+    mount_scratch(scratch, 64 << 20)
+    try:
+        jail = NotebookJail(uid, scratch, [str(tmp_path)], shared=shared)
+        work = private_copy(_notebook(tmp_path / "nb", "1"), jail)
+        sandbox = kernel_sandbox(jail, work)
+        done = subprocess.run(sandbox.prefix() + [sys.executable, "-c", FONTS], cwd=work, capture_output=True,
+                              text=True, timeout=120)
+        mine = os.listdir(os.path.join(work, ".rdtlab", "matplotlib"))
+    finally:
+        kill_uid(uid)
+        unmount_scratch(scratch)
+        os.rmdir(scratch)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sandbox.env["MPLCONFIGDIR"] == os.path.join(work, ".rdtlab", "matplotlib")
+    assert mine == os.listdir(os.path.join(shared, "matplotlib")) and mine[0].startswith("fontlist-")
+    assert f"Using fontManager instance from {os.path.join(work, '.rdtlab', 'matplotlib', mine[0])}" in done.stdout
+    assert "generated new fontManager" not in done.stdout
+
+
+@pytest.mark.skipif(available() is not None, reason=str(available()))
+def test_a_kernel_without_the_classs_font_list_makes_its_own(tmp_path):
+    uid = allocate_uid()
+    scratch = tempfile.mkdtemp(prefix="rdt-kernel-")
+    mount_scratch(scratch, 64 << 20)
+    try:
+        jail = NotebookJail(uid, scratch, [str(tmp_path)])
+        work = private_copy(_notebook(tmp_path / "nb", "1"), jail)
+        done = subprocess.run(kernel_sandbox(jail, work).prefix() + [sys.executable, "-c", FONTS], cwd=work,
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        kill_uid(uid)
+        unmount_scratch(scratch)
+        os.rmdir(scratch)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "generated new fontManager" in done.stdout
