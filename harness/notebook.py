@@ -42,6 +42,7 @@ from harness.backends.tcp import DEFAULT as TCP_DEFAULT, check as check_tcp_cc, 
 from harness.procs import UsageError
 from harness.experiments.sweep import (HEAVY, Sweep, SweepInterrupted, derive_seed, is_complete, one_line, run_sweeps,
                                       summarize_cells)
+from harness.experiments.transfers import TransferRun
 from harness import notebook_rules as rules
 # the grading rules, pure (harness/notebook_rules.py), by the names notebooks and the grader use
 from harness.notebook_rules import (FACTOR, RANGES, RERUN_ROUNDS, REMEASURE_RULE, UNITS,  # noqa: F401
@@ -202,8 +203,8 @@ class Lab:
                 return self.table(q)
             print(f"{title}: the runs measured on the netns backend (this kernel cannot: {why})")
         try:
-            frames = run_sweeps([self._built(q)], results_path=path,
-                                progress=self.progress, desc=title)
+            frames = run_sweeps([self._keeping_first_traces(q, self._built(q)) if not why else self._built(q)],
+                                results_path=path, progress=self.progress, desc=title)
         except SweepInterrupted as e:
             frames = e.frames
             print(f"{title}: interrupted; run the cell again to measure the rest")
@@ -304,24 +305,60 @@ class Lab:
             return None
         sweep = self.sweeps[q]
         run, values = sweep.run_one, {**sweep.run_one.fixed, **cell}
+        seed = derive_seed(sweep.seed, sweep.seed_name or sweep.name, cell, 0)
         limit = run.time_limit(values) if callable(run.time_limit) else run.time_limit
+        heading = f"{title}: " + " ".join(f"{k}={v}" for k, v in cell.items())
+        measured = self._first_run(q, seed)
         try:
-            with tempfile.TemporaryDirectory(prefix="rdtlab-picture-") as tmp, ThreadPoolExecutor(1) as pool:
-                # in a worker thread, as the sweeps do: the kernel's own thread runs an asyncio
-                # loop, which the netns backend's netlink calls must not share
-                res = pool.submit(run_transfer, run.sender, run.receiver,
-                                  Netem(run.link.format_map(values), None, run.shared_queue),
-                                  params=values, size=int(values.get("size", run.size)),
-                                  seed=derive_seed(sweep.seed, q, cell, 0), backend=run.backend,
-                                  time_limit=limit, trace=os.path.join(tmp, "link.trace")).result()
-                fig = draw(res, focus=focus, window=cell.get("window"), figsize=(11, 5.5),
-                           title=f"{title}: " + " ".join(f"{k}={v}" for k, v in cell.items()))
+            if measured is not None:     # the cell's first measured run, as the table has it
+                fig, ok, error = draw(measured[0], focus=focus, window=cell.get("window"), figsize=(11, 5.5),
+                                      title=heading), measured[1], measured[2]
+            else:
+                with tempfile.TemporaryDirectory(prefix="rdtlab-picture-") as tmp, ThreadPoolExecutor(1) as pool:
+                    # in a worker thread, as the sweeps do: the kernel's own thread runs an asyncio
+                    # loop, which the netns backend's netlink calls must not share
+                    res = pool.submit(run_transfer, run.sender, run.receiver,
+                                      Netem(run.link.format_map(values), None, run.shared_queue),
+                                      params=values, size=int(values.get("size", run.size)),
+                                      seed=seed, backend=run.backend,
+                                      time_limit=limit, trace=os.path.join(tmp, "link.trace")).result()
+                    fig, ok, error = draw(res, focus=focus, window=cell.get("window"), figsize=(11, 5.5),
+                                          title=heading), res.ok, res.error
         except Exception as e:
             print(f"{title}: no picture: {type(e).__name__}: {one_line(e)}")
             return None
-        if not res.ok:
-            print(f"this transfer failed: {res.error}")
+        if not ok:
+            print(f"this transfer failed: {error}")
         return fig   # the notebook shows it (a cell's last value)
+
+    def _traces(self, q: str) -> str:
+        """The folder of q's kept traces, beside its runs (the same programs and plan)."""
+        return os.path.splitext(self.results_path(q))[0] + ".traces"
+
+    def _keeping_first_traces(self, q: str, sweep):
+        """`sweep` keeping the engine's trace of each cell's first run (the one a picture of
+        the cell shows: Lab.picture), so the picture draws the run measured instead of
+        running it again. Other repetitions keep none."""
+        if not isinstance(sweep.run_one, TransferRun) or not hasattr(sweep, "cells"):
+            return sweep
+        folder = self._traces(q)
+        os.makedirs(folder, exist_ok=True)
+        seeds = [derive_seed(sweep.seed, sweep.seed_name or sweep.name, c, 0) for c in sweep.cells]
+        firsts = {seed: os.path.join(folder, f"{seed}.trace") for seed in seeds}
+        return replace(sweep, run_one=replace(sweep.run_one, keep_trace=firsts.get))
+
+    def _first_run(self, q: str, seed: int) -> tuple[str, bool, str | None] | None:
+        """(its kept trace, ok, error) of q's measured run with `seed`, when this Lab
+        measured it and the trace is there; else None."""
+        frame = self.frames.get(q)
+        if frame is None or "seed" not in frame:
+            return None
+        rows = frame[frame["seed"] == seed]
+        path = os.path.join(self._traces(q), f"{seed}.trace")
+        if rows.empty or not os.path.isfile(path) or os.path.getsize(path) == 0:
+            return None
+        row = rows.iloc[-1]
+        return path, bool(row["ok"]), (row.get("error") if isinstance(row.get("error"), str) else None)
 
     # ---- re-measuring (hidden tests; the grader's, outside the kernel) -----------------
 

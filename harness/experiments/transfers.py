@@ -10,8 +10,10 @@ Multi-homed runs give one spec template per path (`paths=(spec0, spec1)`, engine
 p0, p1, ...) and may take paths down and up with an engine `schedule`; a cell may set
 its own file `size`; `extra(result, pcap_path)` adds fields of its own to the row
 (with `pcap=True` it gets the engine's pcap of the run, with `trace=True` the result's
-`trace` is the engine's trace of it; both are removed afterwards). `ipv6` (or f(cell))
-runs the cell over IPv6.
+`trace` is the engine's trace of it; both are removed afterwards). `keep_trace(seed)`
+names a file where the engine's trace of the run with that seed stays (a notebook's
+picture of a measured cell draws that run: harness.notebook.Lab.picture). `ipv6` (or
+f(cell)) runs the cell over IPv6.
 """
 from __future__ import annotations
 
@@ -58,6 +60,7 @@ class TransferRun:
     extra: Callable[[TransferResult, str | None], dict] | None = None   # more fields for the row
     pcap: bool = False               # give `extra` the engine's pcap of the run
     trace: bool = False              # give `extra` the engine's trace of the run (result.trace)
+    keep_trace: Callable[[int], str | None] | None = None   # seed -> where its run's trace stays (None: not kept)
     ipv6: bool | Callable[[dict], bool] = False   # the run's address family, or f(cell) giving it
     no_progress: float | None = None # s without progress before a run is stopped (None: the harness's rule)
     tun_corruption: str = "repair"   # netns: "netem" leaves a corrupted packet's checksum wrong (harness.transfer.Link)
@@ -71,10 +74,11 @@ class TransferRun:
         where = {"paths": [Path(link) for link in links]} if self.paths else {"link": links[0]}
         schedule = list(self.schedule(values) if callable(self.schedule) else self.schedule)
         ipv6 = self.ipv6(values) if callable(self.ipv6) else self.ipv6
-        keep = self.pcap or self.trace
+        kept = self.keep_trace(seed) if self.keep_trace else None
+        keep = self.pcap or (self.trace and not kept)
         with tempfile.TemporaryDirectory(prefix="rdt-pcap-") if keep else contextlib.nullcontext() as scratch:
             pcap = os.path.join(scratch, "link.pcap") if self.pcap else None
-            trace = os.path.join(scratch, "link.trace") if self.trace else None
+            trace = kept or (os.path.join(scratch, "link.trace") if self.trace else None)
             res = run_transfer(self.sender, self.receiver, **where, params=values,
                                size=int(values.get("size", self.size)), seed=seed, backend=self.backend,
                                tcp_cc=self.tcp_cc,
