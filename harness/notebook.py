@@ -293,7 +293,9 @@ class Lab:
     def picture(self, q: str, focus=None, **params):
         """One transfer of question q's cell `params` (e.g. delay=5, window=64), drawn from
         what crossed the link (harness.plots: data and ACKs against time, losses, resends,
-        timeouts, the window). A failed transfer is drawn too: that is when it helps."""
+        timeouts, the window). A failed transfer is drawn too: that is when it helps.
+        It is the cell's first measured run (its seed, its trace kept by `measure`), so the
+        picture shows what the table counted; a cell not measured here yet runs that seed."""
         from harness.plots import draw
         from harness.transfer import Link as Netem, run_transfer
 
