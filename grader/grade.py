@@ -75,8 +75,9 @@ def uid_owner(uid: int) -> int:
 
 
 def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = None,
-                     options: Options | None = None) -> dict:
-    """Grade `sub`; write `out_dir/<student>/` (results.json, feedback) if given."""
+                     options: Options | None = None, write_results: bool = True) -> dict:
+    """Grade `sub`; write `out_dir/<student>/` (results.json, feedback, the failing runs'
+    pcaps) if given; `write_results=False`: the pcaps only (a part, merged by the caller)."""
     from grader.feedback import write_outputs     # the exports import this module's result shape
     options = options or Options()
     jail = options.sandbox if options.sandbox is not None else available() is None
@@ -143,7 +144,7 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
               "byte_order": next((d.conventions.byte_order for d in detected.values()), "big"),
               "conventions": {str(p): d.to_dict() for p, d in detected.items()},
               "execution_time": round(time.monotonic() - started, 1)}
-    if student_dir:
+    if student_dir and write_results:
         write_outputs(result, student_dir)
     return result
 
@@ -154,7 +155,8 @@ def regrade_ungraded(sub: Submission, battery: Battery, out_dir: str | None, opt
     and merge them in; run when nothing else is being graded."""
     if not result.get("ungraded"):
         return result
-    again = grade_submission(sub, battery.select(names=result["ungraded"]), None, options)
+    # its failing runs keep their pcaps in the student's folder, as in the first grading
+    again = grade_submission(sub, battery.select(names=result["ungraded"]), out_dir, options, write_results=False)
     fresh = {r["name"]: r for r in again["scenarios"]}
     scenarios = [fresh.get(r["name"], r) for r in result["scenarios"]]
     merged = {**result, "scenarios": scenarios, "score": round(sum(r["score"] for r in scenarios), 3),

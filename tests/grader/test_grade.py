@@ -7,7 +7,7 @@ import pytest
 
 from grader.battery import load_battery
 from grader.collect import Submission
-from grader.grade import Options
+from grader.grade import Options, grade_submission, regrade_ungraded
 from grader.parallel import grade_all
 
 from tests.support.grading import TINY, grade, lost_points, verdicts
@@ -70,3 +70,32 @@ def test_a_little_endian_student_meets_a_little_endian_reference(student, tmp_pa
     result = grade(student, names=["t-sender", "t-receiver"], out=tmp_path)
     assert result["byte_order"] == "little"
     assert [s["reason"] for s in result["scenarios"] if not s["passed"]] == []
+
+
+LEAVES_EARLY = """import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("", int(sys.argv[1])))
+s.recvfrom(4096)    # the first packet, then gone: nothing written
+"""
+
+
+def test_a_scenario_graded_again_keeps_its_failing_runs_pcap(student, tmp_path):
+    """A scenario the machine disturbed is graded again alone (grade_all's last round):
+    the failing run of that grading keeps its pcap beside the feedback, which names it."""
+    (student / "Receiver2.py").write_text(LEAVES_EARLY)
+    battery = load_battery(TINY).select(names=["t-clean"])
+    sub, options = Submission(student.name, str(student)), Options(backend="netns")
+    first = grade_submission(sub, battery, str(tmp_path), options)
+    folder = tmp_path / student.name
+    for pcap in folder.glob("*.pcap"):
+        pcap.unlink()
+    merged = regrade_ungraded(sub, battery, str(tmp_path), options, {**first, "ungraded": ["t-clean"]})
+    again = merged["scenarios"][0]
+    assert merged["graded_again"] == ["t-clean"] and not again["passed"]
+    if again.get("ungraded"):          # the machine disturbed the grading alone too: nothing to keep
+        assert again["pcap"] is None and not list(folder.glob("*.pcap"))
+        return
+    assert "receiver exited" in again["reason"], again["reason"]
+    assert again["pcap"] and (folder / again["pcap"]).stat().st_size > 0
+    assert f"`{again['pcap']}`" in (folder / "feedback.md").read_text()
+    assert json.loads((folder / "results.json").read_text())["tests"][0]["status"] == "failed"
