@@ -40,7 +40,7 @@ from harness import backends
 from harness.assignments import get as get_assignment
 from harness.backends.tcp import DEFAULT as TCP_DEFAULT, check as check_tcp_cc, runs_kernel_tcp
 from harness.procs import UsageError
-from harness.experiments.sweep import (HEAVY, Sweep, SweepInterrupted, derive_seed, is_complete, one_line, run_sweeps,
+from harness.experiments.sweep import (HEAVY, Sweep, SweepInterrupted, is_complete, one_line, rep_seed, run_sweeps,
                                       summarize_cells)
 from harness.experiments.transfers import TransferRun
 from harness import notebook_rules as rules
@@ -203,8 +203,8 @@ class Lab:
                 return self.table(q)
             print(f"{title}: the runs measured on the netns backend (this kernel cannot: {why})")
         try:
-            frames = run_sweeps([self._keeping_first_traces(q, self._built(q)) if not why else self._built(q)],
-                                results_path=path, progress=self.progress, desc=title)
+            sweep = self._built(q) if why else self._keeping_first_traces(self._built(q), self._traces(q, path))
+            frames = run_sweeps([sweep], results_path=path, progress=self.progress, desc=title)
         except SweepInterrupted as e:
             frames = e.frames
             print(f"{title}: interrupted; run the cell again to measure the rest")
@@ -296,7 +296,7 @@ class Lab:
         timeouts, the window). A failed transfer is drawn too: that is when it helps.
         It is the cell's first measured run (its seed, its trace kept by `measure`), so the
         picture shows what the table counted; a cell not measured here yet runs that seed."""
-        from harness.plots import draw
+        from harness.plots import draw, load
         from harness.transfer import Link as Netem, run_transfer
 
         title = self.spec.questions[q].title
@@ -307,14 +307,13 @@ class Lab:
             return None
         sweep = self.sweeps[q]
         run, values = sweep.run_one, {**sweep.run_one.fixed, **cell}
-        seed = derive_seed(sweep.seed, sweep.seed_name or sweep.name, cell, 0)
+        seed = rep_seed(sweep, cell, 0)
         limit = run.time_limit(values) if callable(run.time_limit) else run.time_limit
-        heading = f"{title}: " + " ".join(f"{k}={v}" for k, v in cell.items())
         measured = self._first_run(q, seed)
         try:
             if measured is not None:     # the cell's first measured run, as the table has it
-                fig, ok, error = draw(measured[0], focus=focus, window=cell.get("window"), figsize=(11, 5.5),
-                                      title=heading), measured[1], measured[2]
+                path, ok, error = measured
+                transfer = load(path)
             else:
                 with tempfile.TemporaryDirectory(prefix="rdtlab-picture-") as tmp, ThreadPoolExecutor(1) as pool:
                     # in a worker thread, as the sweeps do: the kernel's own thread runs an asyncio
@@ -324,8 +323,9 @@ class Lab:
                                       params=values, size=int(values.get("size", run.size)),
                                       seed=seed, backend=run.backend,
                                       time_limit=limit, trace=os.path.join(tmp, "link.trace")).result()
-                    fig, ok, error = draw(res, focus=focus, window=cell.get("window"), figsize=(11, 5.5),
-                                          title=heading), res.ok, res.error
+                    transfer, ok, error = load(res), res.ok, res.error
+            fig = draw(transfer, focus=focus, window=cell.get("window"), figsize=(11, 5.5),
+                       title=f"{title}: " + " ".join(f"{k}={v}" for k, v in cell.items()))
         except Exception as e:
             print(f"{title}: no picture: {type(e).__name__}: {one_line(e)}")
             return None
@@ -333,20 +333,20 @@ class Lab:
             print(f"this transfer failed: {error}")
         return fig   # the notebook shows it (a cell's last value)
 
-    def _traces(self, q: str) -> str:
-        """The folder of q's kept traces, beside its runs (the same programs and plan)."""
-        return os.path.splitext(self.results_path(q))[0] + ".traces"
+    def _traces(self, q: str, results_path: str | None = None) -> str:
+        """The folder of q's kept traces, beside its runs (the same programs and plan;
+        `results_path`: q's, where the caller has it)."""
+        return os.path.splitext(results_path or self.results_path(q))[0] + ".traces"
 
-    def _keeping_first_traces(self, q: str, sweep):
-        """`sweep` keeping the engine's trace of each cell's first run (the one a picture of
-        the cell shows: Lab.picture), so the picture draws the run measured instead of
-        running it again. Other repetitions keep none."""
+    @staticmethod
+    def _keeping_first_traces(sweep, folder: str):
+        """`sweep` keeping, in `folder`, the engine's trace of each cell's first run (the
+        one a picture of the cell shows: Lab.picture), so the picture draws the run
+        measured instead of running it again. Other repetitions keep none."""
         if not isinstance(sweep.run_one, TransferRun) or not hasattr(sweep, "cells"):
             return sweep
-        folder = self._traces(q)
         os.makedirs(folder, exist_ok=True)
-        seeds = [derive_seed(sweep.seed, sweep.seed_name or sweep.name, c, 0) for c in sweep.cells]
-        firsts = {seed: os.path.join(folder, f"{seed}.trace") for seed in seeds}
+        firsts = {seed: _kept_trace(folder, seed) for seed in (rep_seed(sweep, c, 0) for c in sweep.cells)}
         return replace(sweep, run_one=replace(sweep.run_one, keep_trace=firsts.get))
 
     def _first_run(self, q: str, seed: int) -> tuple[str, bool, str | None] | None:
@@ -356,7 +356,7 @@ class Lab:
         if frame is None or "seed" not in frame:
             return None
         rows = frame[frame["seed"] == seed]
-        path = os.path.join(self._traces(q), f"{seed}.trace")
+        path = _kept_trace(self._traces(q), seed)
         if rows.empty or not os.path.isfile(path) or os.path.getsize(path) == 0:
             return None
         row = rows.iloc[-1]
@@ -563,6 +563,11 @@ def assert_close_each(name: str, answer, expected: dict, rel: float) -> None:
         elif abs(float(got) - value) > rel * abs(value):
             wrong.append(f"{name}[{key!r}] = {float(got):.4g}, expected {value:.4g} within {rel:.0%}")
     fail(wrong)
+
+
+def _kept_trace(folder: str, seed: int) -> str:
+    """The file of the run with `seed` among a question's kept traces (Lab._traces)."""
+    return os.path.join(folder, f"{seed}.trace")
 
 
 def given(name: str, scope: dict):

@@ -125,6 +125,12 @@ def derive_seed(sweep_seed: int, name: str, params: dict, rep: int) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
+def rep_seed(sweep: Sweep, cell: dict, rep: int) -> int:
+    """The seed `sweep` runs repetition `rep` of `cell` with (a notebook's picture of the
+    cell draws its rep 0: harness.notebook.Lab.picture)."""
+    return derive_seed(sweep.seed, sweep.seed_name or sweep.name, cell, rep)
+
+
 def one_line(text: object) -> str:
     lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
     return lines[0] if lines else ""
@@ -462,7 +468,7 @@ def _admits(booking: float, big: bool, in_flight: list[tuple[float, bool]], rese
 
 
 def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:
-    seed = derive_seed(sweep.seed, sweep.seed_name or sweep.name, cell, rep)
+    seed = rep_seed(sweep, cell, rep)
     started, cpu_started = time.monotonic(), time.thread_time()
     try:
         out = dict(sweep.run_one(dict(cell), seed))
