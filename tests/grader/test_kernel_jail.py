@@ -7,15 +7,14 @@ import importlib.util
 import os
 import subprocess
 import sys
-import tempfile
 
 import pytest
 
 from grader.autograde import students_with_notebooks
-from grader.grade import allocate_uid
 from grader.notebook_jail import (NotebookJail, asked_tcp_cc, compile_kit, kernel_sandbox, kit_paths, kit_root,
                                   private_copy, write_font_list)
-from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
+from grader.sandbox import available
+from tests.support.grading import jail_scratch
 
 
 def _touch(root, *paths):
@@ -128,10 +127,7 @@ print("ok")
 
 @pytest.mark.skipif(available() is not None, reason=str(available()))
 def test_a_kernel_jail_imports_the_notebooks_code_and_not_the_answers(tmp_path):
-    uid = allocate_uid()
-    scratch = tempfile.mkdtemp(prefix="rdt-kernel-")
-    mount_scratch(scratch, 64 << 20)
-    try:
+    with jail_scratch("rdt-kernel-", 64 << 20) as (uid, scratch):
         work = os.path.join(scratch, "sub")
         os.mkdir(work)
         os.chown(work, uid, uid)
@@ -141,10 +137,6 @@ def test_a_kernel_jail_imports_the_notebooks_code_and_not_the_answers(tmp_path):
         sandbox = kernel_sandbox(NotebookJail(uid, scratch, [str(tmp_path), course]), work)
         done = subprocess.run(sandbox.prefix() + [sys.executable, "-c", IMPORTS, kit_root()], cwd=work,
                               capture_output=True, text=True, timeout=120)
-    finally:
-        kill_uid(uid)
-        unmount_scratch(scratch)
-        os.rmdir(scratch)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok", done.stdout
 
@@ -179,10 +171,7 @@ print(json.dumps(found))
 def test_a_notebook_kernel_reads_no_secret_and_reaches_no_host_service(tmp_path, monkeypatch, host):
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "planted-kernel-secret")
     monkeypatch.setenv("RDTLAB_NOTEBOOK_MODE", "quick")      # the kit's own variables do pass
-    uid = allocate_uid()
-    scratch = tempfile.mkdtemp(prefix="rdt-kernel-")
-    mount_scratch(scratch, 64 << 20)
-    try:
+    with jail_scratch("rdt-kernel-", 64 << 20) as (uid, scratch):
         work = os.path.join(scratch, "sub")
         os.mkdir(work)
         os.chown(work, uid, uid)
@@ -190,10 +179,6 @@ def test_a_notebook_kernel_reads_no_secret_and_reaches_no_host_service(tmp_path,
         assert "JUPYTERHUB_API_TOKEN" not in sandbox.env and sandbox.env["RDTLAB_NOTEBOOK_MODE"] == "quick"
         done = subprocess.run(sandbox.prefix() + [sys.executable, "-c", HUNT, str(host.tcp.getsockname()[1]),
                                                   host.abstract], cwd=work, capture_output=True, text=True, timeout=120)
-    finally:
-        kill_uid(uid)
-        unmount_scratch(scratch)
-        os.rmdir(scratch)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
     assert host.calls == []
@@ -211,23 +196,16 @@ font_manager.findfont("DejaVu Sans")
 def test_a_kernel_starts_from_the_classs_font_list(tmp_path):
     """matplotlib in the jail reads the font list the grader made for the class, in the
     kernel's own copy, and makes none of its own (no fc-list, no font read)."""
-    uid = allocate_uid()
     shared = str(tmp_path / "shared")
     os.mkdir(shared)
     write_font_list(shared)
-    scratch = tempfile.mkdtemp(prefix="rdt-kernel-")
-    mount_scratch(scratch, 64 << 20)
-    try:
+    with jail_scratch("rdt-kernel-", 64 << 20) as (uid, scratch):
         jail = NotebookJail(uid, scratch, [str(tmp_path)], shared=shared)
         work = private_copy(_notebook(tmp_path / "nb", "1"), jail)
         sandbox = kernel_sandbox(jail, work)
         done = subprocess.run(sandbox.prefix() + [sys.executable, "-c", FONTS], cwd=work, capture_output=True,
                               text=True, timeout=120)
         mine = os.listdir(os.path.join(work, ".rdtlab", "matplotlib"))
-    finally:
-        kill_uid(uid)
-        unmount_scratch(scratch)
-        os.rmdir(scratch)
     assert done.returncode == 0, done.stderr[-2000:]
     assert sandbox.env["MPLCONFIGDIR"] == os.path.join(work, ".rdtlab", "matplotlib")
     assert mine == os.listdir(os.path.join(shared, "matplotlib")) and mine[0].startswith("fontlist-")
@@ -237,17 +215,10 @@ def test_a_kernel_starts_from_the_classs_font_list(tmp_path):
 
 @pytest.mark.skipif(available() is not None, reason=str(available()))
 def test_a_kernel_without_the_classs_font_list_makes_its_own(tmp_path):
-    uid = allocate_uid()
-    scratch = tempfile.mkdtemp(prefix="rdt-kernel-")
-    mount_scratch(scratch, 64 << 20)
-    try:
+    with jail_scratch("rdt-kernel-", 64 << 20) as (uid, scratch):
         jail = NotebookJail(uid, scratch, [str(tmp_path)])
         work = private_copy(_notebook(tmp_path / "nb", "1"), jail)
         done = subprocess.run(kernel_sandbox(jail, work).prefix() + [sys.executable, "-c", FONTS], cwd=work,
                               capture_output=True, text=True, timeout=120)
-    finally:
-        kill_uid(uid)
-        unmount_scratch(scratch)
-        os.rmdir(scratch)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "generated new fontManager" in done.stdout

@@ -7,14 +7,14 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from fnmatch import fnmatch
 
 import pytest
 
-from grader.grade import allocate_uid
 from grader.sandbox import (ETC_VISIBLE, LAUNCHER, SAFE_PATH, Sandbox, argv_through_pipe, available, bwrap_argv, etc_visible,
-                            kill_uid, mount_scratch, unmount_scratch)
+                            mount_scratch, unmount_scratch)
+
+from tests.support.grading import jail_scratch
 
 
 def test_the_jail_starts_with_an_allowed_environment_only():
@@ -59,18 +59,11 @@ print(json.dumps({"environ": environ.decode(), "cmdline": [w.decode() for w in c
 @pytest.mark.skipif(available() is not None, reason=str(available()))
 def test_pid_1_of_a_jail_shows_no_environment_and_no_paths(monkeypatch, tmp_path):
     monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "planted-secret")
-    uid = allocate_uid()
-    scratch = tempfile.mkdtemp(prefix="rdt-sbx-")
-    mount_scratch(scratch, 16 << 20)
-    try:
+    with jail_scratch("rdt-sbx-", 16 << 20) as (uid, scratch):
         os.chown(scratch, uid, uid)
         sandbox = Sandbox(uid, scratch, hidden=[str(tmp_path / "course")], network=False, run_dir=False)
         done = subprocess.run(sandbox.prefix() + ["/usr/bin/python3", "-c", PROC_1], cwd=scratch,
                               capture_output=True, text=True, timeout=60)
-    finally:
-        kill_uid(uid)
-        unmount_scratch(scratch)
-        os.rmdir(scratch)
     assert done.returncode == 0, done.stderr[-1500:]
     seen = json.loads(done.stdout)
     assert seen["environ"] == ""

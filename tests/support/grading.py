@@ -3,19 +3,21 @@ laid over it, grade(), services on the host no jail may reach, and the jailed pr
 grade may leave behind (tests/grader/conftest.py's fixtures check them)."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import socket
 import threading
 import shutil
+import tempfile
 from pathlib import Path
 
 from grader.battery import load_battery
 from grader.collect import Submission
 from grader.disturbance import UNGRADED
 from grader.remeasure import NOT_GRADED
-from grader.grade import Options, grade_submission, regrade_ungraded
-from grader.sandbox import UID_BASE
+from grader.grade import Options, allocate_uid, grade_submission, regrade_ungraded
+from grader.sandbox import UID_BASE, kill_uid, mount_scratch, unmount_scratch
 from tests.support import TESTS
 
 GRADER_TESTS = TESTS / "grader"     # tests/grader: its battery and schema
@@ -38,6 +40,21 @@ def jail_processes() -> list[int]:
             except OSError:
                 pass
     return found
+
+
+@contextlib.contextmanager
+def jail_scratch(prefix: str, size: int):
+    """(a jail uid, a size-capped tmpfs folder for it); afterwards the uid's processes
+    are killed and the tmpfs unmounted and removed."""
+    uid = allocate_uid()
+    scratch = tempfile.mkdtemp(prefix=prefix)
+    mount_scratch(scratch, size)
+    try:
+        yield uid, scratch
+    finally:
+        kill_uid(uid)
+        unmount_scratch(scratch)
+        os.rmdir(scratch)
 
 
 def grade(path, battery="tiny", names=None, out=None, **options) -> dict:
