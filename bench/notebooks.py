@@ -5,7 +5,9 @@
 Makes a course in a temporary folder (assignments/' config and source, nbgrader's
 release), hands in copies of the reference (grader.planted) with the reference answers
 typed in, and autogrades them as `rdtlab grade --gradebook` does. Prints the wall time,
-notebooks per hour, each notebook's time, and checks each scored every autograded point.
+notebooks per hour, each notebook's time, the CPU a notebook cost, the host's speed (what
+a start of the jails' python3 costs it, before and after) and steal, and checks each
+scored every autograded point.
 """
 from __future__ import annotations
 
@@ -93,6 +95,16 @@ def _most_runs(result) -> int:
     return max(counts, default=0)
 
 
+START_REPS = 20
+
+
+def python_start_ms() -> float:
+    """CPU-ms a start of the interpreter the jails' programs run (`python3 -c pass`): a
+    yardstick of the host, which changes speed from day to day and within the hour."""
+    from bench.starts import SYSTEM_PYTHON, cpu_ms
+    return cpu_ms([SYSTEM_PYTHON or "python3", "-c", "pass"], START_REPS)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.notebooks")
     p.add_argument("--assignment", default="comn", choices=assignments.names())
@@ -103,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["RDTLAB_NOTEBOOK_MODE"] = args.mode
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     load = os.getloadavg()[0]
+    start_before = python_start_ms()
     with tempfile.TemporaryDirectory(prefix="rdt-nb-bench-") as tmp:
         course = make_course(tmp, args.assignment)
         students = [f"{k:02d}" for k in range(args.students)]
@@ -123,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     if own.seconds is not None:
         print(f"  the grading's own processes {own.seconds:.0f} CPU-s = {own.seconds / args.students:.1f} CPU-s per "
               f"notebook (its cpuacct group: nothing else the machine ran; interrupt work excluded)")
+    print(f"  this host's speed: the jail's `python3 -c pass` took {start_before:.1f} CPU-ms a start before the "
+          f"grading, {python_start_ms():.1f} after ({START_REPS} starts each; the class's ~138 program starts a "
+          f"notebook each pay it)")
     steal = stolen_share(steal_before, cpu_times())
     if steal is not None:
         print(f"  the VM's host held back {steal:.1%} of the CPU time during the grading (steal)")
