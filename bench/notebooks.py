@@ -137,8 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  the grading's own processes {own.seconds:.0f} CPU-s = {own.seconds / args.students:.1f} CPU-s per "
               f"notebook (its cpuacct group: nothing else the machine ran; interrupt work excluded)")
     print(f"  this host's speed: the jail's `python3 -c pass` took {start_before:.1f} CPU-ms a start before the "
-          f"grading, {python_start_ms():.1f} after ({START_REPS} starts each; the class's ~138 program starts a "
-          f"notebook each pay it)")
+          f"grading, {python_start_ms():.1f} after ({START_REPS} starts each; each of a notebook's ~138 program "
+          f"starts pays it)")
     steal = stolen_share(steal_before, cpu_times())
     if steal is not None:
         print(f"  the VM's host held back {steal:.1%} of the CPU time during the grading (steal)")
