@@ -30,6 +30,7 @@ from grader.autograde import autograde_students
 from grader.planted import reference_submission
 
 from bench._own_cpu import OwnCpu
+from bench.starts import SYSTEM_PYTHON, cpu_ms
 
 NOTEBOOK = "results_sheet.ipynb"
 
@@ -101,7 +102,6 @@ START_REPS = 20
 def python_start_ms() -> float:
     """CPU-ms a start of the interpreter the jails' programs run (`python3 -c pass`): a
     yardstick of the host, which changes speed from day to day and within the hour."""
-    from bench.starts import SYSTEM_PYTHON, cpu_ms
     return cpu_ms([SYSTEM_PYTHON or "python3", "-c", "pass"], START_REPS)
 
 

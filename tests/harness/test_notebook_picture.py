@@ -14,6 +14,13 @@ from harness.plots.trace import load
 from harness.plots.tsg import describe
 
 
+def _kept(lab, cell) -> str:
+    """Where the sweep keeps the trace of `cell`'s first run (its seed derived here, as
+    the sweep derives it)."""
+    sweep = lab._built("q5")
+    return os.path.join(lab._traces("q5"), f"{derive_seed(sweep.seed, 'q5', cell, 0)}.trace")
+
+
 def _no_transfer(*args, **kwargs):
     raise AssertionError("the picture ran a transfer")
 
@@ -30,16 +37,15 @@ def measured(tmp_path):
 
 def test_the_sweep_keeps_the_trace_of_each_cells_first_run_only(measured):
     sweep = measured._built("q5")
-    firsts = {f"{derive_seed(sweep.seed, 'q5', cell, 0)}.trace" for cell in sweep.cells}
+    firsts = {os.path.basename(_kept(measured, cell)) for cell in sweep.cells}
     assert set(os.listdir(measured._traces("q5"))) == firsts
     assert len(measured.frames["q5"]) == len(sweep.cells) * sweep.runs > len(firsts)
 
 
 def test_a_picture_draws_the_measured_run_without_running_one(measured, monkeypatch, capsys):
     monkeypatch.setattr(harness.transfer, "run_transfer", _no_transfer)
-    sweep = measured._built("q5")
-    cell = next(c for c in sweep.cells if c["window"] == 16)
-    kept = os.path.join(measured._traces("q5"), f"{derive_seed(sweep.seed, 'q5', cell, 0)}.trace")
+    cell = next(c for c in measured._built("q5").cells if c["window"] == 16)
+    kept = _kept(measured, cell)
     fig = measured.picture("q5", window=16, focus="timeout")
     assert fig is not None, capsys.readouterr().out
     assert fig._suptitle.get_text().endswith(describe(load(kept)))
@@ -51,9 +57,8 @@ def test_a_picture_draws_the_measured_run_without_running_one(measured, monkeypa
 
 
 def test_a_picture_with_no_kept_run_runs_the_cells_first_seed(measured):
-    sweep = measured._built("q5")
-    cell = next(c for c in sweep.cells if c["window"] == 16)
-    kept = os.path.join(measured._traces("q5"), f"{derive_seed(sweep.seed, 'q5', cell, 0)}.trace")
+    cell = next(c for c in measured._built("q5").cells if c["window"] == 16)
+    kept = _kept(measured, cell)
     os.remove(kept)
     fig = measured.picture("q5", window=16)
     assert fig is not None and "data messages" in fig._suptitle.get_text()
