@@ -99,6 +99,22 @@ def _most_runs(result) -> int:
 START_REPS = 20
 
 
+def steady_rate(finished: list[tuple[float, float]]) -> float | None:
+    """Notebooks an hour while the class was in full swing: the (start, end) of each
+    first-round grading, counted between the first end and the last start. A class's
+    wall time also holds its ramp (the gate admits one grading per settle) and its drain
+    (the last gradings alone), each about one notebook's time whatever the class's size,
+    so a class of hundreds goes at about this rate; a class of 20 spends a third of its
+    time ramping and draining. None when the window holds fewer than three ends."""
+    if not finished:
+        return None
+    first_end, last_start = min(e for _, e in finished), max(s for s, _ in finished)
+    ends = [e for _, e in finished if first_end <= e <= last_start]
+    if len(ends) < 3 or last_start <= first_end:
+        return None
+    return 3600 * (len(ends) - 1) / (max(ends) - first_end)
+
+
 def python_start_ms() -> float:
     """CPU-ms a start of the interpreter the jails' programs run (`python3 -c pass`): a
     yardstick of the host, which changes speed from day to day and within the hour."""
@@ -123,7 +139,10 @@ def main(argv: list[str] | None = None) -> int:
             hand_in(course, args.assignment, s)
         with OwnCpu() as own:
             started, busy, steal_before = time.monotonic(), machine_cpu_s(), cpu_times()
-            results = autograde_students(course, args.assignment, students, jobs=args.jobs)
+            finished = []    # (start, end) of each grading, first round or again
+            results = autograde_students(course, args.assignment, students, jobs=args.jobs,
+                                         done=lambda r: finished.append((time.monotonic() - r.seconds
+                                                                         - r.remeasure_seconds, time.monotonic())))
             wall, busy = time.monotonic() - started, machine_cpu_s() - busy
         scores = {r.student: points(course, args.assignment, r.student) if r.ok else (0, 0, []) for r in results}
     print(f"notebook bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): {args.students} {args.assignment} "
@@ -131,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  wall {wall:.0f} s = {3600 * args.students / wall:.0f} notebooks/hour; each "
           f"{', '.join(f'{r.seconds:.0f}' for r in results)} s; load average {load:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
+    steady = steady_rate(finished[:args.students])
+    if steady is not None:
+        print(f"  in full swing (from the first notebook done to the last started): {steady:.0f} notebooks/hour")
     print(f"  the machine busy {busy:.0f} CPU-s = {busy / args.students:.1f} CPU-s per notebook (all its "
           f"processes, the kernel's network work included; the course's set-up excluded)")
     if own.seconds is not None:
