@@ -105,12 +105,14 @@ def steady_rate(finished: list[tuple[float, float]]) -> float | None:
     wall time also holds its ramp (the gate admits one grading per settle) and its drain
     (the last gradings alone), each about one notebook's time whatever the class's size,
     so a class of hundreds goes at about this rate; a class of 20 spends a third of its
-    time ramping and draining. None when the window holds fewer than three ends."""
+    time ramping and draining. None when the window is shorter than two gradings (a
+    small class is all ramp and drain: its few ends there come in a bunch)."""
     if not finished:
         return None
     first_end, last_start = min(e for _, e in finished), max(s for s, _ in finished)
     ends = [e for _, e in finished if first_end <= e <= last_start]
-    if len(ends) < 3 or last_start <= first_end:
+    took = sorted(e - s for s, e in finished)[len(finished) // 2]
+    if len(ends) < 3 or last_start - first_end < 2 * took:
         return None
     return 3600 * (len(ends) - 1) / (max(ends) - first_end)
 

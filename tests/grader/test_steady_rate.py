@@ -21,3 +21,5 @@ def test_too_short_a_swing_has_no_rate():
     assert steady_rate([]) is None
     assert steady_rate([(0.0, 40.0), (10.0, 50.0), (20.0, 60.0)]) is None   # the last start before the first end
     assert steady_rate([(0.0, 40.0), (10.0, 45.0), (50.0, 90.0)]) is None   # two ends in the window
+    # eight at once, admitted 10 s apart: ends bunched between the first end and the last start
+    assert steady_rate([(10.0 * k, 10.0 * k + 45.0) for k in range(8)]) is None
