@@ -585,9 +585,57 @@ def _sockets_of(pid: int, found: dict, mine: list) -> list:
     return mine
 
 
-def port_bound(pid: int, port: int, pgid: int | None = None) -> bool:
-    """Whether a process of the group has bound UDP `port` (or listens on TCP `port`)."""
-    return bool(bound_sockets(pid, pgid, port))
+# What the namespace's socket counters say ("inuse" of UDP and TCP, v4 and v6): the
+# kernel counts a UDP socket there once it is bound, and a TCP one once it listens or
+# connects. Reading them costs a few CPU-us, where each socket table read walks the
+# kernel's whole hash (~250 CPU-us a poll of all four, most of a jailed receiver's
+# bind wait of 50 polls: BENCHMARKS.md, "A bind seen from the socket counters").
+_COUNTED = (b"TCP:", b"UDP:", b"TCP6:", b"UDP6:")
+
+
+def socket_counts(pid: int) -> tuple[int, ...] | None:
+    """The `inuse` counters of PID's network namespace (sockstat, sockstat6), or None
+    when they cannot be read."""
+    counts = {}
+    for name in ("sockstat", "sockstat6"):
+        try:
+            fd = os.open(f"/proc/{pid}/net/{name}", os.O_RDONLY)
+            try:
+                data = os.read(fd, 4096)
+            finally:
+                os.close(fd)
+        except OSError:
+            return None
+        for line in data.split(b"\n"):
+            cols = line.split()
+            if len(cols) >= 3 and cols[0] in _COUNTED and cols[1] == b"inuse":
+                counts[cols[0]] = int(cols[2])
+    return tuple(counts.get(label, -1) for label in _COUNTED)
+
+
+class BindWatch:
+    """Polls for a program's bind of `port` (bound_sockets: its group's UDP sockets and
+    TCP listeners on it), reading the socket tables only when the namespace's counters
+    have moved since the last read found nothing, and every FULL_EVERY-th poll whatever
+    they say (a close elsewhere at the same moment leaves them where they were)."""
+    FULL_EVERY = 10
+
+    def __init__(self, pid: int, port: int, pgid: int | None = None):
+        self.pid, self.port, self.pgid = pid, port, pgid
+        self._quiet: tuple[int, ...] | None = None      # the counters when the tables last showed nothing
+        self.polls = self.reads = 0
+
+    def sockets(self) -> list[tuple[str, str, int]]:
+        """The program's sockets on the port (empty: not bound yet)."""
+        counts = socket_counts(self.pid)
+        self.polls += 1
+        if counts is not None and counts == self._quiet and self.polls % self.FULL_EVERY:
+            return []
+        self.reads += 1
+        found = bound_sockets(self.pid, self.pgid, self.port)
+        if not found:
+            self._quiet = counts        # read before the tables: a bind since then moves them
+        return found
 
 
 def describe_exit(code: int, file_cap: int | None = None, last_line: str = "") -> str:

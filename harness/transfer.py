@@ -29,7 +29,7 @@ from harness import backends, steal, time_limits
 from harness.engine import REPO, EngineError, check_spec, sweep_stale_sockets
 from harness.monitor import ErrorKind, Exit, Failure, Monitor, RunEnd, Stopped, first_failure, \
     output_mismatch, with_link_story
-from harness.procs import (Proc, ProgramNotFound, Processes, UsageError, bound_sockets, describe_exit,
+from harness.procs import (BindWatch, Proc, ProgramNotFound, Processes, UsageError, bound_sockets, describe_exit,
                            raise_if_terminated, render, terminate_as_interrupt)
 
 BIND_TIMEOUT_S = 10.0      # the receiver must have bound its port by then
@@ -682,9 +682,10 @@ def _wait_bound(rx: Proc, port: int, timeout: float) -> list[tuple[str, str, int
     `timeout` passes (None). Polling its namespace's socket tables every 10 ms is more
     robust than sleeping a guessed time, and tells where it bound."""
     deadline = time.monotonic() + timeout
+    watch = BindWatch(rx.pid, port, rx.pid)
     while time.monotonic() < deadline:
         raise_if_terminated()
-        on_port = bound_sockets(rx.pid, rx.pid, port)
+        on_port = watch.sockets()
         if on_port:
             return on_port
         if rx.wait(0.01):

@@ -28,7 +28,7 @@ from typing import Callable
 from harness import backends
 from harness.backends import tcp
 from harness.engine import EngineError, check_spec
-from harness.procs import Processes, ProgramNotFound, UsageError, port_bound
+from harness.procs import BindWatch, Processes, ProgramNotFound, UsageError
 
 IPERF_PORT = 5201
 BIND_TIMEOUT_S = 10.0
@@ -114,7 +114,8 @@ def _client_server(session, procs: Processes, workdir: str, window_bytes: int | 
     except ProgramNotFound as e:
         return {"ok": False, "error": f"iperf3 server: {e}"}
     deadline = time.monotonic() + BIND_TIMEOUT_S
-    while not port_bound(server.pid, IPERF_PORT, pgid=server.pid):
+    watch = BindWatch(server.pid, IPERF_PORT, server.pid)
+    while not watch.sockets():
         if server.wait(0.02) or time.monotonic() > deadline:
             procs.stop(server)
             return {"ok": False, "error": f"iperf3 server did not listen: {server.last_stderr_line() or 'no message'}"}
