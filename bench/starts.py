@@ -1,6 +1,6 @@
 """What each jailed program start costs in CPU (issue 22): the launcher that sets up the
-jail (`python -S grader/launcher.py`; before that `-m grader.launcher`, and before that
-`-m grader.sandbox`) and the reference programs' interpreters, in the jail's conditions.
+jail (`python -S -c "...from grader.launcher import main; main()"`; before that `-S
+grader/launcher.py`, `-m grader.launcher` and `-m grader.sandbox`) and the reference programs' interpreters, in the jail's conditions.
 
     python -m bench starts [--reps 40] [--tree DIR]
 
@@ -48,7 +48,7 @@ def cpu_ms(argv: list[str], reps: int, cwd: str | None = None, env: dict | None 
 
 def launcher_start(tree: str, env: dict) -> list[str]:
     """How the tree's Sandbox.prefix() starts its launcher, after the interpreter
-    (`-m grader.launcher`, or `-S .../grader/launcher.py`)."""
+    (`-m grader.launcher`, `-S .../grader/launcher.py` or `-S -c ...`)."""
     done = subprocess.run([sys.executable, "-c", "import json; from grader.sandbox import Sandbox; "
                            "print(json.dumps(Sandbox(1, '/nonexistent').prefix()[1:]))"],
                           cwd=tree, env=env, capture_output=True, text=True, check=True)

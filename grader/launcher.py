@@ -1,5 +1,5 @@
-"""The jail's launcher: `python -S grader/launcher.py --uid N ... -- PROGRAM ARGS`, the
-command prefix `grader.sandbox.Sandbox.prefix()` puts before every jailed program (and
+"""The jail's launcher: `python -S -c "...; from grader.launcher import main; main()" --uid N
+... -- PROGRAM ARGS`, the command prefix `grader.sandbox.Sandbox.prefix()` puts before every jailed program (and
 build and notebook kernel). It runs as root, in the run's network namespace, and just
 before exec'ing bubblewrap:
   - mounts a size-capped tmpfs, owned by the jail's uid, on the run's directory (the
@@ -16,8 +16,10 @@ before exec'ing bubblewrap:
 
 It starts once per jailed program, so it imports little: no subprocess, shutil or
 dataclasses (it was `python -m grader.sandbox`, 45 CPU-ms a start, weighed down by the
-grader side's imports), and it is started as a file without `site` (-S) nor runpy
-(-m): it needs nothing of the venv's site-packages.
+grader side's imports), and it is started without `site` (-S) nor runpy (-m): it needs
+nothing of the venv's site-packages. Not as a file either, which Python compiles at each
+start: `-c` imports this module from its bytecode (grader.sandbox.LAUNCHER). Run as a
+file, it works the same.
 """
 from __future__ import annotations
 

@@ -75,8 +75,8 @@ def test_the_launcher_reads_back_every_option_the_prefix_gives():
     from grader.launcher import parse
     box = Sandbox(3_000_002, "/s", hidden=["/a", "/b"], visible=["/k"], env={"X": "1"}, network=False, run_dir=False)
     prefix = box.prefix()
-    assert prefix[1:3] == ["-S", LAUNCHER]
-    args = parse(prefix[3:] + ["python3", "x.py", "--uid", "7"])
+    assert prefix[1:4] == ["-S", "-c", LAUNCHER]
+    args = parse(prefix[4:] + ["python3", "x.py", "--uid", "7"])
     assert (args.uid, args.scratch, args.hide, args.ro, args.env) == (3_000_002, "/s", ["/a", "/b"], ["/k"], ["X=1"])
     assert (args.memory, args.group_cpus, args.group_tasks) == (box.limits.memory_bytes, box.limits.group.cpus,
                                                                 box.limits.group.tasks)
