@@ -587,9 +587,9 @@ def _sockets_of(pid: int, found: dict, mine: list) -> list:
 
 # What the namespace's socket counters say ("inuse" of UDP and TCP, v4 and v6): the
 # kernel counts a UDP socket there once it is bound, and a TCP one once it listens or
-# connects. Reading them costs a few CPU-us, where each socket table read walks the
-# kernel's whole hash (~250 CPU-us a poll of all four, most of a jailed receiver's
-# bind wait of 50 polls: BENCHMARKS.md, "A bind seen from the socket counters").
+# connects. Reading them costs ~60 CPU-us, where reading the socket tables walks the
+# kernel's whole hash (250-380 CPU-us a poll of all four, and a jailed receiver's bind
+# wait is ~50 polls: BENCHMARKS.md, "A bind seen from the socket counters").
 _COUNTED = (b"TCP:", b"UDP:", b"TCP6:", b"UDP6:")
 
 
