@@ -101,20 +101,20 @@ START_REPS = 20
 
 def steady_rate(finished: list[tuple[float, float]]) -> float | None:
     """Notebooks an hour while the class was in full swing: the (start, end) of each
-    first-round grading, counted between the first end and the last start. A class's
-    wall time also holds its ramp (the gate admits one grading per settle) and its drain
-    (the last gradings alone), each about one notebook's time whatever the class's size,
-    so a class of hundreds goes at about this rate; a class of 20 spends a third of its
-    time ramping and draining. None when the window is shorter than two gradings (a
-    small class is all ramp and drain: its few ends there come in a bunch)."""
+    first-round grading; the starts from the first end to the last start, when the pool
+    starts one as the machine has room for it (before the first end it fills, one start
+    a settle). A class's wall time also holds that ramp and its drain (the last gradings
+    alone), each about one notebook's time whatever the class's size, so a class of
+    hundreds goes at about this rate; a class of 20 spends a third of its time ramping
+    and draining. None when the window is shorter than two gradings."""
     if not finished:
         return None
     first_end, last_start = min(e for _, e in finished), max(s for s, _ in finished)
-    ends = [e for _, e in finished if first_end <= e <= last_start]
+    starts = sorted(s for s, _ in finished if first_end <= s <= last_start)
     took = sorted(e - s for s, e in finished)[len(finished) // 2]
-    if len(ends) < 3 or last_start - first_end < 2 * took:
+    if len(starts) < 3 or last_start - first_end < 2 * took:
         return None
-    return 3600 * (len(ends) - 1) / (max(ends) - first_end)
+    return 3600 * (len(starts) - 1) / (starts[-1] - starts[0])
 
 
 def python_start_ms() -> float:
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
     steady = steady_rate(finished[:args.students])
     if steady is not None:
-        print(f"  in full swing (from the first notebook done to the last started): {steady:.0f} notebooks/hour")
+        print(f"  in full swing (the starts from the first notebook done to the last started): {steady:.0f} notebooks/hour")
     print(f"  the machine busy {busy:.0f} CPU-s = {busy / args.students:.1f} CPU-s per notebook (all its "
           f"processes, the kernel's network work included; the course's set-up excluded)")
     if own.seconds is not None:

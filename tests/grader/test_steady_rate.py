@@ -23,3 +23,11 @@ def test_too_short_a_swing_has_no_rate():
     assert steady_rate([(0.0, 40.0), (10.0, 45.0), (50.0, 90.0)]) is None   # two ends in the window
     # eight at once, admitted 10 s apart: ends bunched between the first end and the last start
     assert steady_rate([(10.0 * k, 10.0 * k + 45.0) for k in range(8)]) is None
+
+
+def test_the_ramp_does_not_count():
+    # the gate fills the pool one start a settle (10 s), then starts one every 12 s as
+    # room comes: 300 an hour in full swing, whatever the faster ramp before the first end
+    ramp = [(10.0 * k, 10.0 * k + 45.0) for k in range(5)]
+    swing = [(52.0 + 12.0 * k, 52.0 + 12.0 * k + 45.0) for k in range(30)]
+    assert steady_rate(ramp + swing) == 300.0
