@@ -154,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
     steady = steady_rate(finished[:args.students])
     if steady is not None:
-        print(f"  in full swing (the starts from the first notebook done to the last started): {steady:.0f} notebooks/hour")
+        print(f"  in full swing (the starts from the first notebook done to the last started): "
+              f"{steady:.0f} notebooks/hour")
     print(f"  the machine busy {busy:.0f} CPU-s = {busy / args.students:.1f} CPU-s per notebook (all its "
           f"processes, the kernel's network work included; the course's set-up excluded)")
     if own.seconds is not None:

@@ -1,6 +1,7 @@
 """What each jailed program start costs in CPU (issue 22): the launcher that sets up the
 jail (`python -S -c "...from grader.launcher import main; main()"`; before that `-S
-grader/launcher.py`, `-m grader.launcher` and `-m grader.sandbox`) and the reference programs' interpreters, in the jail's conditions.
+grader/launcher.py`, `-m grader.launcher` and `-m grader.sandbox`) and the reference
+programs' interpreters, in the jail's conditions.
 
     python -m bench starts [--reps 40] [--tree DIR]
 

@@ -1,7 +1,7 @@
-"""The jail's launcher: `python -S -c "...; from grader.launcher import main; main()" --uid N
-... -- PROGRAM ARGS`, the command prefix `grader.sandbox.Sandbox.prefix()` puts before every jailed program (and
-build and notebook kernel). It runs as root, in the run's network namespace, and just
-before exec'ing bubblewrap:
+"""The jail's launcher: `python -S -c "...; from grader.launcher import main; main()"
+--uid N ... -- PROGRAM ARGS`, the command prefix `grader.sandbox.Sandbox.prefix()` puts
+before every jailed program (and build and notebook kernel). It runs as root, in the
+run's network namespace, and just before exec'ing bubblewrap:
   - mounts a size-capped tmpfs, owned by the jail's uid, on the run's directory (the
     harness's cwd, where the receiver writes its output), so the jail can write there
     (atomically, by rename) but not fill the disk; `grader.sandbox.unmount_runs` removes
