@@ -491,18 +491,24 @@ def group_exists(pgid: int) -> bool:
     return True
 
 
+def _read_small(path: str) -> bytes:
+    """A small /proc file's content, in one read: os.open/os.read, not open(), half the
+    CPU (every stop() scans all of /proc, every bind poll reads the socket counters)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 4096)
+    finally:
+        os.close(fd)
+
+
 def pids_in_group(pgid: int) -> list[int]:
     """Processes whose process group is pgid (for checks that nothing is left)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
-        try:     # os.open/os.read, not open(): half the CPU, and every stop() scans all of /proc
-            fd = os.open(f"/proc/{entry}/stat", os.O_RDONLY)
-            try:
-                stat = os.read(fd, 4096)
-            finally:
-                os.close(fd)
+        try:
+            stat = _read_small(f"/proc/{entry}/stat")
         except OSError:
             continue
         fields = stat.rsplit(b")", 1)[1].split()
@@ -518,21 +524,29 @@ def _address(hexaddr: str) -> str:
     return socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, words)
 
 
-def _tcp_in_use(pid: int, table: str) -> bool:
-    """Whether PID's network namespace has any TCP socket of the family of `table` (tcp,
-    tcp6): if not, its listeners are not looked for (harness/sockdiag.py says what a
-    look costs); the namespace's own count in sockstat costs nothing. Unknown
-    (unreadable): True, look."""
-    name, label = ("sockstat", "TCP:") if table == "tcp" else ("sockstat6", "TCP6:")
-    try:
-        with open(f"/proc/{pid}/net/{name}") as f:
-            for line in f:
-                cols = line.split()
-                if cols and cols[0] == label:
-                    return int(cols[2]) > 0    # "TCP: inuse N ..."
-    except (OSError, IndexError, ValueError):
-        pass
-    return True
+# What the namespace's socket counters say ("inuse" of UDP and TCP, v4 and v6): the
+# kernel counts a UDP socket there once it is bound, and a TCP one once it listens or
+# connects. Reading them costs ~60 CPU-us, where reading the socket tables walks the
+# kernel's whole hash (250-380 CPU-us a poll of all four, and a jailed receiver's bind
+# wait is ~50 polls: BENCHMARKS.md, "A bind seen from the socket counters").
+_COUNTED = (b"TCP:", b"UDP:", b"TCP6:", b"UDP6:")
+
+
+def socket_counts(pid: int) -> tuple[int, ...] | None:
+    """The `inuse` counters of PID's network namespace (sockstat, sockstat6), in the
+    order of _COUNTED: -1 for one not read (no sockstat6 where IPv6 is off); None when
+    none can be read."""
+    counts = {}
+    for name in ("sockstat", "sockstat6"):
+        try:
+            data = _read_small(f"/proc/{pid}/net/{name}")
+        except OSError:
+            continue
+        for line in data.split(b"\n"):
+            cols = line.split()
+            if len(cols) >= 3 and cols[0] in _COUNTED and cols[1] == b"inuse":
+                counts[cols[0]] = int(cols[2])
+    return tuple(counts.get(label, -1) for label in _COUNTED) if counts else None
 
 
 def bound_sockets(pid: int, pgid: int | None = None, port: int | None = None) -> list[tuple[str, str, int]]:
@@ -542,9 +556,13 @@ def bound_sockets(pid: int, pgid: int | None = None, port: int | None = None) ->
     `port`, only those on that port (a poll for one bind then reads no process's fds
     until some socket has that port)."""
     found: dict[str, tuple[str, str, int]] = {}
-    tcp_tables = [t for t in ("tcp", "tcp6") if _tcp_in_use(pid, t)]
-    # TCP's tables walk the established hash (milliseconds a read): its listeners from
-    # sock_diag instead, where the kernel answers
+    # A family's TCP listeners are looked for only where its count in sockstat is not
+    # 0 (harness/sockdiag.py says what a look costs; the count costs nothing); unknown
+    # (unreadable), they are. TCP's tables walk the established hash (milliseconds a
+    # read): its listeners from sock_diag instead, where the kernel answers.
+    counts = socket_counts(pid)
+    tcp_tables = [t for t, label in (("tcp", b"TCP:"), ("tcp6", b"TCP6:"))
+                  if counts is None or counts[_COUNTED.index(label)] != 0]
     listening = sockdiag.listeners(pid) if tcp_tables else None
     for table in ["udp", "udp6"] + (tcp_tables if listening is None else []):
         try:
@@ -583,34 +601,6 @@ def _sockets_of(pid: int, found: dict, mine: list) -> list:
     except OSError:
         pass
     return mine
-
-
-# What the namespace's socket counters say ("inuse" of UDP and TCP, v4 and v6): the
-# kernel counts a UDP socket there once it is bound, and a TCP one once it listens or
-# connects. Reading them costs ~60 CPU-us, where reading the socket tables walks the
-# kernel's whole hash (250-380 CPU-us a poll of all four, and a jailed receiver's bind
-# wait is ~50 polls: BENCHMARKS.md, "A bind seen from the socket counters").
-_COUNTED = (b"TCP:", b"UDP:", b"TCP6:", b"UDP6:")
-
-
-def socket_counts(pid: int) -> tuple[int, ...] | None:
-    """The `inuse` counters of PID's network namespace (sockstat, sockstat6), or None
-    when they cannot be read."""
-    counts = {}
-    for name in ("sockstat", "sockstat6"):
-        try:
-            fd = os.open(f"/proc/{pid}/net/{name}", os.O_RDONLY)
-            try:
-                data = os.read(fd, 4096)
-            finally:
-                os.close(fd)
-        except OSError:
-            return None
-        for line in data.split(b"\n"):
-            cols = line.split()
-            if len(cols) >= 3 and cols[0] in _COUNTED and cols[1] == b"inuse":
-                counts[cols[0]] = int(cols[2])
-    return tuple(counts.get(label, -1) for label in _COUNTED)
 
 
 class BindWatch:

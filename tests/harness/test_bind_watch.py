@@ -69,3 +69,19 @@ def test_unreadable_counters_read_the_tables_each_poll(monkeypatch):
     assert watch.reads == 4
 
 
+
+
+def test_counters_without_ipv6_are_still_read(monkeypatch):
+    import harness.procs as procs
+    real = procs._read_small
+
+    def no_v6(path):
+        if path.endswith("sockstat6"):
+            raise FileNotFoundError(path)     # a kernel booted with IPv6 off
+        return real(path)
+    monkeypatch.setattr(procs, "_read_small", no_v6)
+    counts = socket_counts(os.getpid())
+    assert counts is not None and counts[0] >= 0 and counts[1] >= 0, "TCP and UDP from sockstat"
+    assert counts[2:] == (-1, -1), "TCP6 and UDP6 unknown"
+    monkeypatch.setattr(procs, "_read_small", lambda path: (_ for _ in ()).throw(PermissionError(path)))
+    assert socket_counts(os.getpid()) is None
