@@ -31,7 +31,30 @@ def evaluate(scenario: Scenario, programs: Programs, runs: list[TransferResult],
         checks.append(retransmissions(runs, references, *scenario.retx_vs_ref))
     if scenario.retx_vs_losses is not None:
         checks.append(retx_vs_losses(runs, *scenario.retx_vs_losses))
+    if scenario.path_share is not None:
+        checks.append(path_share(runs, scenario.path_share))
     return checks
+
+
+def path_share(runs: list[TransferResult], least: float) -> Check:
+    """Every path carried at least `least` of the data messages that entered the link
+    (the engine's counters per path): a multi-homed sender uses all the paths that work."""
+    worst = None
+    for r in runs:
+        paths = (r.link or {}).get("paths") or {}
+        counts = {name: ((p.get("forward") or {}).get("packets_in") or 0) for name, p in sorted(paths.items())}
+        total = sum(counts.values())
+        if not r.ok or len(counts) < 2 or not total:
+            continue
+        for name, n in counts.items():
+            if worst is None or n / total < worst[0]:
+                worst = (n / total, name, n, total)
+    if worst is None:
+        return Check("paths", True, "no path counters to compare")
+    share, name, n, total = worst
+    verdict = share >= least
+    return Check("paths", verdict, f"path {name} carried {n} of the {total} data messages ({share:.0%})"
+                 + ("" if verdict else f"; each path must carry at least {least:.0%}"))
 
 
 WRAP_BYTES = 65536 * 1024      # a file larger than this needs more messages than 16-bit numbers name

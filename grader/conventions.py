@@ -47,10 +47,11 @@ class Detected:
     why: str
     departures: list[str] = field(default_factory=list)   # one line each
     acks: bool = True                          # the part has ACKs (not part 1)
+    summary: str | None = None                 # what was probed, in words (else COMN's conventions)
 
     def to_dict(self) -> dict:
         c = self.conventions
-        return {"summary": c.describe(self.acks), "byte_order": c.byte_order, "numbering": c.numbering, "first_seq": c.first_seq,
+        return {"summary": self.summary or c.describe(self.acks), "byte_order": c.byte_order, "numbering": c.numbering, "first_seq": c.first_seq,
                 "eof_value": c.eof_value, "ack": c.ack, "how": self.how, "why": self.why,
                 "departures": self.departures}
 
@@ -62,6 +63,10 @@ def fixed_conventions(battery: Battery) -> dict:
 def detect(battery: Battery, student: Side, reference: Side, backend: str) -> dict[int, Detected]:
     """Conventions per part that meets the reference in the battery."""
     parts = sorted({s.part for s in battery.scenarios if s.meet != "student"})
+    if battery.detect == "none" or not parts:
+        return {}
+    if battery.detect == "byte_order":
+        return detect_byte_order(battery, parts, student, reference, backend)
     fixed = fixed_conventions(battery)
     found: dict[int, Detected] = {}
     budget = [MAX_TRIES_IN_ALL]
@@ -210,3 +215,53 @@ def _against_fixed(found: Detected, fixed: dict) -> Detected:
                                     f"your programs use {mine}")
     found.conventions = conv._replace(**fixed)
     return found
+
+
+# ---- formats whose only open choice is the byte order (tcp-like, multihoming) ----------
+
+def detect_byte_order(battery: Battery, parts: list[int], student: Side, reference: Side,
+                      backend: str) -> dict[int, Detected]:
+    """The byte order of the sequence number a data message starts with (the battery's
+    `seq_bytes` wide), read off the wire of one probe run, or else tried against the
+    reference; one finding for every part (the programs share their format)."""
+    fixed = fixed_conventions(battery).get("byte_order")
+    part = parts[0]
+    programs = battery.programs[part]
+    sender, receiver = programs.name("sender"), programs.name("receiver")
+    order, how, why = None, "default", ""
+    if not student.missing(sender):
+        rx = student if not student.missing(receiver) else reference
+        copies = _sniff(programs, student, rx, backend)
+        order, why = _order_on_wire(copies, battery.seq_bytes)
+        how = "wire"
+    else:
+        why = f"no {sender} to read the numbers from"
+    if order is None and not student.missing(receiver):
+        for guess in ("big", "little"):
+            if _works(programs, reference, student, Conventions(byte_order=guess), reference, backend):
+                order, how = guess, "tried"
+                why += f"; the reference {sender} with your {receiver} worked {guess}-endian"
+                break
+    if order is None:
+        order = fixed or "big"
+        why += f"; nothing told, so {order}-endian"
+    found = Detected(Conventions(byte_order=order), how, why.lstrip("; "),
+                     summary=f"{order}-endian sequence numbers")
+    if fixed and order != fixed and how != "default":
+        found.departures.append(f"the battery fixes the byte order as {fixed}, your programs use {order}")
+        found.conventions = Conventions(byte_order=fixed)
+    return {p: found for p in parts}
+
+
+def _order_on_wire(copies, width: int) -> tuple[str | None, str]:
+    """('big' | 'little' | None, why): the first distinct data messages' numbers read
+    both ways; the order in which they count 0, 1, 2 (or n, n+1, ...)."""
+    heads = [c.head[:width] for c in copies if c.direction == "forward" and not c.repeat and len(c.head) >= width]
+    if len(heads) < 2:
+        return None, f"your sender put {len(heads)} distinct data message(s) on the wire: not enough to tell"
+    shown = ", ".join(h.hex(" ") for h in heads[:4])
+    fits = [order for order in ("big", "little")
+            if all(int.from_bytes(b, order) - int.from_bytes(a, order) == 1 for a, b in zip(heads, heads[1:4]))]
+    if len(fits) != 1:
+        return None, f"your sender's first data messages began {shown}: neither byte order counts up by one"
+    return fits[0], f"your sender's first data messages began {shown}"

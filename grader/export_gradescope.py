@@ -9,6 +9,8 @@ def gradescope_results(result: dict) -> dict:
     tests = []
     for s in result["scenarios"]:
         output = s["reason"]
+        if s.get("beyond_spec") and not s.get("scored", True):
+            output = f"beyond the spec, not scored: {output}"
         if not s["passed"]:
             output += f"\nReplay it: {s['replay']}"
         tests.append({"name": f"part {s['part']}: {s['name']}", "score": s["score"], "max_score": s["max_score"],

@@ -36,6 +36,14 @@ def _goodput(s: dict) -> str:
     return text
 
 
+def _mark(s: dict) -> str:
+    """A scenario's verdict as the table shows it."""
+    mark = "UNGRADED" if s.get("ungraded") else "pass" if s["passed"] else "FAIL"
+    if s.get("beyond_spec") and not s.get("scored", True):
+        mark += " (beyond the spec, not scored)"
+    return mark
+
+
 def markdown(result: dict) -> str:
     who = result["name"] or result["student"]
     out = [f"# {result['battery']} feedback for {who}", "",
@@ -50,7 +58,7 @@ def markdown(result: dict) -> str:
                 "other submissions they failed or were disturbed; the grading alone is the one shown).", ""]
     out += ["| part | scenario | result | points | goodput | reason |", "|---|---|---|---|---|---|"]
     for s in result["scenarios"]:
-        mark = "UNGRADED" if s.get("ungraded") else "pass" if s["passed"] else "FAIL"
+        mark = _mark(s)
         out.append(f"| {s['part']} | {s['name']} | {mark} | {s['score']:g} / {s['max_score']:g} | {_goodput(s)} "
                    f"| {s['reason'].replace('|', '/')} |")
     out += _conventions_md(result)
@@ -89,7 +97,7 @@ def to_html(result: dict) -> str:
     rows = []
     for s in result["scenarios"]:
         mark = "pass" if s["passed"] else "FAIL"
-        cells = [str(s["part"]), html.escape(s["name"]), mark, f"{s['score']:g} / {s['max_score']:g}",
+        cells = [str(s["part"]), html.escape(s["name"]), html.escape(_mark(s)), f"{s['score']:g} / {s['max_score']:g}",
                  html.escape(_goodput(s)), html.escape(s["reason"])]
         rows.append(f"<tr class='{mark.lower()}'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     replays = "".join(

@@ -193,11 +193,12 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     tx, rx = pairing(scenario, student, reference)
     seeds = [scenario_seed(digest, scenario.name, k) for k in range(scenario.repeat)]
 
-    def replay(seed: int) -> str:
+    def replay(seed: int, run: int = 0) -> str:
         return replay_command(scenario, programs, seed, options.backend, battery.reference,
-                              reference.part_env.get(scenario.part))
+                              reference.part_env.get(scenario.part), run)
     record = {"name": scenario.name, "part": scenario.part, "what": scenario.what, "meet": scenario.meet,
               "max_score": scenario.points, "public": scenario.public, "seeds": seeds,
+              **({"beyond_spec": True, "scored": scenario.scored} if scenario.beyond_spec else {}),
               "replay": replay(seeds[0]),
               "runs": [], "checks": [], "pcap": None}
     missing = next((m for side, role in ((tx, "sender"), (rx, "receiver")) if side is student
@@ -216,18 +217,18 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     # scenario whatever the machine did: no disturbance leaves it ungraded.
     departure = [checks_mod.Check("conventions", False, "; ".join(detected.departures))] \
         if detected is not None and detected.departures and scenario.meet != "student" else []
-    for seed in seeds:
+    for k, seed in enumerate(seeds):
         pcap = os.path.join(student_dir, f"{scenario.name}-{seed}.pcap") if student_dir and options.pcaps else None
         for _ in range(disturbance.TRIES):       # the same seed again while the machine disturbs it
-            baseline = _reference_beside(scenario, battery, reference, seed, options.backend) \
+            baseline = _reference_beside(scenario, battery, reference, seed, options.backend, k) \
                 if scenario.needs_reference_run else None
-            run = run_pair(scenario, programs, tx, rx, seed, options.backend, pcap=pcap)
+            run = run_pair(scenario, programs, tx, rx, seed, options.backend, pcap=pcap, run=k)
             if baseline is not None:
                 pending.append(baseline)     # a failed run does not wait for it (grade_submission does)
             ref = None
             if run.ok and scenario.needs_reference_run:
                 ref = baseline.result() if baseline is not None else \
-                    _reference_run(scenario, battery, reference, seed, options.backend)
+                    _reference_run(scenario, battery, reference, seed, options.backend, k)
             disturbed = disturbance.unsettled(disturbance.why(run), disturbance.why(ref), lambda: disturbance.verdict(
                 departure + checks_mod.evaluate(scenario, programs, [run], [ref]), [run]))
             if not disturbed:
@@ -244,7 +245,7 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
             if run.ok or record["pcap"]:
                 os.unlink(pcap)      # keep one pcap: the first failing run's
             else:
-                record["pcap"], record["replay"] = os.path.basename(pcap), replay(seed)
+                record["pcap"], record["replay"] = os.path.basename(pcap), replay(seed, k)
         if not run.ok:
             if run.sender and run.sender.timed_out or run.receiver and run.receiver.timed_out:
                 timeouts[hangs] = timeouts.get(hangs, 0) + 1
@@ -294,7 +295,7 @@ BUDGET = Budget(os.cpu_count() or 1)     # grade_all sets it to --jobs
 
 
 def _reference_beside(scenario: Scenario, battery: Battery, reference: Side, seed: int,
-                      backend: str) -> Future | None:
+                      backend: str, k: int = 0) -> Future | None:
     """The reference pair on the same link and seed, started now in its own namespaces
     beside the student's run if the budget has a spare transfer (both then see the same
     load on the machine); None if not (`_reference_run` runs it afterwards)."""
@@ -308,14 +309,14 @@ def _reference_beside(scenario: Scenario, battery: Battery, reference: Side, see
 
     def run() -> None:
         try:
-            _settle(future, key, scenario, battery, reference, seed, backend)
+            _settle(future, key, scenario, battery, reference, seed, backend, k)
         finally:
             BUDGET.give()
     threading.Thread(target=run, name=f"reference-{scenario.name}").start()
     return future
 
 
-def _reference_run(scenario: Scenario, battery: Battery, reference: Side, seed: int, backend: str):
+def _reference_run(scenario: Scenario, battery: Battery, reference: Side, seed: int, backend: str, k: int = 0):
     """The reference pair on the same link and seed, run now unless started or done
     before (kept: a re-grade, or a copy of the submission, reuses it)."""
     key = (battery.source, scenario.name, seed, backend)
@@ -325,17 +326,17 @@ def _reference_run(scenario: Scenario, battery: Battery, reference: Side, seed: 
         if ours:
             future = _reference_runs[key] = Future()
     if ours:
-        _settle(future, key, scenario, battery, reference, seed, backend)
+        _settle(future, key, scenario, battery, reference, seed, backend, k)
     return future.result()
 
 
 def _settle(future: Future, key: tuple, scenario: Scenario, battery: Battery, reference: Side, seed: int,
-            backend: str) -> None:
+            backend: str, k: int = 0) -> None:
     """Run the reference pair, again while the machine disturbs it; one still disturbed
     is handed to this caller (whose scenario then tries again) but not kept for others."""
     try:
         for _ in range(disturbance.TRIES):
-            run = run_pair(scenario, battery.programs[scenario.part], reference, reference, seed, backend)
+            run = run_pair(scenario, battery.programs[scenario.part], reference, reference, seed, backend, run=k)
             if not disturbance.why(run):
                 break
         else:

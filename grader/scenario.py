@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from harness import Link, Program, run_transfer
 from harness.engine import REPO
+from harness.transfer import Path
 from harness.transfer import TransferResult
 
 from grader.battery import Battery, Programs, Scenario
@@ -94,17 +95,32 @@ def isolation(*sides: Side) -> bool | None:
     return True if any(side.isolated for side in sides) else None
 
 
+def scenario_backend(scenario: Scenario, backend: str) -> str:
+    """The backend a scenario runs on: the one it names (IP fragments need netns's TUN
+    devices; whole 64 KB datagrams the local relay) where the grader may make namespaces
+    (its backend auto or netns), else the grader's."""
+    return scenario.backend if scenario.backend and backend in ("auto", "netns") else backend
+
+
+def topology(scenario: Scenario) -> dict:
+    """run_transfer's link= or paths= for the scenario."""
+    if scenario.paths:
+        return {"paths": [Path(Link(f, r)) for f, r in scenario.paths]}
+    return {"link": Link(scenario.link, scenario.reverse, scenario.shared_queue)}
+
+
 def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: int, backend: str,
-             pcap: str | None = None) -> TransferResult:
+             pcap: str | None = None, run: int = 0) -> TransferResult:
+    """Run number `run` of the scenario (its seed `seed`) between the two sides."""
     sender, receiver = programs_for(scenario, programs, tx, rx)
-    return run_transfer(sender, receiver, Link(scenario.link, scenario.reverse, scenario.shared_queue),
-                        params=scenario.params, size=scenario.size, seed=seed, backend=backend,
-                        time_limit=scenario.time_limit, no_progress=scenario.no_progress, pcap=pcap,
-                        isolate=isolation(tx, rx))
+    return run_transfer(sender, receiver, **topology(scenario), params=scenario.params, size=scenario.size_of(run),
+                        seed=seed, backend=scenario_backend(scenario, backend), time_limit=scenario.time_limit,
+                        no_progress=scenario.no_progress, pcap=pcap, isolate=isolation(tx, rx),
+                        ipv6=scenario.ipv6, schedule=list(scenario.schedule))
 
 
 def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: str,
-                   reference: str = "reference/comn", part_env: dict | None = None) -> str:
+                   reference: str = "reference/comn", part_env: dict | None = None, run: int = 0) -> str:
     """The `rdtlab run` line that replays a run from the student's folder."""
     def local(spec: str, side: str) -> str:
         name, _, rest = spec.partition(" ")
@@ -113,14 +129,22 @@ def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: s
         return f"python3 {os.path.join(REPO, reference, name)}.py {rest}"
     tx, rx = {"student": ("student", "student"), "sender": ("student", "reference"),
               "receiver": ("reference", "student")}[scenario.meet]
-    words = ["rdtlab", "run", "--sender", local(programs.sender, tx), "--receiver", local(programs.receiver, rx),
-             "--link", scenario.link]
-    if scenario.reverse is not None:
-        words += ["--reverse", scenario.reverse]
-    if scenario.shared_queue:
-        words.append("--shared-queue")
-    words += ["--size", str(scenario.size), "--seed", str(seed), "--timeout", f"{scenario.time_limit:g}",
-              "--stall-after", f"{scenario.no_progress:g}", "--backend", backend]
+    words = ["rdtlab", "run", "--sender", local(programs.sender, tx), "--receiver", local(programs.receiver, rx)]
+    if scenario.paths:
+        for forward, reverse in scenario.paths:
+            words += ["--path", forward if reverse is None else f"{forward} / {reverse}"]
+    else:
+        words += ["--link", scenario.link]
+        if scenario.reverse is not None:
+            words += ["--reverse", scenario.reverse]
+        if scenario.shared_queue:
+            words.append("--shared-queue")
+    for event in scenario.schedule:
+        words += [f"--{event['cmd']}", f"{event['path']}@{event['at_ms']}"]
+    if scenario.ipv6:
+        words.append("--ipv6")
+    words += ["--size", str(scenario.size_of(run)), "--seed", str(seed), "--timeout", f"{scenario.time_limit:g}",
+              "--stall-after", f"{scenario.no_progress:g}", "--backend", scenario_backend(scenario, backend)]
     for key, value in scenario.params.items():
         words += ["--param", f"{key}={value}"]
     if programs.output_format:

@@ -14,7 +14,8 @@ from types import SimpleNamespace
 
 from harness.backends import BACKENDS
 from harness.plots import cli as tsg
-from harness.transfer import OUTPUT_FORMATS, Link, Program, TransferResult, run_transfer
+from harness.procs import UsageError
+from harness.transfer import OUTPUT_FORMATS, Link, Path, Program, TransferResult, run_transfer
 
 UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1 << 20, "mib": 1 << 20,
          "mb": 1000 ** 2, "g": 1 << 30, "gib": 1 << 30, "gb": 1000 ** 3}
@@ -85,6 +86,13 @@ def run_add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--link", default="", metavar="SPEC", help="netem spec of the forward direction (default: a perfect link)")
     p.add_argument("--reverse", default=None, metavar="SPEC", help="netem spec of the reverse direction (default: as --link)")
     p.add_argument("--shared-queue", action="store_true", help="both directions share one queue (netem on lo, as COMN)")
+    p.add_argument("--path", action="append", default=[], metavar="SPEC",
+                   help="one path of several (repeatable, instead of --link): its netem spec, or 'FORWARD / REVERSE'; "
+                        "the paths are p0, p1, ... and the commands get {receiver_host2} {receiver_port2} ...")
+    p.add_argument("--down", action="append", default=[], type=event_arg, metavar="PATH@MS",
+                   help="take a path down MS milliseconds after the start, e.g. p0@1000 (repeatable)")
+    p.add_argument("--up", action="append", default=[], type=event_arg, metavar="PATH@MS",
+                   help="bring a path up again, e.g. p0@3000 (repeatable)")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--file", metavar="F", help="file to send")
@@ -113,11 +121,34 @@ def run_add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
 
 
+def event_arg(text: str) -> tuple[str, int]:
+    """PATH@MS: a path's name and a time in milliseconds."""
+    path, sep, ms = text.partition("@")
+    if not sep or not path or not ms.isdigit():
+        raise argparse.ArgumentTypeError(f"expected PATH@MS such as p0@1000, got {text!r}")
+    return path, int(ms)
+
+
+def topology(args: argparse.Namespace) -> dict:
+    """run_transfer's link= or paths= and schedule= from --link/--path/--down/--up."""
+    if args.path and (args.link or args.reverse is not None or args.shared_queue):
+        raise UsageError("give --link (with --reverse, --shared-queue) or --path, not both")
+    schedule = sorted(({"at_ms": ms, "cmd": cmd, "path": path} for cmd in ("down", "up")
+                       for path, ms in getattr(args, cmd)), key=lambda e: e["at_ms"])
+    if not args.path:
+        return {"link": Link(args.link, args.reverse, args.shared_queue), "schedule": schedule}
+    paths = []
+    for spec in args.path:
+        forward, sep, reverse = spec.partition(" / ")
+        paths.append(Path(Link(forward.strip(), reverse.strip() if sep else None)))
+    return {"paths": paths, "schedule": schedule}
+
+
 def run_main(args: argparse.Namespace) -> int:
     size = args.size if args.size is not None or args.file else (0 if args.no_verify else 1 << 20)
     with tsg.run_trace(args) as trace:
         result = run_transfer(Program(args.sender, output_format=args.output_format), Program(args.receiver),
-                              Link(args.link, args.reverse, args.shared_queue), params=dict(args.param),
+                              **topology(args), params=dict(args.param),
                               file=args.file, size=None if args.file else size, seed=args.seed,
                               verify=not args.no_verify,
                               backend=args.backend, time_limit=args.timeout, no_progress=args.stall_after,

@@ -21,7 +21,7 @@ the named policies below; every number lives here.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness import models
 from harness.engine import spec_summary
@@ -96,7 +96,9 @@ RUN_WINDOW = WindowPolicy(rounds=4, floor_s=10.0)
 GRADER_WINDOW = WindowPolicy(rounds=8, floor_s=5.0, whole_seconds=True)
 NO_PROGRESS_FLOOR_S, PATIENCE = RUN_WINDOW.floor_s, RUN_WINDOW.rounds
 
-MODELS = ("blast", "stop-and-wait", "go-back-n", "selective-repeat")
+MODELS = ("blast", "stop-and-wait", "go-back-n", "selective-repeat", "tcp-like", "multipath")
+TCP_SEGMENT = 1000         # tcp-like's segment (the report's): its window in bytes / this = packets
+MULTIPATH_WINDOW = 32      # multipath: packets in flight per path, no window on its command line
 PIPELINED = {"go-back-n": models.gbn_timeout, "selective-repeat": models.sr_timeout}   # -> throughput in KB/s
 
 
@@ -146,6 +148,17 @@ def expected_seconds(forward: str, reverse: str, size: int, params: dict, shared
     """The expected duration of a transfer of `size` bytes under `model` (one of MODELS)
     over the worse direction, at the programs' timeout (else 2 RTTs) and `window`."""
     link = worse_link(forward, reverse, shared_queue)
+    payload = params.get("payload")
+    if isinstance(payload, int) and payload > 0:        # stop-and-wait-crc's packet size
+        link = replace(link, payload=payload)
+    if model == "tcp-like":           # Selective Repeat's model at the window in segments
+        window_bytes = params.get("window") if isinstance(params.get("window"), int) else TCP_SEGMENT
+        link = replace(link, payload=TCP_SEGMENT)
+        params = {**params, "window": max(1, window_bytes // TCP_SEGMENT)}
+        model = "selective-repeat"
+    elif model == "multipath":        # Selective Repeat over the worse path alone: a bound
+        params = {**params, "window": MULTIPATH_WINDOW}
+        model = "selective-repeat"
     if model == "blast":
         return max(1, link.packets(size)) * link.t_data + link.rtt
     if model in PIPELINED:

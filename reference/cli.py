@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from reference.core import PROTOCOLS, CoreConfig, make_receiver, make_sender
@@ -114,6 +115,16 @@ def build_parser() -> argparse.ArgumentParser:
         "\nWire formats, ending and exit statuses: reference/PROTOCOL.md"
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
+
+
+def byte_order_format(big: str) -> str:
+    """`big` or its little-endian twin ("comn" / "comn-le", "mh" / "mh-le"), as
+    RDT_BYTE_ORDER says: the byte order a student's programs chose, which the grader
+    detects and gives the reference programs of assignments that leave it open."""
+    order = os.environ.get("RDT_BYTE_ORDER", "big")
+    if order not in ("big", "little"):
+        raise UsageError(f"RDT_BYTE_ORDER must be big or little, got {order!r}")
+    return big if order == "big" else f"{big}-le"
 
 
 def settings(args) -> tuple[CoreConfig, object]:

@@ -8,6 +8,8 @@ Three formats, described in reference/PROTOCOL.md:
                ACKs carry a cumulative/packet seq, up to 16 selective-ACK ranges
                and the path id
     "md5"      the extended format with an MD5 digest for the CRC32 (seed 000)
+    "mh"       the multihoming starter's: seq u32 | flags u8 | length u16 | MD5 | payload
+               <= 1024; ACK: seq u32 (the packet acknowledged); "mh-le" little-endian
 
 Cores count packets from 0 without bound; the wire field is 16 or 32 bits wide, so
 decoding "unwraps" it to the value nearest a reference the caller keeps (the highest
@@ -204,11 +206,67 @@ class Md5Format(ExtFormat):
         return flags, path, seq, body
 
 
-FORMATS = {"comn": ComnFormat("big"), "comn-le": ComnFormat("little"), "ext": ExtFormat(), "md5": Md5Format()}
+class StarterMd5Format:
+    """The multihoming starter's format (assignments/source/multihoming/rdt.py), in
+    either byte order: no path id (the runtime tells a path by its address), no
+    selective ACKs (an ACK names the one packet it acknowledges).
+
+        data: seq u32 | flags u8 (1: end of file) | length u16 | MD5 (16) | payload <= 1024
+        ACK:  seq u32
+
+    The MD5 covers seq, flags and length packed in the message's byte order, then the
+    payload. A decoder also takes a digest over the fields packed big-endian: a student
+    who turned the header little-endian but kept the starter's digest helper."""
+
+    seq_bits = 32
+    header_size = 23
+    max_payload = 1024
+    has_sack = False
+    has_crc = True
+    has_path = False
+
+    def __init__(self, byteorder: str = "big"):
+        self.name = "mh" if byteorder == "big" else "mh-le"
+        prefix = ">" if byteorder == "big" else "<"
+        self._fields = struct.Struct(prefix + "IBH")
+        self._big = struct.Struct(">IBH")
+        self._ack = struct.Struct(prefix + "I")
+
+    def encode_data(self, msg: Data) -> bytes:
+        if len(msg.payload) > self.max_payload:
+            raise WireError(f"{self.name}: payload of {len(msg.payload)} bytes exceeds {self.max_payload}")
+        fields = self._fields.pack(msg.seq & 0xFFFFFFFF, 1 if msg.eof else 0, len(msg.payload))
+        return fields + _md5(fields + msg.payload) + msg.payload
+
+    def decode_data(self, datagram: bytes, reference: int = 0) -> Data:
+        if not self.header_size <= len(datagram) <= self.header_size + self.max_payload:
+            raise WireError(f"data message of {len(datagram)} bytes, expected {self.header_size} to "
+                            f"{self.header_size + self.max_payload}")
+        seq, flags, length = self._fields.unpack_from(datagram)
+        payload = bytes(datagram[self.header_size:])
+        if flags > 1 or length != len(payload):
+            raise WireError(f"flags {flags} / length {length} do not fit a message of {len(payload)} payload bytes")
+        digest = bytes(datagram[7:23])
+        if digest != _md5(bytes(datagram[:7]) + payload) and \
+                digest != _md5(self._big.pack(seq, flags, length) + payload):
+            raise WireError("MD5 mismatch (corrupt message)")
+        return Data(unwrap(seq, reference, 32), payload, bool(flags))
+
+    def encode_ack(self, ack: Ack) -> bytes:
+        return self._ack.pack(ack.seq & 0xFFFFFFFF)
+
+    def decode_ack(self, datagram: bytes, reference: int = 0) -> Ack:
+        if len(datagram) != self._ack.size:
+            raise WireError(f"ACK of {len(datagram)} bytes, expected {self._ack.size}")
+        return Ack(unwrap(self._ack.unpack(datagram)[0], reference, 32))
+
+
+FORMATS = {"comn": ComnFormat("big"), "comn-le": ComnFormat("little"), "ext": ExtFormat(), "md5": Md5Format(),
+           "mh": StarterMd5Format("big"), "mh-le": StarterMd5Format("little")}
 
 
 def get_format(name: str):
-    """The codec for a format name ("comn", "comn-le", "ext" or "md5")."""
+    """The codec for a format name (one of FORMATS)."""
     try:
         return FORMATS[name]
     except KeyError:

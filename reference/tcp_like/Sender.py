@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))))  # the repository root
 
-from reference.cli import main
+from reference.cli import byte_order_format, main
 
 USAGE = "usage: Sender.py <host> <port> <file> <window bytes> <k> <timeout ms>"
 
@@ -22,5 +22,5 @@ if __name__ == "__main__":
         sys.exit(USAGE)
     host, port, file, window, k, timeout = sys.argv[1:]
     rto = ["--adaptive", "--timeout", "100"] if timeout == "0" else ["--timeout", timeout]
-    sys.exit(main(["send", "--protocol", "tcp", "--host", host, "--port", port, "--file", file, "--payload", "1000",
+    sys.exit(main(["send", "--protocol", "tcp", "--format", byte_order_format("comn"), "--host", host, "--port", port, "--file", file, "--payload", "1000",
                    "--window-bytes", window, "--fast-retransmit", k, *rto]))
