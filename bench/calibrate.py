@@ -1,13 +1,15 @@
-"""Calibrate the grader on a corpus of COMN implementations (issue 18): every correct
+"""Calibrate the grader on a corpus of implementations of an assignment: every correct
 one must score full marks, every planted bug must lose points in the scenario that
-names its fault, on every seed.
+names its fault (or, in a scenario beyond the spec that the course does not score, fail
+it), on every seed.
 
-    python -m bench.calibrate [--seeds 1,2,3] [--jobs N] [--subset fast] [--only NAME ...]
+    python -m bench.calibrate [--assignment NAME] [--seeds 1,2,3] [--jobs N] [--subset fast] [--only NAME ...]
     python -m bench.calibrate --smoke [--only NAME ...]
 
-The corpus is tests/fixtures/corpus/ (corpus.toml: the correct implementations and the
-conventions each uses; bugs/bugs.toml: the planted bugs and the scenarios that must
-catch each). Every member is graded by the real grader (grader.grade.grade_submission,
+COMN's corpus is tests/fixtures/corpus/ (corpus.toml: the correct implementations and
+the conventions each uses; bugs/bugs.toml: the planted bugs and the scenarios that must
+catch each); every other assignment's is tests/fixtures/batteries/<name>/ (corpus.toml
+and bugs.toml). Every member is graded by the real grader (grader.grade.grade_submission,
 in the bubblewrap jail where this machine can make one), once per seed: seed k grades a
 copy of the member holding one more file, `calibration-seed`, so the submission's digest,
 and with it every scenario's seed, differs per k the way a different student's would.
@@ -38,7 +40,12 @@ from harness.procs import UsageError
 from grader.planted import plant
 
 CORPUS = Path(REPO) / "tests" / "fixtures" / "corpus"
-BATTERY = "comn"
+BATTERY = "comn"        # the assignment calibrated (main's --assignment)
+
+
+def corpus_of(assignment: str) -> Path:
+    """The folder of an assignment's calibration corpus."""
+    return CORPUS if assignment == "comn" else Path(REPO) / "tests" / "fixtures" / "batteries" / assignment
 
 
 @dataclass
@@ -74,7 +81,8 @@ def load_corpus(root: Path = CORPUS) -> list[Member]:
         for name, d in tomllib.load(f)["member"].items():
             members.append(Member(name, root / name, "correct", d.get("what", ""), d.get("conventions", {}),
                                   expected=d.get("expected", {}), fast=d.get("fast", False)))
-    with open(root / "bugs" / "bugs.toml", "rb") as f:
+    bugs = root / "bugs" / "bugs.toml"
+    with open(bugs if bugs.exists() else root / "bugs.toml", "rb") as f:
         for name, d in tomllib.load(f).get("bug", {}).items():
             caught = d["caught_by"] if isinstance(d["caught_by"], list) else [d["caught_by"]]
             members.append(Member(name, root / d["from"], "bug", d.get("what", ""), caught_by=caught,
@@ -103,7 +111,9 @@ def scenarios_for(member: Member, battery, subset: str | None) -> list[str]:
         return [n for n in member.caught_by if n in names]
     if subset != "fast":
         return names
-    return [n for n in FAST_SCENARIOS if n in names]
+    # COMN's list, else each battery's public scenarios and its interop with the reference
+    return [n for n in FAST_SCENARIOS if n in names] or \
+        [s.name for s in battery.scenarios if s.public or s.meet != "student"]
 
 
 # Where a convention, a design or the jail trips a correct member: the part 1 link and
@@ -117,10 +127,11 @@ class Cell:
     score: float
     max_score: float
     reason: str
+    passed: bool = True      # a scenario beyond the spec, not scored: 0 of 0 points, failed or not
 
     @property
     def full(self) -> bool:
-        return self.score >= self.max_score
+        return self.score >= self.max_score and self.passed
 
 
 def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str | None,
@@ -155,7 +166,8 @@ def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str
         graded = grade_all([sub for _, _, sub in work], battery, None, options, jobs, finished,
                            battery_of=lambda sub: chosen[sub.student])
     for (m, seed, _), r in zip(work, graded):
-        results[(m.name, seed)] = {s["name"]: Cell(s["score"], s["max_score"], s["reason"] or "")
+        results[(m.name, seed)] = {s["name"]: Cell(s["score"], s["max_score"], s["reason"] or "",
+                                                   s["passed"] or bool(s.get("ungraded")))
                                    for s in r["scenarios"]}
     return results
 
@@ -209,7 +221,8 @@ def matrix(members: list[Member], results: dict, seeds: list[int]) -> str:
         for s, label in zip(scenarios, short):
             cells = [results[(m.name, k)][s] for k in seeds if s in results.get((m.name, k), {})]
             lost = sum(c.max_score - c.score for c in cells)
-            text = "." if not cells else "ok" if lost == 0 else f"-{lost:g}" + ("*" if m.expects(s) else "")
+            text = "." if not cells else "ok" if all(c.full for c in cells) else \
+                (f"-{lost:g}" if lost else "fail") + ("*" if m.expects(s) else "")
             row.append(text.ljust(len(label)))
         if m.kind == "correct":
             verdict = "PENALISED" if any(x[0] == m.name for x in v.false_penalties) else \
@@ -275,6 +288,7 @@ def smoke(member: Member, backend: str, size: int, seed: int) -> list[tuple[int,
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.calibrate", description=__doc__.split("\n\n")[0])
+    p.add_argument("--assignment", default="comn", help="whose battery and corpus (default comn)")
     p.add_argument("--seeds", default="1,2,3", help="comma-separated seed numbers (default 1,2,3)")
     p.add_argument("--jobs", type=int, default=2, metavar="N", help="members graded at once (default 2)")
     p.add_argument("--subset", choices=["fast"], help="fast: the members and scenarios marked fast")
@@ -297,8 +311,10 @@ def main(argv: list[str] | None = None) -> int:
     if not seeds or args.jobs < 1:
         print("error: give at least one seed and --jobs >= 1", file=sys.stderr)
         return 2
+    global BATTERY
+    BATTERY = args.assignment
     try:
-        members = load_corpus()
+        members = load_corpus(corpus_of(args.assignment))
     except (UsageError, OSError, tomllib.TOMLDecodeError, KeyError) as e:
         print(f"error: the corpus manifest: {e}", file=sys.stderr)
         return 2
@@ -310,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
         members = [m for m in members if m.name in args.only]
     elif args.subset == "fast":
         members = [m for m in members if m.fast]
+    if args.smoke and args.assignment != "comn":
+        print("error: --smoke runs COMN's four parts; grade other assignments' corpora", file=sys.stderr)
+        return 2
     if args.smoke:
         bad = 0
         for m in members:
@@ -330,7 +349,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             with open(args.json, "a") as f:
                 f.write(json.dumps({"member": m.name, "seed": seed, "cells": {
-                    s["name"]: [s["score"], s["max_score"], s["reason"] or ""] for s in r["scenarios"]}}) + "\n")
+                    s["name"]: [s["score"], s["max_score"], s["reason"] or "", s["passed"] or bool(s.get("ungraded"))]
+                    for s in r["scenarios"]}}) + "\n")
 
     if args.from_json:
         results = load_results(args.from_json)

@@ -181,8 +181,9 @@ class CpuPressure:
 # Wrong bytes, a missing program, a bind where the link cannot deliver and a convention
 # are the program's, and so are hangs (the time limit, no progress): their limits are
 # generous (seconds, against milliseconds of lag), and grading them again would cost
-# each its whole limit a second time. So is a program that crashed before the link
-# carried anything for it (`crashed_first`).
+# each its whole limit a second time, unless the receiver's own timer ended it first
+# (`own_failure`). So is a program that crashed before the link carried anything for it
+# (`crashed_first`).
 TIMING_CHECKS = frozenset({"retransmissions", "goodput"})
 OWN_RUN_FAILURES = frozenset({ErrorKind.OUTPUT_DIFFERS, ErrorKind.NOT_FOUND, ErrorKind.UNREACHABLE,
                               ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS})
@@ -201,6 +202,32 @@ def crashed_first(run) -> bool:
     return False
 
 
+# What a program's own timer says when it fires unhandled: Python's (socket.timeout is
+# TimeoutError), Java's, and the words a C, Rust or Go program prints for EAGAIN.
+TIMER_EXCEPTIONS = ("TimeoutError", "socket.timeout", "SocketTimeoutException", "timed out",
+                    "Resource temporarily unavailable", "WouldBlock", "i/o timeout")
+
+
+def timer_exit(program) -> bool:
+    """A program that exited on its own with an error its own timer raised (a receiver
+    that gives up after seconds of silence): a starved peer can cause that."""
+    return (program is not None and not program.timed_out and program.exit_code not in (None, 0)
+            and any(word in (program.stderr_tail or "") for word in TIMER_EXCEPTIONS))
+
+
+def own_failure(run) -> bool:
+    """A failed run the programs caused whatever the machine did: wrong bytes, a hang and
+    the rest of OWN_RUN_FAILURES, or a crash before the first packet. Not a hang that
+    began when the receiver's own timer ended it: its sender, starved while the receiver
+    waited, was left sending to nobody until the limit (a receiver that gives up after
+    5 s of silence, graded beside five others)."""
+    if crashed_first(run):
+        return True
+    if run.error_kind in (ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS) and timer_exit(run.receiver):
+        return False
+    return run.error_kind in OWN_RUN_FAILURES
+
+
 def machine_can_fail(checks, runs) -> bool:
     """Whether every failed check of `checks` (of `runs`) is one a disturbed machine can
     fail on its own."""
@@ -208,7 +235,7 @@ def machine_can_fail(checks, runs) -> bool:
         if c.passed:
             continue
         if c.name == "delivered":
-            if any(r.error_kind in OWN_RUN_FAILURES or crashed_first(r) for r in runs if not r.ok):
+            if any(own_failure(r) for r in runs if not r.ok):
                 return False
         elif c.name not in TIMING_CHECKS:
             return False

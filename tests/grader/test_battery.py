@@ -1,4 +1,6 @@
 """Batteries as data: the COMN battery is complete and valid; mistakes are one line."""
+import tomllib
+
 import pytest
 
 from grader.battery import load_battery, parse_battery
@@ -82,3 +84,42 @@ def test_time_limits_come_from_the_parts_model_unless_the_battery_sets_one():
     data["programs"]["2"]["model"] = "tcp"
     with pytest.raises(UsageError, match="model must be one of blast, stop-and-wait"):
         parse_battery(data, "b.toml")
+
+
+def test_beyond_the_spec_runs_unscored_unless_the_course_scores_it():
+    comn = load_battery("comn")
+    wraps = [s for s in comn.scenarios if s.beyond_spec]
+    assert {s.name for s in wraps} == {"p4-wrap-reference-receiver", "p4-wrap-reference-sender"}
+    assert all(s.points == 0 and not s.scored for s in wraps) and comn.max_score == 60
+    data = tomllib.loads(open(comn.source).read())
+    data["battery"]["score_beyond_spec"] = True
+    scored = parse_battery(data)
+    assert scored.max_score == 64 and all(s.scored and s.points == 2 for s in scored.scenarios if s.beyond_spec)
+
+
+def test_paths_schedules_ipv6_and_object_sizes_are_checked_where_written():
+    base = {"battery": {"name": "b", "detect": "byte_order", "seq_bytes": 4},
+            "programs": {"1": {"sender": "S {file} {receiver_host}:{receiver_port} {receiver_host2}:{receiver_port2}",
+                               "receiver": "R {listen_port} {output}", "model": "multipath", "model_timeout": 500}}}
+
+    def scenario(**keys):
+        return parse_battery({**base, "scenario": [{"name": "s", "part": 1, **keys}]}).scenarios[0]
+    s = scenario(paths=["delay 10ms", {"link": "delay 60ms", "reverse": "delay 5ms"}], ipv6=True,
+                 schedule=[{"at_ms": 3000, "cmd": "up", "path": "p0"}, {"at_ms": 1000, "cmd": "down", "path": "p0"}],
+                 path_share=0.2, sizes=[10, 20, 30])
+    assert s.paths == (("delay 10ms", None), ("delay 60ms", "delay 5ms")) and s.ipv6 and s.repeat == 3
+    assert [e["at_ms"] for e in s.schedule] == [1000, 3000] and [s.size_of(k) for k in range(4)] == [10, 20, 30, 10]
+    plain = scenario(paths=["delay 10ms", "delay 60ms"])
+    assert s.time_limit >= plain.time_limit + 2      # the outage is in the limit
+    for bad, words in (({"paths": ["delay 1ms"], "link": "delay 1ms"}, "either link"),
+                       ({"paths": [5]}, "a path must be"),
+                       ({"paths": ["delay 1ms", "delay 1ms"], "schedule": [{"at_ms": 1, "cmd": "down", "path": "p7"}]},
+                        "schedule event"),
+                       ({"path_share": 0.3}, "path_share"), ({"sizes": [-1]}, "sizes"),
+                       ({"backend": "kernel"}, "backend must be")):
+        with pytest.raises(UsageError, match=words):
+            scenario(**bad)
+    for head, words in (({"detect": "magic"}, "detect must be"), ({"seq_bytes": 3}, "seq_bytes"),
+                        ({"score_beyond_spec": "yes"}, "score_beyond_spec")):
+        with pytest.raises(UsageError, match=words):
+            parse_battery({**base, "battery": {**base["battery"], **head}, "scenario": [{"name": "s", "part": 1}]})

@@ -231,3 +231,25 @@ def test_when_only_the_graders_runs_were_disturbed_only_the_remeasurement_is_don
     by = {r.student: r for r in results}
     assert by["eve"].again == f"re-measured again, alone: {ours}" and not by["eve"].disturbed()
     assert by["fay"].again == "graded again, alone: tasks waited for a CPU 70% of the time"
+
+
+def test_a_hang_after_the_receivers_own_timer_fired_is_the_machines_to_cause():
+    """A receiver that gives up after seconds of silence exits with its timer's exception
+    while its sender, starved in a crowded pool, paused; the sender then sends to nobody
+    until the no-progress rule or the limit stops it. That failure is graded again alone;
+    a hang with the receiver still running, or gone without a timer's exception, is not."""
+    from grader.disturbance import machine_can_fail, timer_exit
+    failed = [Check("delivered", False, "stopped: no progress")]
+
+    def hung(kind, code, stderr, timed_out=False):
+        receiver = SimpleNamespace(exit_code=code, timed_out=timed_out, stderr_tail=stderr)
+        return [SimpleNamespace(ok=False, error_kind=kind, packets={"forward": 40, "reverse": 20}, receiver=receiver)]
+    trace = "Traceback (most recent call last):\n  ...\nTimeoutError: timed out\n"
+    for kind in (ErrorKind.NO_PROGRESS, ErrorKind.TIME_LIMIT):
+        assert machine_can_fail(failed, hung(kind, 1, trace))
+        assert machine_can_fail(failed, hung(kind, 1, "java.net.SocketTimeoutException: Receive timed out"))
+        assert not machine_can_fail(failed, hung(kind, None, "", timed_out=True))     # still running: a hang
+        assert not machine_can_fail(failed, hung(kind, 1, "IndexError: list index out of range"))
+        assert not machine_can_fail(failed, hung(kind, 0, ""))
+    assert not machine_can_fail(failed, hung(ErrorKind.OUTPUT_DIFFERS, 1, trace))    # wrong bytes stay wrong
+    assert not timer_exit(None) and not timer_exit(SimpleNamespace(exit_code=1, timed_out=True, stderr_tail=trace))

@@ -1,0 +1,119 @@
+"""Every assignment graded on its programs: the batteries of tcp-like, multihoming,
+gbn-vs-tcp and stop-and-wait-crc (assignments/<name>/battery.toml), each through the
+real grader in the jail. The reference at full marks on its whole battery; each
+assignment's calibration set (tests/fixtures/batteries/<name>/: correct programs written
+apart from the reference, the way students write them) at full marks on the public and
+interop scenarios (the whole matrix on three seeds is `python -m bench.calibrate
+--assignment NAME`, in `make bench`); each planted bug losing points in the scenario that
+names its fault; a hostile sender scoring 0 where it runs; `rdtlab check` on the
+starter folder saying what is not written yet."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import assignments
+from grader.battery import batteries, load_battery
+from grader.planted import load_bugs, plant, reference_submission
+from harness.engine import REPO
+
+from tests.support import TESTS
+from tests.support.grading import grade, lost_points, verdicts
+
+CORPORA = TESTS / "fixtures" / "batteries"
+NEW = ["gbn-vs-tcp", "multihoming", "stop-and-wait-crc", "tcp-like"]
+
+
+def programs_of(name: str) -> tuple[str, ...]:
+    """The battery's program names (Sender, Receiver3, ...)."""
+    b = load_battery(name)
+    return tuple(sorted({p.name(role) for p in b.programs.values() for role in ("sender", "receiver")}))
+
+
+def members(name: str) -> list[str]:
+    with open(CORPORA / name / "corpus.toml", "rb") as f:
+        return sorted(tomllib.load(f)["member"])
+
+
+def quick(name: str) -> list[str]:
+    """A battery's public scenarios and its interop with the reference both ways."""
+    return [s.name for s in load_battery(name).scenarios if s.public or s.meet != "student"]
+
+
+def test_every_assignment_has_a_battery_found_through_the_registry():
+    assert set(batteries()) == set(assignments.names())
+    for name in NEW:
+        b = load_battery(name)
+        assert b.name == name and b.scenarios and all(s.what for s in b.scenarios)
+        assert any(s.public for s in b.scenarios), name               # `rdtlab check` has something to run
+        assert {s.meet for s in b.scenarios} == {"student", "sender", "receiver"}, name   # graded apart
+        for program in programs_of(name):
+            assert (Path(REPO) / b.reference / f"{program}.py").is_file(), (name, program)
+        assert len(members(name)) >= 3 and len(load_bugs(str(CORPORA / name / "bugs.toml"))) >= 5, name
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("name", NEW)
+def test_the_reference_scores_full_marks_on_its_whole_battery(name, tmp_path):
+    b = load_battery(name)
+    folder = reference_submission(str(tmp_path / "ref"), programs_of(name), package=Path(b.reference).name)
+    result = grade(folder, battery=name)
+    assert result["sandbox"] == "bubblewrap" and len(result["scenarios"]) == len(b.scenarios)
+    assert lost_points(verdicts(result)) == {}
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("name", NEW)
+def test_the_calibration_set_keeps_full_marks_and_every_planted_bug_is_caught(name, tmp_path):
+    """Correct members, written apart and each choosing its own structure, timers and (where
+    the assignment leaves it open) byte order, score full marks; each bug planted in one of
+    them loses points (or fails, beyond the spec) in a scenario that names its fault."""
+    bugs = load_bugs(str(CORPORA / name / "bugs.toml"))
+    planted = [plant(str(CORPORA / name / bug["from"]), bug, str(tmp_path / bug["name"])) for bug in bugs]
+    with ThreadPoolExecutor(2) as pool:
+        good = list(pool.map(lambda m: grade(CORPORA / name / m, battery=name, names=quick(name)), members(name)))
+        caught = list(pool.map(lambda fb: grade(fb[0], battery=name, names=fb[1]["caught_by"]), zip(planted, bugs)))
+    for member, result in zip(members(name), good):
+        assert lost_points(verdicts(result)) == {}, member
+    for bug, result in zip(bugs, caught):
+        failed = [s for s in result["scenarios"] if not s["passed"] and not s.get("ungraded")]
+        print(f"{bug['name']}: " + "; ".join(f"{s['name']}: {s['reason']}" for s in result["scenarios"]))
+        assert failed, (bug["name"], [s["reason"] for s in result["scenarios"]])
+        assert all(s["reason"] and "\n" not in s["reason"] for s in failed)
+
+
+FORK_BOMB = TESTS / "fixtures" / "submissions" / "hostile" / "fork-bomb" / "Sender2.py"
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("name", NEW)
+def test_a_hostile_sender_scores_zero_where_it_runs_and_the_receiver_keeps_its_marks(name, tmp_path):
+    b = load_battery(name)
+    folder = Path(reference_submission(str(tmp_path / "bomb"), programs_of(name), package=Path(b.reference).name))
+    sender = b.programs[min(b.programs)].name("sender")
+    (folder / f"{sender}.py").write_text(FORK_BOMB.read_text())
+    receiver_alone = next(s.name for s in b.scenarios if s.meet == "receiver")
+    sender_alone = next(s.name for s in b.scenarios if s.meet == "sender" and s.part == min(b.programs))
+    result = grade(folder, battery=name, names=[sender_alone, receiver_alone])
+    by = {s["name"]: s for s in result["scenarios"]}
+    why = by[sender_alone]["reason"]
+    assert by[sender_alone]["score"] == 0 and ("no progress" in why or "timed out" in why) and "\n" not in why, why
+    assert lost_points([(receiver_alone, by[receiver_alone]["passed"], by[receiver_alone]["reason"])]) == {}
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("name", NEW)
+def test_check_on_the_starter_says_what_is_not_written_yet(name):
+    entry = assignments.get(name)
+    todo = entry and __import__(entry.package, fromlist=["STARTER_TODO"]).STARTER_TODO[0]
+    done = subprocess.run([str(Path(sys.executable).parent / "rdtlab"), "check", "--assignment", name, "--backend",
+                           "netns", str(Path(REPO) / "assignments" / "source" / name)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stderr                   # not full marks, and no crash
+    assert "Traceback" not in done.stdout + done.stderr
+    assert todo in done.stdout, done.stdout
