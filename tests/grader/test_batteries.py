@@ -19,7 +19,7 @@ import pytest
 
 import assignments
 from grader.battery import batteries, load_battery
-from grader.planted import load_bugs, plant, reference_submission
+from grader.planted import plant, reference_submission
 from harness.engine import REPO
 
 from tests.support import TESTS
@@ -40,6 +40,12 @@ def members(name: str) -> list[str]:
         return sorted(tomllib.load(f)["member"])
 
 
+def bugs_of(name: str) -> list[dict]:
+    """The planted bugs ([bug.NAME] tables, as the COMN corpus's), each with its name."""
+    with open(CORPORA / name / "bugs.toml", "rb") as f:
+        return [{**d, "name": n} for n, d in tomllib.load(f)["bug"].items()]
+
+
 def quick(name: str) -> list[str]:
     """A battery's public scenarios and its interop with the reference both ways."""
     return [s.name for s in load_battery(name).scenarios if s.public or s.meet != "student"]
@@ -54,7 +60,7 @@ def test_every_assignment_has_a_battery_found_through_the_registry():
         assert {s.meet for s in b.scenarios} == {"student", "sender", "receiver"}, name   # graded apart
         for program in programs_of(name):
             assert (Path(REPO) / b.reference / f"{program}.py").is_file(), (name, program)
-        assert len(members(name)) >= 3 and len(load_bugs(str(CORPORA / name / "bugs.toml"))) >= 5, name
+        assert len(members(name)) >= 3 and len(bugs_of(name)) >= 5, name
 
 
 @pytest.mark.netns
@@ -73,7 +79,7 @@ def test_the_calibration_set_keeps_full_marks_and_every_planted_bug_is_caught(na
     """Correct members, written apart and each choosing its own structure, timers and (where
     the assignment leaves it open) byte order, score full marks; each bug planted in one of
     them loses points (or fails, beyond the spec) in a scenario that names its fault."""
-    bugs = load_bugs(str(CORPORA / name / "bugs.toml"))
+    bugs = bugs_of(name)
     planted = [plant(str(CORPORA / name / bug["from"]), bug, str(tmp_path / bug["name"])) for bug in bugs]
     with ThreadPoolExecutor(2) as pool:
         good = list(pool.map(lambda m: grade(CORPORA / name / m, battery=name, names=quick(name)), members(name)))
