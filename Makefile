@@ -109,6 +109,8 @@ bench: setup
 	$(PY) -m bench.notebooks
 	$(PY) -m bench.notebooks --students 20 --jobs 8    # rdtlab grade's notebook pool: the gate sets how many run; every point still scored
 	$(PY) -m bench.calibrate --seeds 1,2,3 --jobs 2 --allow-expected
+	for a in tcp-like multihoming gbn-vs-tcp stop-and-wait-crc; do \
+	  $(PY) -m bench.calibrate --assignment $$a --seeds 1,2,3 --jobs 2 --allow-expected || exit 1; done
 
 clean:
 	rm -rf $(VENV) $(CRATE)/target out
