@@ -50,8 +50,13 @@ def test_backoff_doubles_once_per_rto_and_resets_on_progress():
     assert est.rto == pytest.approx(0.4)
     est.timed_out(1.6)
     assert est.rto == pytest.approx(0.5)    # capped at max_rto
-    est.progress()
-    assert est.rto == pytest.approx(0.1)
+    est.progress()                          # no sample yet: no estimate to go back to
+    assert est.rto == pytest.approx(0.5)
+    est.sample(0.03)
+    est.timed_out(3.0)
+    assert est.rto == pytest.approx(2 * (0.03 + 4 * 0.015))
+    est.progress()                          # an estimate: back to it
+    assert est.rto == pytest.approx(0.03 + 4 * 0.015)
 
 
 def test_no_backoff_with_a_fixed_timeout_unless_asked():
