@@ -21,7 +21,7 @@ MEETINGS = ("student", "sender", "receiver")
 SCENARIO_KEYS = {"name", "part", "what", "link", "reverse", "shared_queue", "size", "meet", "time_limit",
                  "no_progress", "points", "public", "printed", "goodput_vs_ref", "retx_vs_ref", "repeat", "params",
                  "retx_vs_losses", "reference_env", "paths", "schedule", "ipv6", "backend", "beyond_spec",
-                 "path_share", "sizes"}
+                 "path_share", "sizes", "sent_vs_ref"}
 CONVENTION_KEYS = ("byte_order", "numbering", "first_seq", "eof_value", "ack")
 # What a battery's grader probes per submission ([battery] detect): COMN's open
 # conventions, only the byte order of a format whose data messages start with a
@@ -74,6 +74,8 @@ class Scenario:
     scored: bool = True          # False: beyond the spec and the course does not score it (points 0)
     path_share: float | None = None   # each path carries at least this share of the data messages
     sizes: tuple = ()            # files of these sizes, one per run (seed 001's objects); else `size`
+    sent_vs_ref: tuple[float, float] | None = None   # data messages into the link, those sent into
+                                                     # a down path too, <= factor x the reference's + slack
 
     def size_of(self, run: int) -> int:
         """The file size of the scenario's run number `run`."""
@@ -82,7 +84,7 @@ class Scenario:
     @property
     def needs_reference_run(self) -> bool:
         """Whether a check compares with the reference on the same link and seed."""
-        return self.goodput_vs_ref is not None or self.retx_vs_ref is not None
+        return self.goodput_vs_ref is not None or self.retx_vs_ref is not None or self.sent_vs_ref is not None
 
 
 @dataclass
@@ -248,6 +250,9 @@ def _scenario(d: dict, programs: dict[int, Programs], source: str, score_beyond:
     retx = d.get("retx_vs_ref")
     if retx is not None and (not isinstance(retx, list) or len(retx) != 2):
         raise UsageError(f"{where}: retx_vs_ref must be [factor, slack], not {retx!r}")
+    sent = d.get("sent_vs_ref")
+    if sent is not None and (not isinstance(sent, list) or len(sent) != 2):
+        raise UsageError(f"{where}: sent_vs_ref must be [factor, slack], not {sent!r}")
     losses = d.get("retx_vs_losses")
     if losses is not None and (not isinstance(losses, list) or len(losses) != 2):
         raise UsageError(f"{where}: retx_vs_losses must be [factor, slack], not {losses!r}")
@@ -297,6 +302,7 @@ def _scenario(d: dict, programs: dict[int, Programs], source: str, score_beyond:
             retx_vs_losses=tuple(float(x) for x in losses) if losses else None, reference_env=dict(ref_env),
             paths=paths, schedule=schedule, ipv6=bool(d.get("ipv6", False)), backend=d.get("backend"),
             beyond_spec=beyond, scored=scored, path_share=share, sizes=tuple(sizes),
+            sent_vs_ref=tuple(float(x) for x in sent) if sent else None,
             )
     except (TypeError, ValueError) as e:
         raise UsageError(f"{where}: {e}") from None

@@ -31,9 +31,29 @@ def evaluate(scenario: Scenario, programs: Programs, runs: list[TransferResult],
         checks.append(retransmissions(runs, references, *scenario.retx_vs_ref))
     if scenario.retx_vs_losses is not None:
         checks.append(retx_vs_losses(runs, *scenario.retx_vs_losses))
+    if scenario.sent_vs_ref is not None:
+        checks.append(sent(runs, references, *scenario.sent_vs_ref))
     if scenario.path_share is not None:
         checks.append(path_share(runs, scenario.path_share))
     return checks
+
+
+def sent(runs: list[TransferResult], refs: list[TransferResult | None], factor: float, slack: float) -> Check:
+    """Data messages the sender put into the link, counting those sent into a path that
+    was down (which no retransmission count sees), against the reference's on the same
+    link and seed: a sender that does not back off keeps sending into an outage."""
+    def into(r):
+        return (r.packets or {}).get("forward")
+    for r, ref in zip(runs, refs):
+        if not (r.ok and ref is not None and ref.ok) or into(r) is None or into(ref) is None:
+            continue
+        allowed = factor * into(ref) + slack
+        if into(r) > allowed:
+            return Check("sent", False, f"{into(r)} data messages into the link, the reference sent {into(ref)} "
+                                        f"(at most {allowed:g} allowed)")
+    mine = [into(r) for r in runs if into(r) is not None]
+    theirs = [into(ref) for ref in refs if ref is not None and into(ref) is not None]
+    return Check("sent", True, f"{sum(mine)} data messages into the link" + (f", the reference {sum(theirs)}" if theirs else ""))
 
 
 def path_share(runs: list[TransferResult], least: float) -> Check:

@@ -184,7 +184,7 @@ class CpuPressure:
 # each its whole limit a second time, unless the receiver's own timer ended it first
 # (`own_failure`). So is a program that crashed before the link carried anything for it
 # (`crashed_first`).
-TIMING_CHECKS = frozenset({"retransmissions", "goodput"})
+TIMING_CHECKS = frozenset({"retransmissions", "goodput", "sent", "paths"})
 OWN_RUN_FAILURES = frozenset({ErrorKind.OUTPUT_DIFFERS, ErrorKind.NOT_FOUND, ErrorKind.UNREACHABLE,
                               ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS})
 

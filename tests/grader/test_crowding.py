@@ -253,3 +253,22 @@ def test_a_hang_after_the_receivers_own_timer_fired_is_the_machines_to_cause():
         assert not machine_can_fail(failed, hung(kind, 0, ""))
     assert not machine_can_fail(failed, hung(ErrorKind.OUTPUT_DIFFERS, 1, trace))    # wrong bytes stay wrong
     assert not timer_exit(None) and not timer_exit(SimpleNamespace(exit_code=1, timed_out=True, stderr_tail=trace))
+
+
+def test_what_went_into_an_outage_and_each_paths_share_are_judged_from_the_engines_counters():
+    """sent_vs_ref counts the data messages into the link, those dropped on a down path
+    too (which no retransmission count sees); path_share each path's share of them."""
+    from grader.checks import path_share, sent
+
+    def run(into, paths=None, ok=True):
+        link = {"paths": {name: {"forward": {"packets_in": n}} for name, n in (paths or {}).items()}}
+        return SimpleNamespace(ok=ok, packets={"forward": into}, link=link)
+    ref = run(139)
+    assert sent([run(150)], [ref], 1.15, 10).passed
+    storm = sent([run(224)], [ref], 1.15, 10)
+    assert not storm.passed and "224 data messages" in storm.detail and "169.85" in storm.detail
+    assert sent([run(900, ok=False)], [ref], 1.15, 10).passed          # a failed run is `delivered`'s to judge
+    assert path_share([run(0, {"p0": 128, "p1": 128})], 0.2).passed
+    one = path_share([run(0, {"p0": 19, "p1": 81})], 0.24)
+    assert not one.passed and "path p0 carried 19 of the 100" in one.detail
+    assert path_share([run(0, {"p0": 5})], 0.2).passed                 # one path: nothing to share
