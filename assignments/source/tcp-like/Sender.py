@@ -106,7 +106,9 @@ while base < len(pieces):
         continue
     now = last_ack = time.monotonic()
     if ack >= base:                     # new data acknowledged: slide the window
-        if sent_at.get(ack) is not None:
+        # Karn's rule: a sample only when no segment this ACK covers was resent (a resent
+        # one may be what the ACK answers, and the time from `ack`'s send would be far too long)
+        if all(sent_at.get(seq) is not None for seq in range(base, ack + 1)):
             timer.sample(now - sent_at[ack])
         for seq in range(base, ack + 1):
             sent_at.pop(seq, None)
