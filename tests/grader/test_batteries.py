@@ -124,3 +124,24 @@ def test_check_on_the_starter_says_what_is_not_written_yet(name):
     assert done.returncode == 1, done.stderr                   # not full marks, and no crash
     assert "Traceback" not in done.stdout + done.stderr
     assert todo in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_the_gradescope_package_grades_the_reference_at_full_marks(name, tmp_path):
+    """`rdtlab grade --gradescope-package` for the assignment; its run_autograder in a
+    scratch root laid out as Gradescope's, on the local backend as there."""
+    import jsonschema
+    from grader.export_gradescope_package import unpack_package
+    from tests.support.grading import SCHEMA, gradescope_verdicts, run_autograder
+    package = tmp_path / f"{name}.zip"
+    done = subprocess.run([str(Path(sys.executable).parent / "rdtlab"), "grade", "--gradescope-package", str(package),
+                           "--assignment", name], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    root = tmp_path / "autograder"
+    unpack_package(str(package), str(root / "source"))
+    b = load_battery(name)
+    reference_submission(str(root / "submission"), programs_of(name), package=Path(b.reference).name)
+    results = run_autograder(root)
+    jsonschema.validate(results, SCHEMA)
+    assert len(results["tests"]) == len(b.scenarios) and results["extra_data"]["battery"] == name
+    assert lost_points(gradescope_verdicts(results)) == {}

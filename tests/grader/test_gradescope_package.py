@@ -11,20 +11,9 @@ from pathlib import Path
 import jsonschema
 
 from grader.export_gradescope_package import unpack_package
-from harness.engine import find_linkemu
 
-from tests.support.grading import GRADER_TESTS, STUDENT, TINY, gradescope_verdicts, lost_points
+from tests.support.grading import SCHEMA, STUDENT, TINY, gradescope_verdicts, lost_points, run_autograder
 
-SCHEMA = json.loads((GRADER_TESTS / "gradescope_schema.json").read_text())
-
-
-def run_autograder(root: Path) -> dict:
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "RDTLAB_PYTHON": sys.executable,
-           "RDTLAB_LINKEMU": find_linkemu(), "PYTHONPATH": ""}
-    done = subprocess.run([str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300,
-                          cwd="/")
-    assert done.returncode == 0, done.stderr
-    return json.loads((root / "results" / "results.json").read_text())
 
 
 def test_run_autograder_in_a_gradescope_layout(tmp_path):

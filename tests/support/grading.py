@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 import shutil
 import tempfile
@@ -154,3 +157,18 @@ def cmdline(pid: int) -> str:
             return f.read().replace(b"\0", b" ").decode(errors="replace")[:200]
     except OSError:
         return str(pid)
+
+
+SCHEMA = json.loads((GRADER_TESTS / "gradescope_schema.json").read_text())     # Gradescope's results.json
+
+
+def run_autograder(root: Path) -> dict:
+    """A Gradescope package's run_autograder in the scratch root `root` (source/, submission/):
+    its results.json."""
+    from harness.engine import find_linkemu
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "RDTLAB_PYTHON": sys.executable,
+           "RDTLAB_LINKEMU": find_linkemu(), "PYTHONPATH": ""}
+    done = subprocess.run([str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300,
+                          cwd="/")
+    assert done.returncode == 0, done.stderr
+    return json.loads((root / "results" / "results.json").read_text())
