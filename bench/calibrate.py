@@ -259,20 +259,21 @@ SMOKE_LINKS = {
 def smoke(member: Member, backend: str, size: int, seed: int) -> list[tuple[int, bool, str]]:
     from harness import Link, Program, run_transfer
     from grader.battery import load_battery
-    from grader.build import build, find_program
+    from grader.build import prepare
 
     battery = load_battery(BATTERY)
     out = []
     with tempfile.TemporaryDirectory(prefix="rdt-smoke-") as tmp:
         folder = member.copy_to(os.path.join(tmp, "sub"))
-        err = build(folder, None)
+        built = prepare(folder, sorted({p.name(r) for p in battery.programs.values() for r in ("sender", "receiver")}),
+                        None)
         for part, (fwd, rev, shared, params) in SMOKE_LINKS.items():
             programs = battery.programs[part]
             cmds = []
             for role in ("sender", "receiver"):
                 spec = getattr(programs, role)
                 name, _, rest = spec.partition(" ")
-                argv = err or find_program(folder, name)
+                argv = built.programs[name]
                 if isinstance(argv, str):
                     out.append((part, False, argv))
                     break

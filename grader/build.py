@@ -1,6 +1,7 @@
-"""Build a submission with its own Makefile (C, C++, Java, Rust, Go...), in its jail,
-with a time limit; then find each program: `Sender2.py` runs with python3, an
-executable `Sender2` (what `make` built, or a script with a #! line) runs as it is.
+"""Build a submission and find its programs, in its jail, within the build time limit,
+once per submission: harness/resolver.py's rules (Name.py, Java, C, C++, Cargo, Go, a
+Makefile, an executable), each build command run under the submission's uid with no
+network, its output in the submission's scratch copy (.rdtlab/build).
 """
 from __future__ import annotations
 
@@ -9,46 +10,36 @@ import signal
 import subprocess
 import tempfile
 
+from harness.resolver import BUILD_TIME_LIMIT, LAB_BUILD, Build, resolve, run_here
+
 from grader.sandbox import Sandbox, kill_uid
 
-BUILD_TIME_LIMIT = 120.0
+__all__ = ["BUILD_TIME_LIMIT", "prepare"]
 
 
-def build(folder: str, sandbox: Sandbox | None, time_limit: float = BUILD_TIME_LIMIT) -> str | None:
-    """Run `make` if there is a Makefile; None on success, else a one-line reason."""
-    if not os.path.exists(os.path.join(folder, "Makefile")):
-        return None
-    if sandbox is not None:
-        jailed = Sandbox(sandbox.uid, sandbox.scratch, sandbox.hidden, sandbox.limits, network=False)
-        cwd = tempfile.mkdtemp(prefix="build-", dir=os.path.dirname(folder))
-        argv = jailed.prefix() + ["make", "-s"]
-    else:
-        cwd, argv = folder, ["make", "-s", "-C", folder]
-    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        _, err = proc.communicate(timeout=time_limit)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return f"the build (make) did not finish within {time_limit:g} s"
-    finally:
-        if sandbox is not None:
+def prepare(folder: str, names, sandbox: Sandbox | None, time_limit: float = BUILD_TIME_LIMIT) -> Build:
+    """Each program of `names` in the submission `folder`: its argv, or why not."""
+    out = os.path.join(folder, LAB_BUILD)
+    if sandbox is None:
+        return resolve(folder, names, out, run_here, time_limit)
+    jailed = Sandbox(sandbox.uid, sandbox.scratch, sandbox.hidden, sandbox.limits, network=False)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    os.chown(os.path.dirname(out), sandbox.uid, sandbox.uid)
+    # the launcher mounts its own tmpfs on the folder it starts in: an empty one of the scratch's
+    here = tempfile.mkdtemp(prefix="build-", dir=os.path.dirname(folder))
+
+    def run(argv: list[str], cwd: str, env: dict, timeout: float) -> tuple[int | None, str]:
+        # `env -C`: the jail starts in its scratch folder; the build runs in the submission's
+        command = jailed.prefix() + ["env", "-C", cwd, *(f"{k}={v}" for k, v in env.items()), *argv]
+        proc = subprocess.Popen(command, cwd=here, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            _, err = proc.communicate(timeout=max(timeout, 0.1))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return None, ""
+        finally:
             kill_uid(sandbox.uid)
-    if proc.returncode != 0:
-        lines = [ln.strip() for ln in err.decode(errors="replace").splitlines() if ln.strip()]
-        return f"the build (make) failed with exit {proc.returncode}" + (f": {lines[-1][:200]}" if lines else "")
-    return None
-
-
-def find_program(folder: str, name: str) -> list[str] | str:
-    """The argv that starts program `name` (e.g. Sender2), or a one-line reason why not."""
-    script = os.path.join(folder, f"{name}.py")
-    if os.path.isfile(script):
-        return ["python3", script]
-    binary = os.path.join(folder, name)
-    if os.path.isfile(binary):
-        if not os.access(binary, os.X_OK):
-            return f"{name} is not executable (chmod +x it, or hand in {name}.py)"
-        return [binary]
-    return f"{name}.py (or an executable {name}) is missing from the submission"
+        return proc.returncode, err.decode(errors="replace")
+    return resolve(folder, names, out, run, time_limit, owner=sandbox.uid)

@@ -22,7 +22,7 @@ from pathlib import Path
 from harness.procs import UsageError
 
 ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
-HEADER = re.compile(r"^\s*(?:#|//)\s*([A-Za-z][\w'.-]*(?:\s+[A-Za-z][\w'.-]*)*)\s+([sS]?\d{5,9})\s*$")
+HEADER = re.compile(r"^\s*(?:#|//|/\*+)\s*([A-Za-z][\w'.-]*(?:\s+[A-Za-z][\w'.-]*)*)\s+([sS]?\d{5,9})\s*(?:\*+/)?\s*$")
 GENERIC = {"cw2", "cw", "submission", "coursework", "src", "code"}
 MAX_ARCHIVE_BYTES = 64 << 20     # more unpacked than this is not a coursework
 
@@ -35,15 +35,23 @@ class Submission:
     matric: str = ""
 
 
+BUILD_FILES = ("Makefile", "Cargo.toml", "go.mod")
+
+
 def has_programs(folder: Path) -> bool:
-    return any(p.name.startswith(("Sender", "Receiver")) or p.name == "Makefile" for p in folder.iterdir()
+    return any(p.name.startswith(("Sender", "Receiver")) or p.name in BUILD_FILES for p in folder.iterdir()
                if not p.name.startswith("."))
 
 
 def header_of(folder: Path) -> tuple[str, str]:
-    """(name, matric) from the first `# Forename Surname Matric` line of a source file."""
-    for p in sorted(folder.iterdir()):
-        if p.is_file() and p.suffix in (".py", ".c", ".cpp", ".java", ".rs", ".go", ".h"):
+    """(name, matric) from the first `# Forename Surname Matric` line of a source file
+    (`//` and `/* ... */` comments too), the folder's own files first, then its
+    subfolders' (a Go or Rust layout)."""
+    files = sorted(p for p in folder.iterdir() if p.is_file())
+    files += sorted(p for p in folder.rglob("*") if p.is_file() and p.parent != folder
+                    and not any(part.startswith(".") or part == "target" for part in p.relative_to(folder).parts))
+    for p in files:
+        if p.suffix in (".py", ".c", ".cpp", ".cc", ".java", ".rs", ".go", ".h", ".hpp"):
             try:
                 with open(p, errors="replace") as f:
                     for line in [f.readline() for _ in range(3)]:
@@ -158,7 +166,7 @@ def submission_digest(folder: str) -> str:
     """A hash of the submission's files (names and contents): the root of its seeds."""
     h = hashlib.sha256()
     for root, dirs, files in os.walk(folder):
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if d != ".rdtlab")      # the lab's build of the sources
         for name in sorted(files):
             path = os.path.join(root, name)
             if os.path.islink(path) or "__pycache__" in path:

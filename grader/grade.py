@@ -22,7 +22,7 @@ from harness.procs import UsageError
 
 from grader import cgroups, checks as checks_mod, conventions, disturbance
 from grader.battery import Battery, Scenario
-from grader.build import BUILD_TIME_LIMIT, build, find_program
+from grader.build import BUILD_TIME_LIMIT, prepare
 from grader.collect import Submission, submission_digest
 from grader.sandbox import (UID_BASE, Limits, Sandbox, available, kill_uid, mount_scratch, prepare_scratch,
                             sweep_scratch, unmount_runs, unmount_scratch)
@@ -109,10 +109,11 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
         else:
             folder = shutil.copytree(sub.path, os.path.join(scratch, "sub"), symlinks=True)
             sandbox = None
-        build_error = build(folder, sandbox, options.build_time_limit)
-        names = {p.name(r) for p in battery.programs.values() for r in ("sender", "receiver")}
-        found = {n: build_error or find_program(folder, n) for n in names}
-        student = Side("student", found, sandbox)
+        names = sorted({p.name(r) for p in battery.programs.values() for r in ("sender", "receiver")})
+        built = prepare(folder, names, sandbox, options.build_time_limit)
+        build_error = built.error or next((why for why in built.programs.values()
+                                           if isinstance(why, str) and "compile" in why), None)
+        student = Side("student", built.programs, sandbox)
         detected = conventions.detect(battery, student, reference_side(battery), options.backend)
         reference = reference_side(battery, {p: d.conventions.env() for p, d in detected.items()})
         if jail:                        # nothing the probe's runs started outlives them
@@ -195,7 +196,7 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
 
     def replay(seed: int, run: int = 0) -> str:
         return replay_command(scenario, programs, seed, options.backend, battery.reference,
-                              reference.part_env.get(scenario.part), run)
+                              reference.part_env.get(scenario.part), run, student.programs)
     record = {"name": scenario.name, "part": scenario.part, "what": scenario.what, "meet": scenario.meet,
               "max_score": scenario.points, "public": scenario.public, "seeds": seeds,
               **({"beyond_spec": True, "scored": scenario.scored} if scenario.beyond_spec else {}),

@@ -150,11 +150,12 @@ def prepare_scratch(source: str, scratch: str, uid: int, ignore=None) -> str:
 
     Never its `__pycache__`: copytree keeps mtimes, so a handed-in .pyc that is not its
     .py would run in the source's place (and an unchecked-hash .pyc is never compared with
-    it). The jail compiles the sources itself and caches them in this copy."""
+    it). The jail compiles the sources itself and caches them in this copy. Nor a lab's
+    build folder (.rdtlab): what runs is built here from the sources handed in."""
     os.chmod(scratch, 0o711)          # the jail may pass through, not list
 
     def skipped(folder: str, names: list[str]) -> set[str]:
-        return {"__pycache__"}.intersection(names) | set(ignore(folder, names) if ignore else ())
+        return {"__pycache__", ".rdtlab"}.intersection(names) | set(ignore(folder, names) if ignore else ())
     dest = os.path.join(scratch, "sub")
     shutil.copytree(source, dest, symlinks=True, ignore=skipped)
     for root, dirs, files in os.walk(dest):

@@ -120,12 +120,19 @@ def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: i
 
 
 def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: str,
-                   reference: str = "reference/comn", part_env: dict | None = None, run: int = 0) -> str:
-    """The `rdtlab run` line that replays a run from the student's folder."""
+                   reference: str = "reference/comn", part_env: dict | None = None, run: int = 0,
+                   student: dict | None = None) -> str:
+    """The `rdtlab run` line that replays a run from the student's folder. `student`: the
+    student's programs as resolved (name -> argv): a Python one starts as `python3
+    ./Name.py`, any other with `rdtlab prog --dir ./ Name`, which builds it first (the
+    harness makes a word with a `/` naming a path absolute: the folder the line is run
+    from, not the run's own)."""
     def local(spec: str, side: str) -> str:
         name, _, rest = spec.partition(" ")
         if side == "student":
-            return f"python3 {name}.py {rest}"
+            argv = (student or {}).get(name)
+            python = not isinstance(argv, list) or argv[-1].endswith(".py")
+            return f"python3 ./{name}.py {rest}" if python else f"rdtlab prog --dir ./ {name} {rest}"
         return f"python3 {os.path.join(REPO, reference, name)}.py {rest}"
     tx, rx = {"student": ("student", "student"), "sender": ("student", "reference"),
               "receiver": ("reference", "student")}[scenario.meet]

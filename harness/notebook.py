@@ -47,6 +47,7 @@ from harness import notebook_rules as rules
 # the grading rules, pure (harness/notebook_rules.py), by the names notebooks and the grader use
 from harness.notebook_rules import (FACTOR, RANGES, RERUN_ROUNDS, REMEASURE_RULE, UNITS,  # noqa: F401
                                     accepted_range, finite as _finite)
+from harness.sheets import programs
 from harness.sheets.sheet import Plot, Results
 
 MODES = ("quick", "full", "tiny")
@@ -162,9 +163,7 @@ class Lab:
         """Where question q's runs are kept, so re-running the cell resumes. The name holds
         the plan and a hash of the programs: an edited program is measured afresh."""
         digest = hashlib.sha256(repr(self.plan).encode() + (f" tcp_cc={self.tcp_cc}".encode() if self.tcp_cc else b""))
-        for name in self.spec.questions[q].programs:
-            with open(os.path.join(self.folder, name), "rb") as f:
-                digest.update(f.read())
+        digest.update(programs.digest_of(self.folder, self.spec.questions[q].programs))
         return os.path.join(self.folder, RESULTS_DIR, f"{q}-{self.mode}-{self.plan.size}-{self.plan.runs}-"
                                                       f"{backend or self.backend_used}-{digest.hexdigest()[:12]}.jsonl")
 
@@ -180,7 +179,7 @@ class Lab:
     # ---- measuring -------------------------------------------------------------------
 
     def unavailable(self, q: str) -> str | None:
-        missing = [f for f in self.spec.questions[q].programs if not os.path.isfile(os.path.join(self.folder, f))]
+        missing = programs.missing(self.folder, self.spec.questions[q].programs)
         if missing:
             return f"{self.folder} has no {', '.join(missing)}"
         if self.tcp_cc_missing and not self.spec.questions[q].programs:

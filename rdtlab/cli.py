@@ -30,6 +30,7 @@ NO_GRADER = "grade, check: not in this installation (it has no grader: the stude
 COMMANDS = {
     "run": ("run a sender/receiver pair over an emulated link; verify and measure", harness_cli.RUN),
     "demo": ("a COMN stop-and-wait transfer over the COMN link, with its summary", harness_cli.DEMO),
+    "prog": ("run a program of a folder by name, built first if it is Java, C, C++, Rust or Go", harness_cli.PROG),
     "sheet": ("regenerate a results sheet", sheet_cli),
     "tsg": ("draw the time-sequence graph of a transfer from its trace or pcap", tsg_cli),
     **({} if grader_cli is None else {

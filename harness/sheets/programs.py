@@ -5,19 +5,41 @@ interpreter: `python3` on PATH may be a version manager's shim (pyenv's costs ~0
 and up to 0.4 s a start on a loaded machine, and a sheet starts thousands)."""
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import sys
 
+from harness import resolver
+from harness.procs import UsageError
 from harness.transfer import Program
 
 PYTHON = shlex.quote(sys.executable or "python3")
 
 
+def is_program(name: str) -> bool:
+    """A file of an assignment's PROGRAMS that is a program (Sender2.py), not a helper
+    only Python programs need (rdt.py)."""
+    return name.startswith(("Sender", "Receiver"))
+
+
+def _stem(name: str) -> str:
+    return name[:-3] if name.endswith(".py") else name
+
+
 def script(impl: str, name: str, args: str, output_format: str | None = None) -> Program:
-    """`python3 <impl>/<name> <args>`; braces in the path are kept literally."""
-    path = os.path.join(impl, name).replace("{", "{{").replace("}", "}}")
-    return Program(f"python3 {shlex.quote(path)} {args}", output_format=output_format)
+    """The student's program `name` (Sender2.py: in whatever language it is written,
+    harness/resolver.py, built first if need be) with `args`; braces in paths are kept
+    literally. Python's runs as `python3 <impl>/<name>`."""
+    path = os.path.join(impl, name)
+    if name.endswith(".py") and os.path.isfile(path) or not is_program(name):
+        argv = ["python3", path]
+    else:
+        argv = resolver.prepare(impl, [_stem(name)]).programs[_stem(name)]
+        if isinstance(argv, str):
+            raise UsageError(argv)
+    words = " ".join(shlex.quote(w.replace("{", "{{").replace("}", "}}")) for w in argv)
+    return Program(f"{words} {args}", output_format=output_format)
 
 
 def reference(role: str, protocol: str, args: str) -> Program:
@@ -35,5 +57,27 @@ def kernel_tcp() -> tuple[Program, Program]:
 
 
 def missing(impl: str | None, names: tuple[str, ...]) -> list[str]:
-    """Files of `names` that `impl` lacks (none for the reference, impl None)."""
-    return [] if impl is None else [n for n in names if not os.path.isfile(os.path.join(impl, n))]
+    """Of `names` (an assignment's PROGRAMS: Sender2.py, rdt.py), what `impl` lacks (none
+    for the reference, impl None): a program in no language the resolver takes, and a
+    helper module only where a program that needs it is in Python."""
+    if impl is None:
+        return []
+    programs = [n for n in names if is_program(n)]
+    lacking = [n for n in programs if resolver.locate(impl, _stem(n)) is None]
+    python = not programs or any(os.path.isfile(os.path.join(impl, n)) for n in programs if n.endswith(".py"))
+    return lacking + [n for n in names if not is_program(n) and python and not os.path.isfile(os.path.join(impl, n))]
+
+
+def digest_of(impl: str, names) -> bytes:
+    """What the programs `names` of `impl` are made of: a Python program's file, else
+    every source of the folder (harness/resolver.py's digest), so an edited program is
+    measured afresh."""
+    h = hashlib.sha256()
+    for name in names:
+        path = os.path.join(impl, name)
+        if os.path.isfile(path):
+            with open(path, "rb") as f:
+                h.update(f.read())
+        else:
+            h.update(resolver.sources_digest(impl).encode())
+    return h.digest()
