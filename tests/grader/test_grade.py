@@ -54,7 +54,7 @@ def test_outputs_gradescope_results_and_feedback_with_replay(student, tmp_path):
     assert list(lost_points(verdicts(result))) == ["t-receiver"]
     failed = [t for t in gs["tests"] if t["status"] == "failed" and t["name"].split(": ")[1] not in result["ungraded"]]
     assert [t["name"] for t in failed] == ["part 4: t-receiver"]
-    assert "Receiver4.py (or an executable Receiver4) is missing" in failed[0]["output"]
+    assert "Receiver4 is missing from the submission (expected Receiver4.py, Receiver4.java" in failed[0]["output"]
     md = (folder / "feedback.md").read_text()
     assert "rdtlab run --sender" in md and "Receiver4.py" in md and "--seed" in md
     assert "<table>" in (folder / "feedback.html").read_text()
