@@ -252,6 +252,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit("grader.launcher: give a uid >= %d and a command after --" % UID_BASE)
     cwd = None if args.no_run_dir else os.getcwd()
     if cwd:
+        if os.listdir(cwd):     # a run's own new folder, never one whose contents a tmpfs would hide (/tmp)
+            sys.exit(f"grader.launcher: the run's folder {cwd} is not empty; start the launcher in a new one")
         mount_run_dir(cwd, args.uid, args.file_size)
     _limit(resource.RLIMIT_DATA, args.memory)
     _limit(resource.RLIMIT_NPROC, args.processes)

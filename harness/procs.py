@@ -15,6 +15,7 @@ import contextlib
 import ctypes
 import fcntl
 import os
+import re
 import select
 import shlex
 import shutil
@@ -174,10 +175,12 @@ class Proc:
         return self._err.text(limit)
 
     def last_stderr_line(self) -> str:
-        """Its last non-empty stderr line, at most LAST_LINE_CHARS long: what a reason
-        quotes of a program's own words (a student's feedback, one line)."""
-        lines = [ln.strip() for ln in self.stderr(8192).splitlines() if ln.strip()]
-        line = lines[-1] if lines else ""
+        """What a reason quotes of a program's own words (a student's feedback, one line):
+        a crash's exception and where it was raised (crash_line), else its last non-empty
+        stderr line; at most LAST_LINE_CHARS long."""
+        text = self.stderr(8192)
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        line = crash_line(lines) or (lines[-1] if lines else "")
         return line if len(line) <= LAST_LINE_CHARS else line[:LAST_LINE_CHARS - 1] + "…"
 
     def signal_group(self, sig: int) -> None:
@@ -188,6 +191,25 @@ class Proc:
 
 
 LAST_LINE_CHARS = 240
+_JAVA_FRAME = re.compile(r"^at \S+\((\w+\.java:\d+)\)$")
+_GO_FRAME = re.compile(r"(\w+\.go:\d+)")
+
+
+def crash_line(lines: list[str]) -> str | None:
+    """A JVM's, Go's or Rust's crash as one line: the exception or panic and the first
+    place of the program's own it names (a Python traceback already ends with its
+    exception, so its last line says it). None: no crash of theirs in `lines`."""
+    for k, line in enumerate(lines):
+        if line.startswith("Exception in thread ") or re.match(r"^(?:[\w$]+\.)+[\w$]*(?:Exception|Error)\b", line):
+            exc = re.sub(r'^Exception in thread "[^"]*" ', "", line)
+            frame = next((m.group(1) for ln in lines[k + 1:] for m in [_JAVA_FRAME.match(ln)] if m), None)
+            return exc + (f" ({frame})" if frame else "")
+        if line.startswith("panic: "):
+            frame = next((m.group(1) for ln in lines[k + 1:] for m in [_GO_FRAME.search(ln)] if m), None)
+            return line + (f" ({frame})" if frame else "")
+        if " panicked at " in line:
+            return line + (f" {lines[k + 1]}" if k + 1 < len(lines) and not lines[k + 1].startswith("note:") else "")
+    return None
 KILL_SETTLE_S = 2.0       # at most this long for a SIGKILLed group to be gone
 
 
