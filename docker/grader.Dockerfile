@@ -9,9 +9,15 @@
 # needs pivot_root and its own /proc (seccomp and Docker's masked /proc paths off) and
 # SYS_PTRACE (the harness reads the jailed programs' sockets in /proc/PID/fd).
 # It runs as root: the sandbox (bubblewrap) gives each submission a uid of its own and
-# needs root to switch to it. make/gcc (in the kit) build submissions that bring a Makefile.
+# needs root to switch to it. The kit's make, gcc, g++ and JDK, and here Debian's Go
+# and Rust (golang-go, cargo: bookworm's 1.19 and 1.63), build what students hand in
+# (harness/resolver.py), offline, in each submission's jail.
 ARG KIT=rdtlab/kit:latest
 FROM ${KIT}
+
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends golang-go cargo \
+ && rm -rf /var/lib/apt/lists/*
 
 # The kit with the grader, the reference solutions and the assignments' folders (their
 # batteries; the course itself is mounted at /course), installed in place.

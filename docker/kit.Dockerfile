@@ -1,6 +1,8 @@
 # The layers both images share: Debian with Python 3.11, iperf3, nftables and iproute2
-# (the netns backend), make and gcc (programs in C, built in the lab and the grader),
-# bubblewrap (the grader's jail), the Python packages in /opt/venv and the link engine.
+# (the netns backend), make, gcc, g++ and a headless JDK (students' programs in C, C++
+# and Java, built in the lab and the grader: harness/resolver.py), bubblewrap (the
+# grader's jail), the Python packages in /opt/venv and the link engine. Go and Rust are
+# the grading image's only (docker/grader.Dockerfile): the lab stays under 1.5 GB.
 #
 # BASE is rdtlab/base:bookworm, made from Debian's packages by docker/base.sh where no
 # registry answers; `make images BASE=debian:bookworm-slim` uses Docker Hub's instead.
@@ -17,7 +19,7 @@ FROM ${BASE} AS system
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         python3 python3-venv iperf3 iproute2 nftables procps tini \
-        bubblewrap make gcc libc6-dev \
+        bubblewrap make gcc g++ libc6-dev default-jdk-headless \
  && rm -rf /var/lib/apt/lists/*
 
 FROM ${PACKAGES}

@@ -26,6 +26,16 @@ def test_both_images_build_from_the_offline_base_and_the_lab_fits(images):
     assert entry[-1] == "rdtlab-grade-start"
 
 
+def test_the_images_carry_the_toolchains_students_programs_are_built_with(images):
+    """Java and C/C++ in both (the lab builds what the notebook runs), Go and Rust in the grader."""
+    probe = "for t in javac java cc c++ go cargo; do command -v $t >/dev/null && echo has-$t; done"
+    def has(image):
+        out = run("docker", "run", "--rm", "--label", "rdtlab-test", "--entrypoint", "sh", image, "-c", probe).stdout
+        return {w[4:] for w in out.split()}
+    assert has(GRADER) == {"javac", "java", "cc", "c++", "go", "cargo"}
+    assert {"javac", "java", "cc", "c++"} <= has(LAB)
+
+
 def test_the_lab_holds_the_kit_and_release_but_no_wheels_certificates_or_solutions(images):
     host_cas = sorted(os.listdir("/usr/local/share/ca-certificates")) if os.path.isdir(
         "/usr/local/share/ca-certificates") else []
