@@ -28,7 +28,8 @@ SETUP = """#!/usr/bin/env bash
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq python3 python3-venv python3-pip make >/dev/null
+# the toolchains students' programs are built with (harness/resolver.py)
+apt-get install -y -qq python3 python3-venv python3-pip make gcc g++ default-jdk-headless golang-go cargo >/dev/null
 python3 -m venv /autograder/venv
 /autograder/venv/bin/pip install -q /autograder/source/rdtlab
 cd /autograder/source/rdtlab

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import glob
 import os
+import shutil
 import subprocess
 
 import nbformat
@@ -17,6 +18,7 @@ from tests.support import course as C
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUGGY_GBN = os.path.join(HERE, "students", "gbn_acks_out_of_order")
+JAVA = os.path.join(HERE, "..", "fixtures", "languages", "java")     # COMN in Java, sources only
 
 AUTOGRADED = {"test_q1_table": 1, "test_q1_remeasured": 3, "test_q1_utilisation": 1,
               "test_q1_optimal_timeout": 2, "test_q3_table": 1, "test_q3_remeasured": 3, "test_q3_bdp": 1,
@@ -108,6 +110,25 @@ def test_student_notebook_runs_top_to_bottom(honest_run):
 
 
 @pytest.mark.netns
+@pytest.mark.timeout(900)
+def test_the_notebook_runs_on_java_sources_with_no_build_file(course, tmp_path):
+    """The release with the student's Java sources in place of the Python starters (and no
+    rdt.py, which only Python programs need): every question measured, top to bottom."""
+    folder = C.student_folder(course, str(tmp_path / "comn"), programs=None)
+    for name in os.listdir(folder):
+        if name.endswith(".py") and (name[0] in "SR" or name == "rdt.py"):
+            os.remove(os.path.join(folder, name))
+    for name in os.listdir(JAVA):
+        shutil.copy(os.path.join(JAVA, name), folder)
+    nb = C.execute(os.path.join(folder, C.NOTEBOOK))
+    assert C.errors(nb) == {}
+    for q in ("q1", "q3", "q5"):
+        out = C.text_output(nb, f"{q}_measure")
+        assert "not measured" not in out and "failed runs" not in out and "has no" not in out, out[-500:]
+    assert os.path.isdir(os.path.join(folder, ".rdtlab", "build", "java")), "built once, in the lab's build folder"
+
+
+@pytest.mark.netns
 def test_rerun_notebook_keeps_nbgraders_checksums(honest_run):
     """`nbgrader validate` (the student's Validate button) fails a notebook whose read-only
     cells' checksums changed: a notebook run top to bottom keeps every one."""
@@ -123,7 +144,6 @@ def graded(course, honest_run, tmp_path_factory):
     generate_feedback and export, as the instructor runs them."""
     submitted = os.path.join(course, "submitted")
     os.makedirs(submitted)
-    import shutil
     shutil.copytree(honest_run[0], os.path.join(submitted, "honest", "comn"))
     buggy = str(tmp_path_factory.mktemp("buggy"))
     for name in os.listdir(C.REFERENCE):
