@@ -55,6 +55,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.assignment}: {len(subs)} submissions at --jobs {jobs}: {wall:.0f} s, "
                   f"{3600 * len(subs) / wall:.0f} an hour, {used / len(subs):.1f} CPU-s a submission, "
                   f"{again} scenario(s) graded again alone", flush=True)
+            spent: dict = {}
+            for r in results:
+                for sc in r["scenarios"]:
+                    spent[sc["name"]] = spent.get(sc["name"], 0.0) + sc.get("seconds", 0.0)
+            top = sorted(spent.items(), key=lambda kv: -kv[1])[:6]
+            print("  where the time went (scenario: seconds over the class): "
+                  + ", ".join(f"{n} {t:.0f}" for n, t in top), flush=True)
             if first is None:
                 first = scores
                 continue
