@@ -11,7 +11,6 @@ import shlex
 import sys
 
 from harness import resolver
-from harness.procs import UsageError
 from harness.transfer import Program
 
 PYTHON = shlex.quote(sys.executable or "python3")
@@ -32,12 +31,13 @@ def script(impl: str, name: str, args: str, output_format: str | None = None) ->
     harness/resolver.py, built first if need be) with `args`; braces in paths are kept
     literally. Python's runs as `python3 <impl>/<name>`."""
     path = os.path.join(impl, name)
-    if name.endswith(".py") and os.path.isfile(path) or not is_program(name):
-        argv = ["python3", path]
+    if name.endswith(".py") and os.path.isfile(path) or not is_program(name) \
+            or resolver.locate(impl, _stem(name)) is None:
+        argv = ["python3", path]      # a missing program is the sheet's to report (missing())
     else:
         argv = resolver.prepare(impl, [_stem(name)]).programs[_stem(name)]
-        if isinstance(argv, str):
-            raise UsageError(argv)
+        if isinstance(argv, str):     # it does not build: its runs fail with that one line
+            argv = [sys.executable, "-c", f"import sys; sys.exit({argv!r})"]
     words = " ".join(shlex.quote(w.replace("{", "{{").replace("}", "}}")) for w in argv)
     return Program(f"{words} {args}", output_format=output_format)
 
