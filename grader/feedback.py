@@ -67,8 +67,10 @@ def markdown(result: dict) -> str:
         out += ["", "## Replay a failure", "",
                 "Each command runs the same link with the same seed from your own folder."]
         for s in failing:
-            out += ["", f"### {s['name']}", "", s["what"], "", f"Why: {s['reason']}", "",
-                    "```", s["replay"], "```"]
+            out += ["", f"### {s['name']}", "", s["what"], ""]
+            if s.get("symptom"):
+                out += [f"What went wrong: **{s['symptom']['title']}**", ""]
+            out += [f"Why: {s['reason']}", "", "```", s["replay"], "```"]
             if s.get("pcap"):
                 out += ["", f"The link's packets: `{s['pcap']}` (open it in Wireshark)."]
     return "\n".join(out) + "\n"
@@ -101,7 +103,9 @@ def to_html(result: dict) -> str:
                  html.escape(_goodput(s)), html.escape(s["reason"])]
         rows.append(f"<tr class='{mark.lower()}'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     replays = "".join(
-        f"<h3>{html.escape(s['name'])}</h3><p>{html.escape(s['what'])}</p><p>Why: {html.escape(s['reason'])}</p>"
+        f"<h3>{html.escape(s['name'])}</h3><p>{html.escape(s['what'])}</p>"
+        + (f"<p>What went wrong: <b>{html.escape(s['symptom']['title'])}</b></p>" if s.get("symptom") else "")
+        + f"<p>Why: {html.escape(s['reason'])}</p>"
         f"<pre>{html.escape(s['replay'])}</pre>"
         + (f"<p>The link's packets: <a href='{html.escape(s['pcap'])}'>{html.escape(s['pcap'])}</a></p>" if s.get("pcap") else "")
         for s in result["scenarios"] if not s["passed"])

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from harness.procs import UsageError
 
-from grader import cgroups, checks as checks_mod, conventions, disturbance
+from grader import cgroups, checks as checks_mod, conventions, disturbance, symptoms
 from grader.battery import Battery, Scenario
 from grader.build import BUILD_TIME_LIMIT, prepare
 from grader.collect import Submission, submission_digest
@@ -211,7 +211,8 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
                    f"scenarios already")
     if missing:
         return {**record, "score": 0.0, "passed": False, "reason": missing,
-                "checks": [{"name": "delivered", "passed": False, "detail": missing}]}
+                "checks": [{"name": "delivered", "passed": False, "detail": missing}],
+                "symptom": symptoms.from_reason(missing).to_dict()}
     runs, refs = [], []
     pressure = disturbance.CpuPressure()     # a failure in a crowded pool is not a grade either
     # A departure from the battery's fixed conventions, seen on the wire, fails the
@@ -258,6 +259,8 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
         return _not_graded(record, crowded, f"not graded yet: it failed in a way a crowded machine can cause, "
                                             f"{crowded}; it is graded again alone")
     record["checks"] = [c.__dict__ for c in checks]
+    found = symptoms.diagnose(checks, runs)
+    record["symptom"] = found.to_dict() if found else None
     record["score"] = scenario_points(scenario.points, checks)
     record["passed"] = all(c.passed for c in checks)
     record["reason"] = reason(checks)
@@ -351,7 +354,8 @@ def _settle(future: Future, key: tuple, scenario: Scenario, battery: Battery, re
 
 
 def _run_record(run, ref) -> dict:
-    return {"seed": run.seed, "ok": run.ok, "error": run.error, "goodput_kBps": run.goodput_kBps,
+    return {"seed": run.seed, "ok": run.ok, "error": run.error,
+            "error_kind": str(run.error_kind) if run.error_kind else None, "goodput_kBps": run.goodput_kBps,
             "retransmissions": run.retransmissions, "printed": run.printed,
             "reference_goodput_kBps": ref.goodput_kBps if ref is not None else None,
             "reference_retransmissions": ref.retransmissions if ref is not None else None}

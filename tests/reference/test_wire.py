@@ -146,3 +146,23 @@ def test_ext_sends_at_most_sixteen_sack_ranges_and_fits_64k_payloads():
 def test_unknown_format_name_is_a_clear_error():
     with pytest.raises(ValueError, match="unknown wire format 'tcp'"):
         get_format("tcp")
+
+
+def test_the_multihoming_starters_format_in_either_byte_order():
+    """reference/wire.py's "mh" and "mh-le": seq u32 | flags | length u16 | MD5 | payload,
+    ACK seq u32; a digest over the fields packed big-endian is taken too (a student who
+    turned the header little-endian and kept the starter's digest helper)."""
+    import hashlib
+    for name, prefix in (("mh", ">"), ("mh-le", "<")):
+        fmt = get_format(name)
+        wire = fmt.encode_data(Data(70000, b"abc", True))
+        assert wire[:7] == struct.pack(prefix + "IBH", 70000, 1, 3) and len(wire) == 23 + 3
+        assert fmt.decode_data(wire, 69990) == Data(70000, b"abc", True)
+        assert fmt.decode_ack(fmt.encode_ack(Ack(5)), 0).seq == 5
+        damaged = bytearray(wire)
+        damaged[-1] ^= 1
+        with pytest.raises(WireError):
+            fmt.decode_data(bytes(damaged))
+    fields = struct.pack("<IBH", 7, 0, 2)
+    kept_helper = fields + hashlib.md5(struct.pack(">IBH", 7, 0, 2) + b"hi").digest() + b"hi"
+    assert get_format("mh-le").decode_data(kept_helper).seq == 7
