@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from types import SimpleNamespace
 
 from harness.backends import BACKENDS
@@ -15,6 +16,7 @@ from harness.procs import UsageError
 from grader import cgroups
 from grader.battery import load_battery
 from grader.collect import find_submissions
+from grader.export_class import write_class_view
 from grader.export_csv import write_class_csv
 from grader.feedback import markdown
 from grader.grade import Options, grade_submission
@@ -97,6 +99,7 @@ def grade_main(args: argparse.Namespace) -> int:
                              f"add --no-notebooks (and run nbgrader autograde yourself)")
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="rdt-unpack-") as unpack:
         subs = find_submissions(args.submissions, args.assignment, unpack)
         options = _options(args, [args.submissions, out, *([args.gradebook] if args.gradebook else [])])
@@ -114,6 +117,7 @@ def grade_main(args: argparse.Namespace) -> int:
         else:
             results = grade_all(subs, battery, out, options, jobs=args.jobs, done=done)
     write_class_csv(results, os.path.join(out, "grades.csv"))
+    write_class_view(results, out, time.monotonic() - started)
     if args.gradebook:
         from grader.gradebook import import_scores
         if not args.no_notebooks:
@@ -125,7 +129,8 @@ def grade_main(args: argparse.Namespace) -> int:
         if r.get("ungraded"):
             print(f"warning: {r['student']}: not graded, the machine disturbed every try: {', '.join(r['ungraded'])} "
                   "(grade it again on a quieter machine)", file=sys.stderr)
-    print(f"wrote {os.path.join(out, 'grades.csv')} and {len(results)} feedback folder(s)")
+    print(f"wrote {os.path.join(out, 'grades.csv')}, the class view (class.html, class.csv) and {len(results)} "
+          "feedback folder(s)")
     return 0
 
 

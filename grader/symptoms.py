@@ -23,6 +23,7 @@ KINDS = {
     "never-ends": "the sender never ended once its receiver had gone",
     "receiver-left": "the receiver left before the file was complete",
     "lingered": "the receiver did not exit after the transfer",
+    "sender-left": "the sender ended before the whole file had arrived",
     "no-output": "the receiver wrote nothing",
     "wrong-bytes": "the output is not the file sent",
     "convention": "a convention the course fixes is not followed",
@@ -91,7 +92,7 @@ def of_run(run, detail: str) -> Symptom:
         return symptom("crash", f"the receiver crashed while the sender was sending: {_crash_line(rx)}") \
             if _crashed(rx) else symptom("receiver-left", detail)
     if kind == ErrorKind.RECEIVER_LINGERED:
-        return symptom("lingered", detail)
+        return symptom("lingered" if run.verified else "sender-left", detail)
     if kind == ErrorKind.NO_OUTPUT:
         return symptom("no-output", detail)
     if kind == ErrorKind.OUTPUT_DIFFERS:

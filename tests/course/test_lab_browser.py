@@ -15,11 +15,9 @@ import urllib.request
 import pytest
 
 from tests.support import course as C
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = os.path.join(C.REPO, "out", "test-artifacts")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def free_port() -> int:

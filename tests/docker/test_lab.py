@@ -12,12 +12,10 @@ import time
 import pytest
 
 from tests.support.containers import ARTIFACTS, DOCKER, LAB, PROJECT, REPO, free_port, leftovers, run
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]
 STUDENT = REPO / "tests" / "fixtures" / "students"     # stand-alone, like a student's hand-in
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VOLUME = f"{PROJECT}_rdtlab-work"
 WORK = "/home/jovyan/work/comn"
 

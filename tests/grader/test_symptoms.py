@@ -40,7 +40,8 @@ def test_each_way_a_run_ends_badly_has_its_symptom():
     assert kind_of(run(ErrorKind.UNREACHABLE)) == "bound-elsewhere"
     assert kind_of(run(ErrorKind.OUTPUT_DIFFERS)) == "wrong-bytes"
     assert kind_of(run(ErrorKind.NO_OUTPUT)) == "no-output"
-    assert kind_of(run(ErrorKind.RECEIVER_LINGERED)) == "lingered"
+    assert kind_of(run(ErrorKind.RECEIVER_LINGERED, verified=True)) == "lingered"
+    assert kind_of(run(ErrorKind.RECEIVER_LINGERED)) == "sender-left"      # the receiver still waits for data
     assert kind_of(run(ErrorKind.NOT_FOUND)) == "missing"
 
 

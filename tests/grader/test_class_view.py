@@ -1,0 +1,48 @@
+"""The class view (grader/export_class.py) as an instructor gets it from `rdtlab grade`:
+class.csv names each planted bug's symptom in the scenario that catches it, and
+class.html renders in chromium with its plots and no console errors; the failing
+student's feedback says what went wrong."""
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from grader.planted import plant, reference_submission
+from harness.engine import REPO
+
+from tests.support import TESTS
+from tests.support.browser import look_at
+
+pytestmark = pytest.mark.netns
+GBN = TESTS / "fixtures" / "batteries" / "gbn-vs-tcp"
+BUGS = {"receiver-skips-crc": ("gv-corrupt-data", "wrong-bytes"), "timer-per-window": ("gv-clean", "storm")}
+
+
+def test_the_class_view_names_each_bugs_symptom_and_renders(tmp_path):
+    subs = tmp_path / "submitted"
+    reference_submission(str(subs / "ref"), ("Sender3", "Receiver3"), package="gbn_vs_tcp")
+    with open(GBN / "bugs.toml", "rb") as f:
+        bugs = tomllib.load(f)["bug"]
+    for name in BUGS:
+        plant(str(GBN / bugs[name]["from"]), {**bugs[name], "name": name}, str(subs / name))
+    out = tmp_path / "graded"
+    done = subprocess.run([str(Path(sys.executable).parent / "rdtlab"), "grade", str(subs), "--assignment", "gbn-vs-tcp",
+                           "--backend", "netns", "--jobs", "2", "--out", str(out), "--scenario", "gv-clean",
+                           "--scenario", "gv-corrupt-data"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = {r["scenario"]: r for r in csv.DictReader(open(out / "class.csv"))}
+    for student, (scenario, kind) in BUGS.items():
+        assert student in rows[scenario]["failed_students"].split(), rows[scenario]
+        assert f"{kind} x1" in rows[scenario]["symptoms"], rows[scenario]
+    assert "ref" not in rows["gv-clean"]["failed_students"].split()
+    seen = look_at((out / "class.html").as_uri(), str(tmp_path / "profile"), str(Path(REPO) / "out" / "test-artifacts"
+                                                                                / "class.png"))
+    assert seen["errors"] == [] and len(seen["images"]) == 2 and all(ok for _, ok in seen["images"]), seen["images"]
+    assert "What went wrong, and who" in seen["text"] and "the output is not the file sent" in seen["text"]
+    feedback = (out / "receiver-skips-crc" / "feedback.html").read_text()
+    assert "What went wrong: <b>the output is not the file sent</b>" in feedback
