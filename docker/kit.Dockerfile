@@ -16,7 +16,9 @@ ARG BASE=rdtlab/base:bookworm
 ARG PACKAGES=rdtlab/kit-packages:latest
 
 FROM ${BASE} AS system
-RUN apt-get update \
+# the JDK's post-install links its man pages: the minimal base has no man1 folder
+RUN mkdir -p /usr/share/man/man1 \
+ && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         python3 python3-venv iperf3 iproute2 nftables procps tini \
         bubblewrap make gcc g++ libc6-dev default-jdk-headless \
