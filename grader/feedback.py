@@ -9,13 +9,14 @@ import json
 import os
 
 from grader.export_gradescope import gradescope_results
+from grader.pictures import embedded
 
 
 def write_outputs(result: dict, folder: str) -> None:
     """results.json (Gradescope's schema), feedback.md and feedback.html, each written whole."""
     _write(os.path.join(folder, "results.json"), json.dumps(gradescope_results(result), indent=1))
     _write(os.path.join(folder, "feedback.md"), markdown(result))
-    _write(os.path.join(folder, "feedback.html"), to_html(result))
+    _write(os.path.join(folder, "feedback.html"), to_html(result, folder))
 
 
 def _write(path: str, text: str) -> None:
@@ -70,7 +71,12 @@ def markdown(result: dict) -> str:
             out += ["", f"### {s['name']}", "", s["what"], ""]
             if s.get("symptom"):
                 out += [f"What went wrong: **{s['symptom']['title']}**", ""]
-            out += [f"Why: {s['reason']}", "", "```", s["replay"], "```"]
+            out += [f"Why: {s['reason']}", ""]
+            shown = s.get("pictures") or {}
+            if shown.get("yours"):
+                out += [f"![your run]({shown['yours']})" + (f" ![the reference's run]({shown['reference']})"
+                                                          if shown.get("reference") else ""), ""]
+            out += ["```", s["replay"], "```"]
             if s.get("pcap"):
                 out += ["", f"The link's packets: `{s['pcap']}` (open it in Wireshark)."]
     return "\n".join(out) + "\n"
@@ -94,7 +100,20 @@ def _conventions_md(result: dict) -> list[str]:
     return out
 
 
-def to_html(result: dict) -> str:
+def _pictures_html(s: dict, folder: str | None) -> str:
+    """The failing run's picture beside the reference's, embedded (readable offline)."""
+    shown = s.get("pictures") or {}
+    if not folder or not shown.get("yours"):
+        return ""
+    cells = []
+    for key, caption in (("yours", "your run"), ("reference", "the reference, same link and seed")):
+        url = embedded(folder, shown.get(key))
+        if url:
+            cells.append(f"<figure><img alt='{caption}' src='{url}'><figcaption>{caption}</figcaption></figure>")
+    return "<div class='pictures'>" + "".join(cells) + "</div>"
+
+
+def to_html(result: dict, folder: str | None = None) -> str:
     who = html.escape(result["name"] or result["student"])
     rows = []
     for s in result["scenarios"]:
@@ -105,15 +124,16 @@ def to_html(result: dict) -> str:
     replays = "".join(
         f"<h3>{html.escape(s['name'])}</h3><p>{html.escape(s['what'])}</p>"
         + (f"<p>What went wrong: <b>{html.escape(s['symptom']['title'])}</b></p>" if s.get("symptom") else "")
-        + f"<p>Why: {html.escape(s['reason'])}</p>"
-        f"<pre>{html.escape(s['replay'])}</pre>"
+        + f"<p>Why: {html.escape(s['reason'])}</p>" + _pictures_html(s, folder)
+        + f"<pre>{html.escape(s['replay'])}</pre>"
         + (f"<p>The link's packets: <a href='{html.escape(s['pcap'])}'>{html.escape(s['pcap'])}</a></p>" if s.get("pcap") else "")
         for s in result["scenarios"] if not s["passed"])
     build = f"<p>Build: {html.escape(result['build_error'])}</p>" if result.get("build_error") else ""
     return ("<!doctype html><meta charset='utf-8'>"
             f"<title>{html.escape(result['battery'])} feedback: {who}</title>"
             "<style>body{font-family:sans-serif}td,th{padding:2px 8px}tr.fail{background:#fdd}"
-            "tr.pass{background:#dfd}pre{background:#eee;padding:6px;white-space:pre-wrap}</style>"
+            "tr.pass{background:#dfd}pre{background:#eee;padding:6px;white-space:pre-wrap}"
+            ".pictures{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}img{max-width:100%}</style>"
             f"<h1>{html.escape(result['battery'])} feedback for {who}</h1>"
             f"<p><b>Score: {result['score']:g} / {result['max_score']:g}</b></p>{build}"
             "<table><tr><th>part</th><th>scenario</th><th>result</th><th>points</th><th>goodput</th><th>reason</th></tr>"

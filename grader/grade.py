@@ -9,6 +9,7 @@ for the scenarios it breaks, with the reason in one line.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import shutil
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 
 from harness.procs import UsageError
 
-from grader import cgroups, checks as checks_mod, conventions, disturbance, symptoms
+from grader import cgroups, checks as checks_mod, conventions, disturbance, pictures, symptoms
 from grader.battery import Battery, Scenario
 from grader.build import BUILD_TIME_LIMIT, prepare
 from grader.collect import Submission, submission_digest
@@ -219,12 +220,15 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     # scenario whatever the machine did: no disturbance leaves it ungraded.
     departure = [checks_mod.Check("conventions", False, "; ".join(detected.departures))] \
         if detected is not None and detected.departures and scenario.meet != "student" else []
+    traces: list = []                  # each graded run's trace, for the picture of a failure
     for k, seed in enumerate(seeds):
         pcap = os.path.join(student_dir, f"{scenario.name}-{seed}.pcap") if student_dir and options.pcaps else None
+        trace = os.path.join(student_dir, f"{scenario.name}-{seed}.trace.jsonl") \
+            if student_dir and options.pcaps and scenario.size_of(k) <= pictures.MAX_BYTES else None
         for _ in range(disturbance.TRIES):       # the same seed again while the machine disturbs it
             baseline = _reference_beside(scenario, battery, reference, seed, options.backend, k) \
                 if scenario.needs_reference_run else None
-            run = run_pair(scenario, programs, tx, rx, seed, options.backend, pcap=pcap, run=k)
+            run = run_pair(scenario, programs, tx, rx, seed, options.backend, pcap=pcap, run=k, trace=trace)
             if baseline is not None:
                 pending.append(baseline)     # a failed run does not wait for it (grade_submission does)
             ref = None
@@ -237,12 +241,14 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
                 break
             record["retried"] = record.get("retried", 0) + 1
         if disturbed:
-            if pcap and os.path.exists(pcap):
-                os.unlink(pcap)
+            for path in (pcap, trace, *traces):
+                if path and os.path.exists(path):
+                    os.unlink(path)
             return _not_graded({**record, "runs": [_run_record(r, f) for r, f in zip(runs + [run], refs + [ref])]},
                                disturbed, disturbance.ungraded_reason(disturbed))
         runs.append(run)
         refs.append(ref)
+        traces.append(trace)
         if pcap and os.path.exists(pcap):
             if run.ok or record["pcap"]:
                 os.unlink(pcap)      # keep one pcap: the first failing run's
@@ -261,10 +267,36 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     record["checks"] = [c.__dict__ for c in checks]
     found = symptoms.diagnose(checks, runs)
     record["symptom"] = found.to_dict() if found else None
+    record["pictures"] = _pictures(scenario, battery, reference, options, student_dir, runs, refs, traces, found)
     record["score"] = scenario_points(scenario.points, checks)
     record["passed"] = all(c.passed for c in checks)
     record["reason"] = reason(checks)
     return record
+
+
+def _pictures(scenario: Scenario, battery: Battery, reference: Side, options: Options, folder: str | None,
+              runs: list, refs: list, traces: list, found) -> dict | None:
+    """A failed scenario's pictures (grader/pictures.py): its first failing run, the
+    reference's on the same link and seed (the run a check compared with, else one made
+    now); the traces of the runs are not kept."""
+    try:
+        if found is None or folder is None or not any(traces):
+            return None
+        k = next((i for i, r in enumerate(runs) if not r.ok), 0)
+        seed = runs[k].seed
+        # a delivered run's storm is of resends: marked at the first, not where new data stopped
+        mark = "wasteful" if runs[k].ok and found.kind == "storm" else found.kind
+        mine = pictures.draw(traces[k], os.path.join(folder, f"{scenario.name}.png"),
+                             f"your run of {scenario.name} (seed {seed}): {found.title}", mark)
+        ref = refs[k] if refs[k] is not None and refs[k].trace else \
+            _reference_run(scenario, battery, reference, seed, options.backend, k)
+        theirs = pictures.draw(ref.trace, os.path.join(folder, f"{scenario.name}-reference.png"),
+                               f"the reference on the same link and seed") if ref.trace else None
+        return {"yours": mine, "reference": theirs} if mine else None
+    finally:
+        for path in traces:
+            if path and os.path.exists(path):
+                os.unlink(path)
 
 
 def _not_graded(record: dict, disturbed: str, why: str) -> dict:
@@ -338,9 +370,12 @@ def _settle(future: Future, key: tuple, scenario: Scenario, battery: Battery, re
             backend: str, k: int = 0) -> None:
     """Run the reference pair, again while the machine disturbs it; one still disturbed
     is handed to this caller (whose scenario then tries again) but not kept for others."""
+    trace = os.path.join(pictures.reference_traces(), f"{hashlib.sha256(repr(key).encode()).hexdigest()[:20]}.jsonl") \
+        if scenario.size_of(k) <= pictures.MAX_BYTES else None
     try:
         for _ in range(disturbance.TRIES):
-            run = run_pair(scenario, battery.programs[scenario.part], reference, reference, seed, backend, run=k)
+            run = run_pair(scenario, battery.programs[scenario.part], reference, reference, seed, backend, run=k,
+                           trace=trace)
             if not disturbance.why(run):
                 break
         else:

@@ -110,12 +110,13 @@ def topology(scenario: Scenario) -> dict:
 
 
 def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: int, backend: str,
-             pcap: str | None = None, run: int = 0) -> TransferResult:
-    """Run number `run` of the scenario (its seed `seed`) between the two sides."""
+             pcap: str | None = None, run: int = 0, trace: str | None = None) -> TransferResult:
+    """Run number `run` of the scenario (its seed `seed`) between the two sides; `pcap`,
+    `trace`: where the engine writes its capture and its trace of every packet's fate."""
     sender, receiver = programs_for(scenario, programs, tx, rx)
     return run_transfer(sender, receiver, **topology(scenario), params=scenario.params, size=scenario.size_of(run),
                         seed=seed, backend=scenario_backend(scenario, backend), time_limit=scenario.time_limit,
-                        no_progress=scenario.no_progress, pcap=pcap, isolate=isolation(tx, rx),
+                        no_progress=scenario.no_progress, pcap=pcap, trace=trace, isolate=isolation(tx, rx),
                         ipv6=scenario.ipv6, schedule=list(scenario.schedule))
 
 

@@ -7,8 +7,10 @@
     tr.timeouts          # times of the inferred timeouts
 
 Formats (reference/PROTOCOL.md): "comn" (2-byte sequence number, end-of-file byte; its
-byte order found from the numbers), "comn-be", "comn-le", "ext", or "auto" (ext when the
-messages carry its magic byte, else comn). Students' programs use either byte order.
+byte order found from the numbers), "comn-be", "comn-le", "ext", "mh" (the multihoming
+starter's: 4-byte numbers, 4-byte ACKs), "mh-be", "mh-le", or "auto" (ext when the
+messages carry its magic byte, mh when the ACKs are 4 bytes, else comn). Students'
+programs use either byte order.
 
 What is inferred, and how (nothing here comes from what a program prints):
 - a *retransmission* is a data message for a packet number sent before (link-made
@@ -41,7 +43,7 @@ from harness.plots.capture import Capture, Copy, read
 from harness.procs import UsageError
 from reference.wire import unwrap
 
-FORMATS = ("auto", "comn", "comn-be", "comn-le", "ext")
+FORMATS = ("auto", "comn", "comn-be", "comn-le", "ext", "mh", "mh-be", "mh-le")
 ACK_MODES = ("auto", "cumulative", "selective")
 BURST_GAP_S = 0.002
 FAST_SHARE = 0.5     # a fast retransmit follows the third duplicate ACK within this share of
@@ -135,6 +137,8 @@ def load(source, fmt: str = "auto", ack: str = "auto", burst_gap: float = BURST_
         fmt = detect_format(copies)
     elif fmt == "comn":
         fmt = comn_byte_order(copies)
+    elif fmt == "mh":
+        fmt = mh_byte_order(copies)
     packets = decode(copies, fmt, by_direction=cap.kind == "trace")
     for p in packets:
         p.t_in = None if p.copy.t_in is None else p.copy.t_in - t0
@@ -189,12 +193,37 @@ def _ext_fields(head: bytes) -> tuple[str, int, bool, tuple] | None:
     return "ack", seq, False, tuple(ranges)
 
 
+def _mh_fields(head: bytes, order: str) -> tuple[str, int, bool] | None:
+    """(kind, 32-bit number, eof) of a multihoming starter's message (reference/wire.py's
+    "mh": seq u32, flags, length u16, MD5, payload; a 4-byte ACK), or None."""
+    if len(head) == 4:
+        return "ack", struct.unpack(order + "I", head)[0], False
+    if len(head) >= 7 and head[4] in (0, 1):
+        return "data", struct.unpack_from(order + "I", head)[0], bool(head[4])
+    return None
+
+
 def detect_format(copies: list[Copy]) -> str:
-    """ext if most messages carry its magic byte; else COMN in the byte order it uses."""
+    """ext if most messages carry its magic byte; the multihoming starter's format if the
+    answers are 4-byte ACKs; else COMN; each in the byte order it uses."""
     heads = [c.head for c in copies if c.head and not c.duplicate]
     if heads and sum(_ext_fields(h) is not None for h in heads) > len(heads) / 2:
         return "ext"
+    answers = [c.head for c in copies if c.head and not c.duplicate and c.direction == "reverse"]
+    if answers and sum(len(h) == 4 for h in answers) > len(answers) / 2:
+        return mh_byte_order(copies)
     return comn_byte_order(copies)
+
+
+def mh_byte_order(copies: list[Copy]) -> str:
+    """The multihoming format's byte order under which the data numbers run smoothly."""
+    heads = [c.head for c in copies if c.head and not c.duplicate]
+
+    def roughness(order: str) -> int:
+        seqs = [f[1] for h in heads if (f := _mh_fields(h, order)) and f[0] == "data"]
+        return sum(min(abs(b - a), 1024) for a, b in zip(seqs, seqs[1:]))
+
+    return "mh-le" if roughness("<") < roughness(">") else "mh-be"
 
 
 def comn_byte_order(copies: list[Copy]) -> str:
@@ -213,12 +242,15 @@ def decode(copies: list[Copy], fmt: str, by_direction: bool) -> list[Packet]:
     """Decode every copy, unwrapping numbers against the highest data number so far.
     by_direction: forward copies must be data and reverse ones ACKs (the trace knows
     directions; a pcap's packets are sorted by what they decode as)."""
-    order = "<" if fmt == "comn-le" else ">"
-    bits = 32 if fmt == "ext" else 16
+    order = "<" if fmt in ("comn-le", "mh-le") else ">"
+    bits = 32 if fmt == "ext" or fmt.startswith("mh") else 16
     highest, out = 0, []
     for c in copies:
         if fmt == "ext":
             f = _ext_fields(c.head)
+        elif fmt.startswith("mh"):
+            f = _mh_fields(c.head, order)
+            f = f and (*f, ())
         else:
             f = _comn_fields(c.head, order)
             f = f and (*f, ())

@@ -1,7 +1,8 @@
 """The class view (grader/export_class.py) as an instructor gets it from `rdtlab grade`:
 class.csv names each planted bug's symptom in the scenario that catches it, and
 class.html renders in chromium with its plots and no console errors; the failing
-student's feedback says what went wrong."""
+student's feedback says what went wrong and shows the failing run's picture beside the
+reference's (grader/pictures.py)."""
 from __future__ import annotations
 
 import csv
@@ -46,3 +47,9 @@ def test_the_class_view_names_each_bugs_symptom_and_renders(tmp_path):
     assert "What went wrong, and who" in seen["text"] and "the output is not the file sent" in seen["text"]
     feedback = (out / "receiver-skips-crc" / "feedback.html").read_text()
     assert "What went wrong: <b>the output is not the file sent</b>" in feedback
+    page = look_at((out / "receiver-skips-crc" / "feedback.html").as_uri(), str(tmp_path / "profile2"),
+                   str(Path(REPO) / "out" / "test-artifacts" / "feedback-receiver-skips-crc.png"))
+    assert page["errors"] == [] and [alt for alt, ok in page["images"] if ok] == \
+        ["your run", "the reference, same link and seed"], page["images"]
+    assert (out / "receiver-skips-crc" / "feedback.html").stat().st_size < 2 << 20
+    assert not list(out.glob("*/*.trace.jsonl")), "the traces behind the pictures are not kept"
