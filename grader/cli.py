@@ -75,6 +75,9 @@ def grade_add_arguments(p: argparse.ArgumentParser) -> None:
                         "while the machine has room")
     p.add_argument("--no-notebooks", action="store_true",
                    help="with --gradebook: write the protocol scores only, do not autograde the notebooks")
+    p.add_argument("--compare", metavar="EARLIER",
+                   help="a regrade: run only the scenarios whose definition changed since the grading in EARLIER "
+                        "(an --out folder), keep the rest, and say whose verdicts moved (changes.csv, class.html)")
     p.add_argument("--gradescope-package", metavar="ZIP",
                    help="write a Gradescope autograder package (setup.sh, run_autograder) and stop")
 
@@ -110,14 +113,18 @@ def grade_main(args: argparse.Namespace) -> int:
             print(f"  {r['student']}: {r['score']:g} / {r['max_score']:g} ({r['execution_time']:.0f} s)",
                   file=sys.stderr, flush=True)
 
-        if args.scheduler:
+        if args.compare:
+            if args.scheduler:
+                raise UsageError("--compare grades on this machine; leave out --scheduler")
+            results, moved = _regrade(args, subs, battery, out, options, done)
+        elif args.scheduler:
             from grader.dask_executor import grade_on_cluster
             battery_ref = os.path.abspath(args.battery) if args.battery else args.assignment
             results = grade_on_cluster(args.scheduler, subs, battery_ref, battery, out, options, done)
         else:
             results = grade_all(subs, battery, out, options, jobs=args.jobs, done=done)
     write_class_csv(results, os.path.join(out, "grades.csv"))
-    write_class_view(results, out, time.monotonic() - started)
+    write_class_view(results, out, time.monotonic() - started, moved if args.compare else None)
     if args.gradebook:
         from grader.gradebook import import_scores
         if not args.no_notebooks:
@@ -132,6 +139,52 @@ def grade_main(args: argparse.Namespace) -> int:
     print(f"wrote {os.path.join(out, 'grades.csv')}, the class view (class.html, class.csv) and {len(results)} "
           "feedback folder(s)")
     return 0
+
+
+def _regrade(args, subs, battery, out: str, options, done) -> tuple[list[dict], dict]:
+    """`--compare`: each submission graded on the scenarios whose definition changed since
+    the grading in args.compare (grader/compare.py), merged with the rest of that
+    grading; {student: the verdicts that moved}, also written to changes.csv."""
+    import csv
+    import shutil
+    from grader import compare
+    from grader.feedback import write_outputs
+    earlier = os.path.abspath(args.compare)
+    if not os.path.isdir(earlier):
+        raise UsageError(f"--compare: no earlier grading folder {args.compare}")
+    before = {sub.student: compare.earlier(earlier, sub.student) for sub in subs}
+    chosen = {sub.student: battery.select(names=compare.to_run(battery, before[sub.student])) for sub in subs}
+    todo = [sub for sub in subs if chosen[sub.student].scenarios]
+    print(f"--compare {args.compare}: {sum(len(chosen[s.student].scenarios) for s in todo)} scenario gradings to "
+          f"run again, for {len(todo)} of {len(subs)} submission(s)", file=sys.stderr, flush=True)
+    fresh = {r["student"]: r for r in grade_all(todo, battery, out, options, jobs=args.jobs,
+                                                battery_of=lambda sub: chosen[sub.student])}
+    results, moved = [], {}
+    for sub in subs:
+        was = before[sub.student]
+        now = fresh.get(sub.student)
+        merged = compare.merge(battery, was, now) if was and now else now or {**was, "regraded": []}
+        folder = os.path.join(out, sub.student)
+        os.makedirs(folder, exist_ok=True)
+        if was and folder != os.path.join(earlier, sub.student):      # the kept failures' files
+            for r in merged["scenarios"]:
+                if r["name"] not in merged["regraded"]:
+                    for name in [r.get("pcap"), *((r.get("pictures") or {}).values())]:
+                        if name and os.path.exists(os.path.join(earlier, sub.student, name)):
+                            shutil.copy2(os.path.join(earlier, sub.student, name), folder)
+        write_outputs(merged, folder)
+        results.append(merged)
+        moved[sub.student] = compare.changes(was, merged)
+        done(merged)
+    with open(os.path.join(out, "changes.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["student", "scenario", "score_before", "score_after", "passed_before", "passed_after",
+                    "symptom_before", "symptom_after"])
+        for student, rows in sorted(moved.items()):
+            for c in rows:
+                w.writerow([student, c["scenario"], c["score_before"], c["score_after"], c["passed_before"],
+                            c["passed_after"], c["symptom_before"] or "", c["symptom_after"] or ""])
+    return results, moved
 
 
 def _autograde_notebooks(args: argparse.Namespace, students: list[str]) -> None:

@@ -54,13 +54,15 @@ def summary(results: list[dict]) -> dict:
             "seconds": round(sum(r.get("execution_time", 0) for r in results), 1)}
 
 
-def write_class_view(results: list[dict], folder: str, wall_seconds: float | None = None) -> None:
-    """class.csv and class.html in `folder`, each written whole."""
+def write_class_view(results: list[dict], folder: str, wall_seconds: float | None = None,
+                     moved: dict | None = None) -> None:
+    """class.csv and class.html in `folder`, each written whole; `moved`: a regrade's
+    changes per student (grader/compare.py), shown in class.html."""
     if not results:
         return
     view = summary(results)
     _write(os.path.join(folder, "class.csv"), _csv(view))
-    _write(os.path.join(folder, "class.html"), _html(view, results, wall_seconds))
+    _write(os.path.join(folder, "class.html"), _html(view, results, wall_seconds, moved))
 
 
 def _write(path: str, text: str) -> None:
@@ -114,7 +116,7 @@ def _plots(view: dict) -> tuple[str, str]:
     return scores, _png(fig)
 
 
-def _html(view: dict, results: list[dict], wall_seconds: float | None) -> str:
+def _html(view: dict, results: list[dict], wall_seconds: float | None, moved: dict | None = None) -> str:
     e = html.escape
     battery = e(results[0].get("battery", ""))
     scores_png, rates_png = _plots(view)
@@ -126,6 +128,19 @@ def _html(view: dict, results: list[dict], wall_seconds: float | None) -> str:
     if wall_seconds is not None:
         took += f", {wall_seconds:.0f} s by the wall"
     out.append(f"<p>{took}.</p>")
+    if moved is not None:
+        rows = [(student, c) for student, cs in sorted(moved.items()) for c in cs]
+        regraded = sum(len(r.get("regraded", [])) for r in results)
+        out.append(f"<h2>What the regrade changed</h2><p>{regraded} scenario grading(s) run again; "
+                   f"{len(rows)} verdict(s) moved.</p>")
+        if rows:
+            out.append("<table><tr><th>student</th><th>scenario</th><th>score</th><th>what went wrong</th></tr>")
+            for student, c in rows:
+                out.append(f"<tr><td>{e(student)}</td><td>{e(c['scenario'])}</td>"
+                           f"<td>{c['score_before']:g} &rarr; {c['score_after']:g}</td>"
+                           f"<td>{e(KINDS.get(c['symptom_before'] or '', 'passed'))} &rarr; "
+                           f"{e(KINDS.get(c['symptom_after'] or '', 'passed'))}</td></tr>")
+            out.append("</table>")
     if view["everyone_fails"]:
         out.append("<p class='warn'><b>Every submission fails:</b> " + ", ".join(e(n) for n in view["everyone_fails"])
                    + ". A scenario no one passes is more likely a problem of the battery than of the class.</p>")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from harness.procs import UsageError
 
-from grader import cgroups, checks as checks_mod, conventions, disturbance, pictures, symptoms
+from grader import cgroups, checks as checks_mod, compare, conventions, disturbance, pictures, symptoms
 from grader.battery import Battery, Scenario
 from grader.build import BUILD_TIME_LIMIT, prepare
 from grader.collect import Submission, submission_digest
@@ -200,6 +200,7 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
                               reference.part_env.get(scenario.part), run, student.programs)
     record = {"name": scenario.name, "part": scenario.part, "what": scenario.what, "meet": scenario.meet,
               "max_score": scenario.points, "public": scenario.public, "seeds": seeds,
+              "definition": compare.definition(scenario, battery),
               **({"beyond_spec": True, "scored": scenario.scored} if scenario.beyond_spec else {}),
               "replay": replay(seeds[0]),
               "runs": [], "checks": [], "pcap": None}

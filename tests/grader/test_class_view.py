@@ -53,3 +53,31 @@ def test_the_class_view_names_each_bugs_symptom_and_renders(tmp_path):
         ["your run", "the reference, same link and seed"], page["images"]
     assert (out / "receiver-skips-crc" / "feedback.html").stat().st_size < 2 << 20
     assert not list(out.glob("*/*.trace.jsonl")), "the traces behind the pictures are not kept"
+
+
+def test_a_regrade_runs_only_the_changed_scenario_and_lists_whose_verdict_moved(tmp_path):
+    """A copy of the battery with one scenario's bar changed: `--compare` runs that
+    scenario alone again and lists the one student whose verdict moved in it."""
+    subs = tmp_path / "submitted"
+    reference_submission(str(subs / "ref"), ("Sender3", "Receiver3"), package="gbn_vs_tcp")
+    with open(GBN / "bugs.toml", "rb") as f:
+        bug = tomllib.load(f)["bug"]["timer-per-window"]
+    plant(str(GBN / bug["from"]), {**bug, "name": "timer-per-window"}, str(subs / "timer-per-window"))
+    battery = tmp_path / "battery.toml"
+    text = (Path(REPO) / "assignments" / "gbn_vs_tcp" / "battery.toml").read_text()
+    battery.write_text(text)
+    rdtlab = [str(Path(sys.executable).parent / "rdtlab"), "grade", str(subs), "--battery", str(battery),
+              "--backend", "netns", "--jobs", "2", "--scenario", "gv-clean", "--scenario", "gv-exact-multiple"]
+    first = subprocess.run(rdtlab + ["--out", str(tmp_path / "first")], capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    clean = 'name = "gv-clean"\npart = 1\nwhat = "a clean 10 ms link, window 16: every packet sent once"\n' \
+            'size = 131072\nretx_vs_losses = [1.0, 2]'
+    assert clean in text
+    battery.write_text(text.replace(clean, clean.replace("[1.0, 2]", "[1.0, 40]")))
+    again = subprocess.run(rdtlab + ["--out", str(tmp_path / "again"), "--compare", str(tmp_path / "first")],
+                           capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert "2 scenario gradings to run again, for 2 of 2 submission(s)" in again.stderr
+    moved = list(csv.DictReader(open(tmp_path / "again" / "changes.csv")))
+    assert [(m["student"], m["scenario"], m["passed_after"]) for m in moved] == [("timer-per-window", "gv-clean", "True")]
+    assert "What the regrade changed" in (tmp_path / "again" / "class.html").read_text()
