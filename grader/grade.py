@@ -263,6 +263,9 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     record["runs"] = [_run_record(r, ref) for r, ref in zip(runs, refs)]
     crowded = disturbance.crowded_failure(checks, runs, pressure, BUDGET.size if BUDGET.pooled else 1)
     if crowded:
+        for path in traces:
+            if path and os.path.exists(path):
+                os.unlink(path)
         return _not_graded(record, crowded, f"not graded yet: it failed in a way a crowded machine can cause, "
                                             f"{crowded}; it is graded again alone")
     record["checks"] = [c.__dict__ for c in checks]
@@ -292,7 +295,7 @@ def _pictures(scenario: Scenario, battery: Battery, reference: Side, options: Op
         ref = refs[k] if refs[k] is not None and refs[k].trace else \
             _reference_run(scenario, battery, reference, seed, options.backend, k)
         theirs = pictures.draw(ref.trace, os.path.join(folder, f"{scenario.name}-reference.png"),
-                               f"the reference on the same link and seed") if ref.trace else None
+                               "the reference on the same link and seed") if ref.trace else None
         return {"yours": mine, "reference": theirs} if mine else None
     finally:
         for path in traces:
