@@ -14,7 +14,7 @@ from grader.pictures import embedded
 
 def write_outputs(result: dict, folder: str) -> None:
     """results.json (Gradescope's schema), feedback.md and feedback.html, each written whole."""
-    _write(os.path.join(folder, "results.json"), json.dumps(gradescope_results(result), indent=1))
+    _write(os.path.join(folder, "results.json"), json.dumps(gradescope_results(result, folder), indent=1))
     _write(os.path.join(folder, "feedback.md"), markdown(result))
     _write(os.path.join(folder, "feedback.html"), to_html(result, folder))
 

@@ -53,6 +53,13 @@ def test_the_class_view_names_each_bugs_symptom_and_renders(tmp_path):
         ["your run", "the reference, same link and seed"], page["images"]
     assert (out / "receiver-skips-crc" / "feedback.html").stat().st_size < 2 << 20
     assert not list(out.glob("*/*.trace.jsonl")), "the traces behind the pictures are not kept"
+    import json
+    import jsonschema
+    from tests.support.grading import SCHEMA
+    results = json.loads((out / "receiver-skips-crc" / "results.json").read_text())
+    jsonschema.validate(results, SCHEMA)
+    [failed] = [t for t in results["tests"] if t["status"] == "failed"]
+    assert failed["output_format"] == "html" and failed["output"].count("<img") == 2   # Gradescope shows them too
 
 
 def test_a_regrade_runs_only_the_changed_scenario_and_lists_whose_verdict_moved(tmp_path):
