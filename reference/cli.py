@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     send.add_argument("--adaptive", action="store_true", help="adaptive RTO (RFC 6298, Karn's rule)")
     send.add_argument("--backoff", action=argparse.BooleanOptionalAction,
                       help="double a packet's timeout at each resend (default: on with --adaptive)")
+    send.add_argument("--backoff-until-sample", action="store_true",
+                      help="with --adaptive: keep the back-off until the first RTT sample (RFC 6298 5.7)")
     send.add_argument("--fast-retransmit", type=count, metavar="K",
                       help="resend after K duplicate ACKs (0 = off; default 3)")
     send.add_argument("--max-in-flight", type=positive_int, metavar="N",
@@ -147,7 +149,8 @@ def settings(args) -> tuple[CoreConfig, object]:
     options = dict(payload_size=args.payload, window=args.window or 1, window_bytes=args.window_bytes,
                    paths=paths, sack=fmt.has_sack, seq_modulus=1 << fmt.seq_bits)
     if args.command == "send":
-        options.update(adaptive=args.adaptive, backoff=args.backoff, pace=args.pace)
+        options.update(adaptive=args.adaptive, backoff=args.backoff, pace=args.pace,
+                       backoff_until_sample=args.backoff_until_sample)
         if args.protocol == "sr":
             options["tail_copies"] = TAIL_COPIES if args.tail_copies is None else args.tail_copies
         elif args.tail_copies is not None:

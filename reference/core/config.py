@@ -34,6 +34,11 @@ _FIELDS = dict(
     # Exponential back-off: each resend of a packet doubles its timeout (up to max_rto).
     # None = on when adaptive (RFC 6298 5.5), off with a fixed timeout (COMN).
     backoff=None,
+    # An adaptive RTO with no sample yet keeps its back-off when a new packet is acked
+    # (RFC 6298 5.7) instead of going back to the initial RTO (rto.py says why that is
+    # the default): where the round trip exceeds the initial RTO, going back resends
+    # every packet once, for ever, since Karn's rule then never gives a sample.
+    backoff_until_sample=False,
     window=1,                         # packets in flight (GBN, SR, TCP-like, MH)
     window_bytes=None,                # if set, a window in bytes in flight instead (seed 003)
     # SR/MH: at most this many packets in the network at once (None = the window).

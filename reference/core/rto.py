@@ -13,8 +13,8 @@ job): never take a sample from a packet that was sent more than once, because it
 may answer either copy.
 
 Exponential back-off (RFC 6298 5.5): a timeout doubles the RTO, up to max_rto. It
-returns to the estimate (or the fixed timeout, seed 002) once a new packet is acked;
-before the first sample there is no estimate to return to, and the back-off stays.
+returns to the estimate (or the fixed timeout, seed 002) once a new packet is acked
+(or, with `backoff_until_sample`, not before the first sample: RFC 6298 5.7).
 RFC 6298 waits for the next RTT sample instead, but on a very lossy link Karn's rule
 can leave no sample for a long time and the RTO would stick at max_rto; an ACK of new
 data is proof enough that the path works (TCP with timestamps gets the same). When
@@ -41,6 +41,7 @@ class RtoEstimator:
     def __init__(self, config: CoreConfig):
         self.adaptive = config.adaptive
         self.backoff = config.use_backoff
+        self.until_sample = config.backoff_until_sample
         self.min_rto, self.max_rto = config.min_rto, config.max_rto
         self.margin = config.rto_margin
         self.srtt: float | None = None
@@ -73,11 +74,9 @@ class RtoEstimator:
         self._backed_off_at = now
 
     def progress(self) -> None:
-        """A new packet was acked: stop backing off. An adaptive RTO with no sample yet
-        keeps its back-off (RFC 6298 5.7): where the round trip exceeds the initial RTO,
-        every first send times out, Karn's rule then never yields a sample, and going back
-        to the initial RTO would resend every packet for ever."""
-        if self.adaptive and self.srtt is None:
+        """A new packet was acked: stop backing off; with `backoff_until_sample`, not
+        before the first sample (config.py says when that matters)."""
+        if self.adaptive and self.srtt is None and self.until_sample:
             return
         self.rto = self.base_rto
         self._backed_off_at = None

@@ -50,13 +50,18 @@ def test_backoff_doubles_once_per_rto_and_resets_on_progress():
     assert est.rto == pytest.approx(0.4)
     est.timed_out(1.6)
     assert est.rto == pytest.approx(0.5)    # capped at max_rto
-    est.progress()                          # no sample yet: no estimate to go back to
-    assert est.rto == pytest.approx(0.5)
-    est.sample(0.03)
-    est.timed_out(3.0)
-    assert est.rto == pytest.approx(2 * (0.03 + 4 * 0.015))
-    est.progress()                          # an estimate: back to it
-    assert est.rto == pytest.approx(0.03 + 4 * 0.015)
+    est.progress()
+    assert est.rto == pytest.approx(0.1)
+    rfc = RtoEstimator(CoreConfig(adaptive=True, initial_rto=0.1, min_rto=0.01, max_rto=0.5,
+                                  backoff_until_sample=True))
+    rfc.timed_out(1.0)
+    rfc.progress()                          # no sample yet: no estimate to go back to
+    assert rfc.rto == pytest.approx(0.2)
+    rfc.sample(0.03)
+    rfc.timed_out(3.0)
+    assert rfc.rto == pytest.approx(2 * (0.03 + 4 * 0.015))
+    rfc.progress()                          # an estimate: back to it
+    assert rfc.rto == pytest.approx(0.03 + 4 * 0.015)
 
 
 def test_no_backoff_with_a_fixed_timeout_unless_asked():
