@@ -41,7 +41,7 @@ class Options:
     sandbox: bool | None = None          # None: when this machine can make jails
     hidden: list[str] = field(default_factory=list)   # also unreadable from the jail
     limits: Limits = field(default_factory=Limits)
-    pcaps: bool = True                   # keep the link's pcap of each failing run
+    pcaps: bool = True                   # keep the pcap and the picture of each failing run
     build_time_limit: float = BUILD_TIME_LIMIT
     # The machine grading is a disposable runner with no network worth reaching
     # (Gradescope's): jailed programs may run on the local backend without a network
