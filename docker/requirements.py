@@ -12,7 +12,7 @@ import re
 import sys
 import tomllib
 
-IMAGE_EXTRAS = ("course", "grade", "grader")
+IMAGE_EXTRAS = ("course", "grade", "grader", "hub")
 HOST_TEST_ONLY = {"playwright", "pytest", "pytest-timeout", "hypothesis"}
 # What `pip install -e` of the kit needs when it cannot fetch build dependencies.
 BUILD = ["setuptools>=64,<85", "wheel"]   # <85: editable_mode=compat (pyproject.toml)

@@ -34,7 +34,8 @@ UNIT = {
     "reference/test_wire.py", "experiments/test_models.py", "experiments/test_statistics.py",
     "course/test_remeasure_rules.py", "grader/test_battery.py", "grader/test_collect.py", "grader/test_crowding.py",
     "grader/test_schema_once.py", "grader/test_symptoms.py",
-    "plots/test_trace.py", "sheets/test_conclusions.py",
+    "plots/test_trace.py", "sheets/test_conclusions.py", "docker/test_helm_values.py",
+    "hub/test_hub_pieces.py",
 }
 TOGETHER = ("reference/", "harness/", "plots/")
 # parallel runs against serial ones (their timings compared); and what a harness process
