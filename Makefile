@@ -8,6 +8,8 @@
 #               LAB_ASSIGNMENT=tcp-like, multihoming, gbn-vs-tcp, stop-and-wait-crc)
 #   make images build the Docker images rdtlab/lab and rdtlab/grader (docker/), also offline
 #   make docker-lab / docker-lab-down   the students' lab in Docker (docker/compose.yaml)
+#   make hub / hub-down   the course on JupyterHub (docker/hub/): http://127.0.0.1:8000/hub/
+#               (RDTLAB_HUB_PORT moves it); hub-down stops it and keeps the volumes
 
 PYTHON  ?= python3
 VENV    := .venv
@@ -31,7 +33,8 @@ DEBS    := iperf3 nft:nftables bwrap:bubblewrap chromium /usr/bin/javac:default-
            /usr/bin/c++:g++ /usr/bin/go:golang-go /usr/bin/cargo:cargo
 PYTEST_ARGS ?=
 
-.PHONY: all setup build demo test test-unit test-rust test-python bench debs clean lab images docker-lab docker-lab-down
+.PHONY: all setup build demo test test-unit test-rust test-python bench debs clean lab images docker-lab docker-lab-down \
+        hub-images hub hub-down
 
 all: build
 
@@ -107,6 +110,16 @@ docker-lab: images
 docker-lab-down:
 	docker/lab.sh down
 
+# The hub's images over the lab's and the grader's: rdtlab/hub, rdtlab/lab-hub, rdtlab/grader-hub.
+hub-images: images
+	PY=$(PY) BASE=$(BASE) docker/hub/build.sh
+
+hub: hub-images
+	docker/hub/hub.sh up
+
+hub-down:
+	docker/hub/hub.sh down
+
 bench: setup
 	$(PY) -m bench all
 	$(PY) -m bench.grader
@@ -115,6 +128,9 @@ bench: setup
 	$(PY) -m bench.calibrate --seeds 1,2,3 --jobs 2 --allow-expected
 	for a in tcp-like multihoming gbn-vs-tcp stop-and-wait-crc; do \
 	  $(PY) -m bench.calibrate --assignment $$a --seeds 1,2,3 --jobs 2 --allow-expected || exit 1; done
+	# the course hub: 20 students' servers at once (root; the hub's images)
+	$(MAKE) --no-print-directory hub-images
+	$(PY) -m bench.hub_spawn --students 20
 
 clean:
 	rm -rf $(VENV) $(CRATE)/target out

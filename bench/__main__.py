@@ -8,7 +8,7 @@ import bench as bench_pkg
 ORDER = ["engine", "reference", "transfer", "sheet"]
 # Commands of their own, with their own arguments (make bench runs each): the grader's
 # class rate, the notebooks' autograde rate, the corpus calibration matrix.
-SEPARATE = ("grader", "notebooks", "calibrate", "instructions")
+SEPARATE = ("grader", "notebooks", "calibrate", "instructions", "hub_spawn")
 
 
 def available() -> list[str]:

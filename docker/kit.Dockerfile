@@ -29,6 +29,8 @@ COPY harness/linkemu/target/release/linkemu /usr/local/bin/linkemu
 # harness/procs.py starts programs through it (found beside RDTLAB_LINKEMU)
 COPY harness/linkemu/target/release/rdtexec /usr/local/bin/rdtexec
 COPY docker/netns-prep.sh /usr/local/lib/rdtlab/netns-prep.sh
+# A terminal's login shell resets PATH (/etc/profile): the kit's venv first there too.
+RUN printf 'case ":$PATH:" in *:/opt/venv/bin:*) ;; *) PATH=/opt/venv/bin:$PATH ;; esac\n' >/etc/profile.d/rdtlab.sh
 ENV PATH=/opt/venv/bin:$PATH \
     RDTLAB_LINKEMU=/usr/local/bin/linkemu \
     LANG=C.UTF-8 \
