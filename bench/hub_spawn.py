@@ -108,8 +108,11 @@ def run(argv: list[str]) -> int:
         poller = threading.Thread(target=poll_api, daemon=True)
         poller.start()
         asked = time.monotonic()
-        for name in names:
-            hub.api("POST", f"users/{name}/server")
+        # all at once: the hub answers a spawn's POST only when it is ready or after 10 s
+        askers = [threading.Thread(target=hub.api, args=("POST", f"users/{name}/server"), kwargs={"timeout": 120},
+                                   daemon=True) for name in names]
+        for asker in askers:
+            asker.start()
         ready: dict[str, float] = {}
         while len(ready) < len(names) and time.monotonic() - asked < args.timeout:
             for user in hub.api("GET", "users?state=active&limit=200") or []:
@@ -117,6 +120,8 @@ def run(argv: list[str]) -> int:
                 if user["name"] in names and server and server.get("ready") and user["name"] not in ready:
                     ready[user["name"]] = time.monotonic() - asked
             time.sleep(0.5)
+        for asker in askers:
+            asker.join(timeout=1)
         stop.set()
         poller.join()
         killed = [n for n in names if docker("inspect", "-f", "{{.State.OOMKilled}}", f"rdtlab-hub-{n}").strip() == "true"]
@@ -126,6 +131,7 @@ def run(argv: list[str]) -> int:
         print(json.dumps({
             "students": len(names), "cores": os.cpu_count(), "hub_up_s": round(hub_up, 1),
             "ready": len(ready), "all_ready_s": round(max(ready.values()), 1) if ready else None,
+            "first_ready_s": round(min(ready.values()), 1) if ready else None,
             "median_ready_s": round(statistics.median(ready.values()), 1) if ready else None,
             "oom_killed": killed, "api_polls": len(latencies), "api_failed": len(latencies) - len(finite),
             "api_max_s": round(max(finite), 3) if finite else None,
@@ -137,7 +143,7 @@ def run(argv: list[str]) -> int:
         return 0 if ok else 1
     finally:
         subprocess.run([HUB_SH, "down"], env=env, capture_output=True, text=True)
-        for volume in HUB_VOLUMES + [f"rdtlab-hub-home-{n}" for n in names]:
+        for volume in HUB_VOLUMES + [f"rdtlab-hub-home-{n}" for n in [*names, "instructor"]]:
             docker("volume", "rm", "-f", volume)
         subprocess.run(["rm", "-rf", state])
 

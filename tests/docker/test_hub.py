@@ -79,7 +79,7 @@ def hub(hub_images, tmp_path_factory):
         rules = run("iptables", "-S", check=False).stdout.count("rdtlab-hub") + \
             run("iptables", "-S", "DOCKER-USER", check=False).stdout.count("rdtlab-hub")
         kept = [v for v in VOLUMES if run("docker", "volume", "inspect", v, check=False).returncode == 0]
-        for v in VOLUMES:
+        for v in VOLUMES + ["rdtlab-hub-home-instructor"]:     # the admin's own server, started at log-in
             run("docker", "volume", "rm", "-f", v, check=False)
         assert down.returncode == 0, down.stderr
         assert not left, f"make hub-down left containers running: {left}"
