@@ -27,10 +27,10 @@ CARGO_RUN = env -u MAKEFLAGS -u MFLAGS $(CARGO)
 # course's browser test, driven by Playwright without a browser download).
 # The toolchains students' programs are built with, in the jail as on the images (its
 # PATH is /usr/local/bin:/usr/bin:/bin, so Debian's, whatever else this machine has):
-# javac, cc, c++, go, cargo (harness/resolver.py).
+# javac, cc, c++, go, cargo (harness/resolver.py). npm fetches the hub's proxy (docker/hub/build.sh).
 # COMMAND:PACKAGE where the command's name differs.
 DEBS    := iperf3 nft:nftables bwrap:bubblewrap chromium /usr/bin/javac:default-jdk-headless /usr/bin/cc:gcc \
-           /usr/bin/c++:g++ /usr/bin/go:golang-go /usr/bin/cargo:cargo
+           /usr/bin/c++:g++ /usr/bin/go:golang-go /usr/bin/cargo:cargo npm
 PYTEST_ARGS ?=
 
 .PHONY: all setup build demo test test-unit test-rust test-python bench debs clean lab images docker-lab docker-lab-down \
