@@ -63,7 +63,8 @@ def run_job(job: dict) -> None:
     host.update(PRIVILEGES)
     mode = os.environ.get("RDTLAB_NOTEBOOK_MODE", "")
     container = api.create_container(IMAGE, entrypoint=["tini", "--"], command=grading_command(job["assignment"]),
-                                     host_config=host, environment={"RDTLAB_NOTEBOOK_MODE": mode} if mode else {}, name=f"rdtlab-grading-{job['id']}",
+                                     host_config=host, name=f"rdtlab-grading-{job['id']}",
+                                     environment={"RDTLAB_NOTEBOOK_MODE": mode} if mode else {},
                                      labels={"rdtlab.hub": "grading"})
     job["container"] = container["Id"]
     try:
