@@ -6,8 +6,6 @@ network, its output in the submission's scratch copy (.rdtlab/build).
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import tempfile
 
 from harness.resolver import BUILD_TIME_LIMIT, LAB_BUILD, Build, resolve, run_here
@@ -30,16 +28,9 @@ def prepare(folder: str, names, sandbox: Sandbox | None, time_limit: float = BUI
 
     def run(argv: list[str], cwd: str, env: dict, timeout: float) -> tuple[int | None, str]:
         # `env -C`: the jail starts in its scratch folder; the build runs in the submission's
-        command = jailed.prefix() + ["env", "-C", cwd, *(f"{k}={v}" for k, v in env.items()), *argv]
-        proc = subprocess.Popen(command, cwd=here, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         try:
-            _, err = proc.communicate(timeout=max(timeout, 0.1))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            return None, ""
+            return run_here(jailed.prefix() + ["env", "-C", cwd, *(f"{k}={v}" for k, v in env.items()), *argv],
+                            here, {}, timeout)
         finally:
             kill_uid(sandbox.uid)
-        return proc.returncode, err.decode(errors="replace")
     return resolve(folder, names, out, run, time_limit, owner=sandbox.uid)

@@ -21,7 +21,6 @@ def summary(results: list[dict]) -> dict:
     (scores), the symptoms' students, and what the machine disturbed."""
     scenarios: dict = {}
     parts: dict = defaultdict(lambda: defaultdict(float))
-    part_max: dict = defaultdict(float)
     who: dict = defaultdict(set)
     for r in results:
         for s in r["scenarios"]:
@@ -39,10 +38,9 @@ def summary(results: list[dict]) -> dict:
                 row["symptoms"][kind] += 1
                 who[(kind, s["name"])].add(r["student"])
             parts[s["part"]][r["student"]] += s["score"]
-        for s in r["scenarios"]:
-            if r is results[0]:
-                part_max[s["part"]] += s["max_score"]
+    part_max: dict = defaultdict(float)     # each scenario once, whoever ran it
     for row in scenarios.values():
+        part_max[row["part"]] += row["max_score"]
         graded = len(row["passed"]) + len(row["failed"])
         row["pass_rate"] = len(row["passed"]) / graded if graded else None
     everyone = [n for n, row in scenarios.items() if row["failed"] and not row["passed"] and len(results) > 1]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from harness.monitor import ErrorKind
+from harness.procs import crash_line
 
 # kind -> what a student reads as the headline
 KINDS = {
@@ -64,7 +65,6 @@ def from_reason(reason: str) -> Symptom:
 
 def _crash_line(program) -> str:
     tail = [ln.strip() for ln in (getattr(program, "stderr_tail", "") or "").splitlines() if ln.strip()]
-    from harness.procs import crash_line
     return crash_line(tail) or (tail[-1] if tail else f"exit {getattr(program, 'exit_code', '?')}")
 
 
