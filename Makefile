@@ -49,7 +49,7 @@ $(VENV)/.installed: pyproject.toml rdtlab/no_rfc3987_syntax.pth
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	# compat: a plain path in a .pth file; the default editable finder imports pathlib, re and
-	# more at every start of the venv's Python (~11 CPU-ms: kernels, jail wrappers, nbgrader);
+	# more at every start of the venv's Python (kernels, jail wrappers, nbgrader);
 	# setuptools warns that compat is transitional (pyproject.toml pins it where it is)
 	PYTHONWARNINGS=ignore $(PY) -m pip install -q -e '.[test]' --config-settings editable_mode=compat
 	# jsonschema's IRI grammars, compiled at every nbformat import and never used (the file says why)

@@ -5,11 +5,11 @@
 
 Each kind is a folder of COMN programs (Sender2-4 / Receiver2-4) written to fail the way
 students' programs do; the sheet must end in minutes with each cell's cause, not run
-every transfer to its time limit (issue 8: 18 minutes before).
+every transfer to its time limit.
 - silent: the senders never send (no progress: stopped after the no-progress window).
 - unreachable: the receivers bind the IPv6 loopback (stopped at once: no link reaches it).
 - loopback: receivers bound to 127.0.0.1 / "localhost" that work (the sheet must pass
-  on netns as on local; the folder of issue 8's 18-minute sheet was of this kind).
+  on netns as on local).
 Figures go in BENCHMARKS.md, section "Sheets of failing programs".
 """
 from __future__ import annotations

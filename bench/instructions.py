@@ -1,5 +1,5 @@
 """What a kit figure's showing and nbgrader's metadata check cost, in instructions
-(valgrind's callgrind: the same count whatever else the machine runs), issue 22.
+(valgrind's callgrind: the same count whatever else the machine runs).
 
     python -m bench.instructions [--trace FILE]
 

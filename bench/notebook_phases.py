@@ -1,4 +1,4 @@
-"""Where one jailed notebook autograde spends its time (issue 22 item 3).
+"""Where one jailed notebook autograde spends its time.
 
     python -m bench notebook_phases [--mode tiny|quick]   (as root: the jail, netns)
 

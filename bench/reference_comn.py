@@ -1,5 +1,5 @@
 """Benchmark: the reference COMN programs on the COMN sheet's own cells, against the
-models and against seed 004's student (issue 8: the reference must be at least as
+models and against seed 004's student (the reference must be at least as
 fast as its model and as the best student on the same contract).
 
     python -m bench reference_comn [--quick] [--runs 5] [--size BYTES]

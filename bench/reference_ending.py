@@ -1,11 +1,11 @@
 """Benchmark: the reference's end of transfer at 30% and 50% loss each way, on real
-sockets through the link engine (issue 8; the rules: reference/PROTOCOL.md "How a
+sockets through the link engine (the rules: reference/PROTOCOL.md "How a
 transfer ends", simulated over 200 seeds in tests/reference/test_ending.py).
 
     python -m bench reference_ending [--runs 20] [--size BYTES] [--only NAME,...]
 
 Link: `delay 25ms loss X% rate 10mbit` each way, full duplex, local backend. Programs:
-- sr-ext: the issue's reproducer, `python3 -m reference send/recv --protocol sr
+- sr-ext: the command line's SR at its widest, `python3 -m reference send/recv --protocol sr
   --format ext --window 1024 --adaptive --timeout 100 --max-in-flight 96`;
 - sr-comn: Sender4/Receiver4, W=64, RetryTimeout 125 ms, the byte order alternating
   big/little-endian run by run (RDT_BYTE_ORDER);

@@ -1,9 +1,9 @@
 """Benchmark: the reference Selective Repeat at 5/15/30% loss each way, 10 seeds each,
-in the simulator and on real sockets, with and without tail copies (issue 22).
+in the simulator and on real sockets, with and without tail copies.
 
     python -m bench reference_loss [--seeds N] [--size BYTES] [--no-sockets] [--no-before]
 
-The program is the issue's: `python3 -m reference send|recv --protocol sr --format ext
+The program: `python3 -m reference send|recv --protocol sr --format ext
 --window 1024 --max-in-flight 96 --adaptive --timeout 100` (SACK, RFC 6298 RTO from
 100 ms, tail copies 3 by default), over `delay 25ms loss X% rate 10mbit` each way, full
 duplex, a 4 MiB file of seeded random bytes. "before" is the same command with
@@ -29,7 +29,7 @@ from reference.sim import IP_UDP, Channel, WireSizes, simulate
 RATE = 10e6
 LOSSES = (0.05, 0.15, 0.30)
 TARGETS = {0.05: (0.95, 0.92), 0.15: (0.95, 0.92), 0.30: (0.90, 0.85)}   # (mean, worst)
-# The issue's sender options (the receiver takes the format and the window).
+# The sender's options (the receiver takes the format and the window).
 OPTIONS = ("--format", "ext", "--window", "1024", "--max-in-flight", "96", "--adaptive", "--timeout", "100")
 BEFORE = ("--tail-copies", "1")
 # the extended format over Ethernet, IPv4 and UDP: what linkemu's rate counts

@@ -2,7 +2,7 @@
 
     python -m bench reference_sim [--quick] [--size MB] [--seeds N]
 
-1. Selective Repeat at its best window on the issue's link: 10 Mbit/s, 25 ms one way,
+1. Selective Repeat at its best window on a 10 Mbit/s link, 25 ms one way,
    random loss 5/15/30% in each direction before the rate queue, separate queues,
    extended format (12-byte header, SACK), tail copies as the command line sends them.
    Ceiling = rate x payload / wire bytes.

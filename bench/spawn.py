@@ -1,4 +1,4 @@
-"""What one program start costs the harness (issue 22 item 3): `Processes.start` through
+"""What one program start costs the harness: `Processes.start` through
 a `preexec_fn` (CPython forks the whole process) against the exec helper `rdtexec`
 (CPython vforks; the helper does the child's set-up and execs the program).
 

@@ -1,4 +1,4 @@
-"""What each jailed program start costs in CPU (issue 22): the launcher that sets up the
+"""What each jailed program start costs in CPU: the launcher that sets up the
 jail (`python -S -c "...from grader.launcher import main; main()"`; before that `-S
 grader/launcher.py`, `-m grader.launcher` and `-m grader.sandbox`) and the reference
 programs' interpreters, in the jail's conditions.
@@ -14,8 +14,8 @@ child (user + system, from rusage), the mean over `--reps` starts, interleaved i
     every option and a uid it refuses;
   - a reference COMN program (Sender2, Receiver3, Sender4 handed in with the reference
     package beside them, grader.planted) under the system's python3, as a jail runs it:
-    from a fresh copy with no bytecode cache and without writing one (the jail before
-    5637561), and with the cache its first start writes. Each program exits at its usage
+    from a fresh copy with no bytecode cache and without writing one (a jail that
+    cannot write one), and with the cache its first start writes. Each program exits at its usage
     check: what is measured is its start, not its transfer.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Kernel Reno through the engine against the models that describe it (issue 20).
+"""Kernel Reno through the engine against the models that describe it.
 
     python -m bench tcp_models [--seeds N] [--cap S] [--losses 0.5,1,2,3,5] [--rtts 20,50,100,200]
     python -m bench tcp_models --q7 [--runs 5]
@@ -104,7 +104,7 @@ def run(argv: list[str]) -> int:
             print(f"| {r_s * 1000:g} | {p:.1%} | {cell[0]['duration_s']:.0f} | {mean:.0f} "
                   f"({', '.join(f'{g:.0f}' for g in goodputs)}) | {retx:.1f} | {m:.0f} | {mean / m:.2f} | {pf:.0f} | "
                   f"{mean / pf:.2f} |")
-            if math.isclose(r_s, 0.05):      # the issue's bar: 25 ms each way
+            if math.isclose(r_s, 0.05):      # the bar applies at 25 ms each way
                 bound = 0.10 if p <= 0.01 else (0.20 if p <= 0.03 else None)
                 if bound is not None and abs(mean / m - 1) > bound:
                     failures += 1

@@ -1,4 +1,4 @@
-"""The TCP-like reference against seed 003's own sender, in the simulator (issue 11).
+"""The TCP-like reference against seed 003's own sender, in the simulator.
 
     python -m bench tcp_seed003 [--seeds N]
 

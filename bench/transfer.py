@@ -23,7 +23,7 @@ from pathlib import Path as FsPath
 from harness import Link, Program, run_transfer
 
 REF = FsPath(__file__).resolve().parents[1] / "reference" / "comn"
-TARGET = 0.05   # the bar: within 5% of talking directly
+TARGET = 0.05   # the relay's bar: within 5% of talking directly
 
 CASES = {
     "stop-and-wait (reference Sender2/Receiver2, timeout 20 ms)": (

@@ -9,7 +9,7 @@
 # PACKAGES is the `system` stage below with /opt/venv installed, which docker/build.sh
 # makes from the wheelhouse it fills on the host, mounted read-only into a container
 # and committed: no network and no CA certificate in the build, no wheel in any layer,
-# and no second copy of the 700 MB venv (a stage's COPY --from took 36 s).
+# and no second copy of the 700 MB venv (a stage's COPY --from of it is slow).
 # The link engine is the host's build (`make build`), copied: building it here would
 # need crates.io over TLS and a newer Rust than bookworm's 1.63. It needs glibc >= 2.34.
 ARG BASE=rdtlab/base:bookworm

@@ -141,7 +141,7 @@ def throttled_seconds(uid: int, root: str = ROOT) -> float:
 
 def remove(uid: int, root: str = ROOT) -> None:
     """Kill whatever is left in jail `uid`'s group and delete the group."""
-    import signal     # here: the jail's launcher imports this module, and signal (with enum) is 5 ms of its start
+    import signal     # here: the jail's launcher imports this module, and signal (with enum) slows its start
     folders = set(_folders(uid, root).values())
     for _ in range(50):
         pids = members(uid, root)

@@ -95,8 +95,7 @@ PRESSURE = "/proc/pressure/cpu"
 # crowded, and the pool starts no more notebooks (`Admission`; BENCHMARKS.md,
 # "Notebooks on a crowded machine": at 96% honest notebooks lost points). Only the rate
 # rides on it: a failure in the pool is graded again however busy the pool looked
-# (`crowding`). At 0.65 against 0.5, classes of 40 on 2 cores went 306-321 an hour in
-# full swing against 275-297, every point scored, no cell re-measured twice
+# (`crowding`). 0.65 grades a class faster than 0.5, every point still scored
 # (BENCHMARKS.md, "The admission gate's bar").
 CROWDED = 0.65
 

@@ -15,8 +15,8 @@ run's network namespace, and just before exec'ing bubblewrap:
     shows, docs/jail.md why.
 
 It starts once per jailed program, so it imports little: no subprocess, shutil or
-dataclasses (it was `python -m grader.sandbox`, 45 CPU-ms a start, weighed down by the
-grader side's imports), and it is started without `site` (-S) nor runpy (-m): it needs
+dataclasses (as `python -m grader.sandbox` it was weighed down by the grader side's
+imports), and it is started without `site` (-S) nor runpy (-m): it needs
 nothing of the venv's site-packages. Not as a file either, which Python compiles at each
 start: `-c` imports this module from its bytecode (grader.sandbox.LAUNCHER). Run as a
 file, it works the same.
@@ -113,7 +113,7 @@ def bwrap_argv(uid: int, scratch: str, cwd: str | None, hidden: list[str], comma
              "--setenv", "LANG", "C.UTF-8"]
     # No PYTHONDONTWRITEBYTECODE: Python caches bytecode in the submission's own scratch
     # copy (all it can write besides the run folder), so every start after the first skips
-    # compiling the student's modules (9 of the reference's 50 CPU-ms a start).
+    # compiling the student's modules.
     for name, value in (env or {}).items():
         argv += ["--setenv", name, value]
     argv += ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
@@ -217,7 +217,7 @@ OPTIONS = {"--uid": ("uid", int), "--scratch": ("scratch", str), "--hide": ("hid
 
 def parse(argv: list[str]) -> SimpleNamespace:
     """The launcher's options, then `--` and the command. Not argparse: it and the modules
-    it pulls in (re, enum, gettext, shutil, locale) were a fifth of every jailed start."""
+    it pulls in (re, enum, gettext, shutil, locale) would weigh on every jailed start."""
     args = SimpleNamespace(**{name: [] if kind is list else False if kind is bool else None
                               for name, kind in OPTIONS.values()}, command=[])
     words = iter(argv)

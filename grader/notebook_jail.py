@@ -65,10 +65,9 @@ ASSIGNMENT_VISIBLE = ("__init__.py", "sheet.py", "spec.py")
 # The link engine runs inside the kernel's jail too (the harness starts it), beside the
 # sweeps' senders and receivers, which the notebook starts in bursts: the group's CPU
 # quota is the programs' jail's (two cores), since a quota is a hard stop for the rest of
-# its period. At 1.5 cores a tiny-mode notebook was throttled in 28% of its 100 ms periods
-# on a quiet machine, engine and all: stalls that fire stop-and-wait timeouts, so an honest
-# table then disagreed with the grader's unthrottled re-measurement. Neighbours keep
-# their share by the scheduler's fairness between groups.
+# its period. A smaller quota throttles the notebook's bursts, engine and all: stalls that
+# fire stop-and-wait timeouts, so an honest table disagrees with the grader's unthrottled
+# re-measurement. Neighbours keep their share by the scheduler's fairness between groups.
 NOTEBOOK_LIMITS = Limits(memory_bytes=4 << 30, processes=256, cpu_seconds=1800, file_bytes=256 << 20,
                          open_files=1024, scratch_bytes=512 << 20,
                          group=GroupLimits(memory_bytes=3 << 30, cpus=2.0, tasks=512))
@@ -76,8 +75,8 @@ NOTEBOOK_LIMITS = Limits(memory_bytes=4 << 30, processes=256, cpu_seconds=1800, 
 # start 64 threads per library and meet the process limit.
 THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 # No progress bars: nobody watches an autograde, and every update of a bar is a widget
-# message the kernel sends and nbgrader folds into the notebook (0.9 of a quick comn
-# kernel's 8.5 CPU-s).
+# message the kernel sends and nbgrader folds into the notebook, a large share of a
+# kernel's CPU.
 QUIET_ENV = {"RDTLAB_NOTEBOOK_PROGRESS": "off"}
 
 
@@ -162,9 +161,9 @@ def kernel_sandbox(jail: NotebookJail, work: str) -> Sandbox:
     env.update(THREAD_ENV, **QUIET_ENV)
     # PATH: the system's first, so the notebook's runs start the student's `python3` (and
     # java, cc) as the grader's re-measurement and battery do (SAFE_PATH), not the venv's
-    # interpreter: the same figures, and a third cheaper start (a static, optimised build
-    # against pyenv's shared one here: 56 against 75 CPU-ms for a COMN program). The
-    # venv's bin stays after it, for what only the venv has.
+    # interpreter: the same figures, and a cheaper start (a static, optimised build, where
+    # the venv's may be a version manager's shared one). The venv's bin stays after it,
+    # for what only the venv has.
     # PYTHONPATH: the kit the jail shows is the one imported, not wherever the venv's
     # editable install points (another checkout, which the jail does not show)
     env.update({"PATH": SAFE_PATH + ":" + os.path.join(sys.prefix, "bin"), "PYTHONPATH": kit_root(),

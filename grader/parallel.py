@@ -22,7 +22,7 @@ DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
 # Notebooks at once, at most: each starts only while the machine has room
 # (grader.disturbance.Admission: the last start 10 s old, tasks waiting for a CPU under
 # 65% of the last 10 s), so the gate, not this number, sets how many run. At 4 the
-# pool, not the gate, held a class of 20 to 193-204 an hour on 2 cores; at 8, 227-255
+# pool, not the gate, held a class's rate down
 # (BENCHMARKS.md, "Notebooks at once: the gate, not the pool").
 NOTEBOOK_JOBS = 8
 

@@ -47,8 +47,8 @@ from grader.launcher import (ETC_VISIBLE, SAFE_PATH, UID_BASE, argv_through_pipe
 
 
 # Started without site (grader/launcher.py says why), from its module's cached bytecode:
-# a script is compiled at every start (2.6 CPU-ms, at each of a notebook's ~37 jailed
-# program starts). `-c` puts '' (the run's folder) first on the path: the kit's root
+# a script is compiled at every start (at each of a notebook's dozens of jailed program
+# starts). `-c` puts '' (the run's folder) first on the path: the kit's root
 # replaces it before anything is imported.
 KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCHER = f"import sys; sys.path[0] = {KIT!r}; from grader.launcher import main; main()"

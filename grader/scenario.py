@@ -67,8 +67,8 @@ REFERENCE_ENV = {"RDT_SR_REFINEMENTS": "off"}
 def reference_side(battery: Battery, part_env: dict[int, dict] | None = None) -> Side:
     folder = os.path.join(REPO, battery.reference)
     names = {p.name(role) for p in battery.programs.values() for role in ("sender", "receiver")}
-    # The kit's own interpreter: `python3` on PATH may be a version manager's shim (pyenv's
-    # costs ~0.4 s a start, and a battery starts the reference ~40 times per submission).
+    # The kit's own interpreter: `python3` on PATH may be a version manager's shim (a shell
+    # script at every start, and a battery starts the reference dozens of times per submission).
     # The textbook SR (RDT_SR_REFINEMENTS=off): what the assignment asks of a student's
     # Sender4, so goodput and retransmissions are held against the same protocol.
     return Side("reference", {n: [sys.executable, os.path.join(folder, f"{n}.py")] for n in names},

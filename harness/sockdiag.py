@@ -2,9 +2,9 @@
 sock_diag netlink interface (what `ss -ltn` uses) rather than read from /proc.
 
 Reading /proc/PID/net/tcp walks the kernel's whole established-connections hash,
-which every namespace shares and which is sized by the machine's memory: 5.5 CPU-ms a
-read here (262,144 buckets), where a receiver's bind is polled every 10 ms. A
-sock_diag dump asked for listeners only walks the listening hash (tens of CPU-us).
+which every namespace shares and which is sized by the machine's memory: milliseconds
+of CPU a read on a large machine, where a receiver's bind is polled every 10 ms. A
+sock_diag dump asked for listeners only walks the small listening hash.
 `listeners` returns None when it cannot ask (no netlink, no right to enter the
 namespace): the caller then reads /proc.
 """

@@ -32,8 +32,8 @@ class Summary:
 
 
 # scipy's t.ppf(0.975, df) for df = 1..63 (every n the kit's cells have: runs are capped
-# at 30), so a 95% interval needs no scipy: importing scipy.stats is ~0.6 CPU-s, paid by
-# every kernel and grading process. tests/experiments/test_statistics.py checks each
+# at 30), so a 95% interval needs no scipy: importing scipy.stats is slow, and would be
+# paid by every kernel and grading process. tests/experiments/test_statistics.py checks each
 # value against scipy.
 T975 = (
     12.706204736174694, 4.302652729749462, 3.1824463052837078, 2.7764451051977934, 2.5705818356363146,

@@ -4,8 +4,7 @@ An oversubscribed host stops a VM's CPUs for milliseconds at a time with nothing
 the VM to show for it: the load is low, yet the engine sends packets late. A run's lag
 warning names it (harness/transfer.py), so whoever reads it looks at the host, not for
 a busy process that is not there (BENCHMARKS.md, "make test on this machine, and its
-hypervisor's steal": 2.8% of the CPUs stolen on an idle VM, the engine late in 9 of 12
-runs).
+hypervisor's steal").
 """
 from __future__ import annotations
 

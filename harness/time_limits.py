@@ -91,7 +91,7 @@ RUN_WINDOW = WindowPolicy(rounds=4, floor_s=10.0)
 # failed rounds in a row at 30% loss both ways happen with p = 0.51^8 = 0.5% per packet,
 # so the floor is what protects the heaviest-loss scenarios (5 s is 100 rounds there).
 # It also covers a program's start-up before its first packet (Python in the jail:
-# 0.05-0.5 s, a JVM ~1 s). RUN_WINDOW's 10 s floor is what made graders wait that long
+# 0.05-0.5 s, a JVM ~1 s). RUN_WINDOW's 10 s floor would make the grader wait that long
 # on a student's sender that waits 10 s for ACKs before giving up.
 GRADER_WINDOW = WindowPolicy(rounds=8, floor_s=5.0, whole_seconds=True)
 NO_PROGRESS_FLOOR_S, PATIENCE = RUN_WINDOW.floor_s, RUN_WINDOW.rounds

@@ -49,7 +49,7 @@ def read_input(path: str) -> bytes:
 
 
 # os.path, not pathlib or tempfile: every program start imports this module, and those two
-# (with re, fnmatch, shutil, random) were a quarter of a reference program's start-up CPU.
+# (with re, fnmatch, shutil, random) weigh heavily on a reference program's start-up CPU.
 
 def check_output(path: str) -> str:
     """Fail early (before any traffic) if the output cannot be written there."""

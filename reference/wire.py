@@ -166,7 +166,7 @@ class ExtFormat:
 
 
 def _md5(data: bytes) -> bytes:
-    import hashlib      # here, not at the top: only this format needs it (3 ms of every program's start)
+    import hashlib      # here, not at the top: only this format needs it, and every program starts
     return hashlib.md5(data).digest()
 
 

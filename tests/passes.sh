@@ -8,9 +8,9 @@
 # (docker/build.sh --light: the base image and the kit's Debian layer, debootstrap and
 # apt, mostly downloads; the wheelhouse and releases, pip and nbgrader on the host; the
 # kit's Python packages in a container at the lowest CPU weight), niced, with
-# idle-class I/O: on a clean machine about two and a half minutes the Docker tests'
-# fixture would otherwise wait for alone in the second pass; what is left for it is
-# ~15 s of COPY. (The old venv stage's 700 MB COPY --from in the daemon was neither
+# idle-class I/O: on a clean machine, most of what the Docker tests' fixture would
+# otherwise wait for alone in the second pass; what is left for it is COPY.
+# (The old venv stage's 700 MB COPY --from in the daemon was neither
 # niced nor light on the disk: BENCHMARKS.md, "make test's Docker images".) The second
 # pass starts once this has ended.
 # Usage: PY=.venv/bin/python tests/passes.sh [PYTEST_ARGS...]

@@ -361,7 +361,7 @@ def report_answer(r: Results, entries: list[Reported]) -> str:
         "(reference/core/tcp.py) resends every segment in flight at once on a timeout, not one round trip "
         "later; on k duplicate ACKs it resends the missing segment with copies of the 3k after it when the "
         "losses seen so far make another likely in the window, and it counts duplicate ACKs again from each "
-        "resend, so a resend lost too is found after a round trip instead of a second. Before issue 11 ours "
+        "resend, so a resend lost too is found after a round trip instead of a second. An earlier version of ours "
         "resent one segment at a time with nothing behind it in the full window: 36% of those resends "
         "(1 − 0.8², data or ACK lost) ended in a timeout, and fast retransmit bought 1.55× against the "
         "report's 3.84×. In reference/sim.py (20 seeds of this link, window 10,000) the report's algorithm "

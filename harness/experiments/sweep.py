@@ -56,8 +56,8 @@ MEASURED_JOBS = 64  # the default when every sweep books by measured CPU: the bu
 DEFAULT_CPU_BUDGET = 1.5
 HEAVY = 0.5         # a run with at least this load is CPU-sensitive ("heavy")
 STARTUP_S = 1.0     # a run's start-up (namespaces, engine, two interpreters) ...
-STARTUP_CPU = 0.5   # ... is booked at least this many cores (measured: ~0.45 CPU-s in its first
-                    # ~0.8 s), so a burst of starts is paced
+STARTUP_CPU = 0.5   # ... is booked at least this many cores (about what a start uses in its
+                    # first second), so a burst of starts is paced
 PROBE_CPU = 0.1     # a cell guessed at this many cores or more, and expected to take at most
 PROBE_S = 60.0      # this many seconds, runs one run until it is measured
 GIVE_UP_AFTER = 2   # failures in a cell with no success before its other runs are skipped

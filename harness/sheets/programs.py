@@ -1,8 +1,8 @@
 """Which programs fill a sheet: the reference (`python3 -m reference ...`, any protocol
 and option), kernel TCP (`python3 -m reference.tcpfile`), or a directory of a student's
 programs with the sheet's own contract. The kit's programs run with the kit's own
-interpreter: `python3` on PATH may be a version manager's shim (pyenv's costs ~0.1 CPU-s
-and up to 0.4 s a start on a loaded machine, and a sheet starts thousands)."""
+interpreter: `python3` on PATH may be a version manager's shim (a shell script run at
+every start, and a sheet starts thousands)."""
 from __future__ import annotations
 
 import hashlib

@@ -1,6 +1,6 @@
 """Pacing: a window's packets spread over a round trip instead of sent at once (sans-IO).
 
-Why (issue 8, the COMN sheet's Q5: W=64, a fixed 66 ms timeout, 25 ms each way,
+Why (the COMN sheet's Q5: W=64, a fixed 66 ms timeout, 25 ms each way,
 10 Mbit/s on one shared queue): a window sent at once queues at the bottleneck, and
 the last packet of it waits there 64 x 0.86 ms = 55 ms before its round trip of
 51 ms even starts. Its ACK comes back after 105 ms, long after its fixed timeout, so
@@ -15,7 +15,7 @@ Savage, Anderson, "Understanding the performance of TCP pacing", INFOCOM 2000), 
 rate a window-bound sender averages anyway; before the first round trip is known,
 the window per retry timeout (the sender's own guess of a round trip). Up to BURST
 packets may still go at once: that queues for at most BURST packet times at the
-bottleneck, and spreading small windows out costs them 5-15% in the simulator.
+bottleneck, and spreading small windows out costs them goodput.
 Nothing is measured from the spacing of ACKs, which a loaded machine bunches (a
 sender starved of CPU reads them in clumps).
 """

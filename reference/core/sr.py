@@ -31,25 +31,15 @@ as in the COMN sheet's Q5 (W=64, fixed 66 ms timeout): the COMN programs turn th
   window-bound sender leaves idle.
 
 One more is for the end of a transfer on a lossy link:
-* Tail copies (``tail_copies`` c): once every packet has been sent, a resend (timed
-  out or found lost) goes c times at once while fewer packets are in flight than the
-  path delivered in the last shortest round trip, and so does the last packet's first
-  send (nothing sent after it can show that it was lost). The link then idles but for
-  the few packets left, and each repair round that a loss adds costs a round trip or
-  an RTO: at 30% loss each way the last window of 96 packets needed about five
-  rounds (96, 29, 9, 3, 1 packets lost), the last ones on backed-off timers, which
-  is 6-43% of a 4 MiB transfer's time (one run of 10 waited 2 s for its last ACK).
-  With three copies a round fails only if all three do (3% of the time at 30% loss
-  instead of 30%): one or two rounds. The copies cost capacity only at the tail; a
-  window wider than the path (2048 packets, over a queue of 1000) keeps the queue full
-  to the end, and copies there only queued or were dropped (69% of capacity instead of
-  97% at 5% loss on sockets): hence "fewer in flight than the path delivers".
-  The very last packets need their ACKs back too (no later ACK will repeat them), and
-  a copy is answered only (1-p)^2 of the time, 49% at 30% each way: once at most
-  LAST_FEW are in flight, they go as many times as make a round fail at most
-  LAST_ROUND_FAILS of the time at the share of messages answered so far (up to
-  LAST_COPIES: 7 at 30%). One real run at 30% otherwise lost its last ACK in two
-  rounds of three copies, 0.2 s of back-off.
+* Tail copies (``tail_copies`` c): once every packet has been sent, a resend goes c
+  times at once while fewer packets are in flight than the path delivered in the last
+  shortest round trip, and so does the last packet's first send (nothing sent after it
+  can show that it was lost). At the tail the link idles and each repair round costs a
+  round trip or a backed-off RTO; c copies fail a round only if all c do, and use only
+  capacity the tail leaves idle (a window wider than the path, whose queue stays full,
+  sends none). The last LAST_FEW in flight, whose ACKs no later ACK repeats, go up to
+  LAST_COPIES times: enough for a round to fail at most LAST_ROUND_FAILS of the time at
+  the share of messages answered so far.
 
 Receiver. Its window is ``[base, base+N-1]``. A packet in the window is buffered (if
 new) and acked; the file is handed over in order as gaps fill. A packet in

@@ -270,6 +270,7 @@ def test_a_class_on_the_hub(hub, tmp_path):
             spage.wait_for_timeout(1500)
             spage.screenshot(path=str(ARTIFACTS / f"hub-{name}-notebook.png"))
             nb = contents(ctx, base, "comn/results_sheet.ipynb")["content"]
+            (ARTIFACTS / f"hub-{name}-results_sheet.ipynb").write_text(json.dumps(nb))   # as run, for a failure's why
             ran = [c for c in nb["cells"] if c["cell_type"] == "code" and c.get("execution_count")]
             assert len(ran) > 5, f"{name}'s notebook ran {len(ran)} cells"
             valid = post(ctx, f"{base}/assignments/validate", {"path": "comn/results_sheet.ipynb"}).json()

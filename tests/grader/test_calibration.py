@@ -1,4 +1,4 @@
-"""The calibration corpus (tests/fixtures/corpus, issue 18): correct COMN
+"""The calibration corpus (tests/fixtures/corpus): correct COMN
 implementations written the ways students write them must get full marks, planted
 bugs must lose points in the scenario that names their fault. Here the fast subset
 (the members and bugs marked `fast` in the manifests, one seed, the scenarios of

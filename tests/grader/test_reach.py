@@ -1,4 +1,4 @@
-"""What a jailed program must not reach (issue 19), on the local backend (its run in a
+"""What a jailed program must not reach, on the local backend (its run in a
 network namespace of its own) and the netns backend: the grader's environment (a
 planted secret, hunted through /proc), a service on the host's loopback, Unix sockets of
 the host by path and by abstract name, and another jail graded at the same time. Each

@@ -12,7 +12,7 @@ from reference.core import Ack, CoreConfig, make_receiver, make_sender
 from reference.sim import Channel, WireSizes, simulate
 
 RATE = 10e6
-PATH = Channel(delay=0.025, rate=RATE)        # the issue's link: 10 Mbit/s, 25 ms one way
+PATH = Channel(delay=0.025, rate=RATE)        # the high-loss benches' link: 10 Mbit/s, 25 ms one way
 SR_BEST = CoreConfig(window=1024, max_in_flight=96, adaptive=True, sack=True)
 
 
@@ -129,7 +129,7 @@ def test_sr_lost_ack_costs_nothing_with_sack():
 
 
 def test_sr_early_loss_detection_is_not_fooled_by_premature_timeouts():
-    """COMN Q5's cell (issue 8): W=64, a fixed 66 ms timeout, 25 ms each way on the
+    """COMN Q5's cell: W=64, a fixed 66 ms timeout, 25 ms each way on the
     shared queue: the round trip with a full window (~105 ms) exceeds the timeout, so
     every packet is resent once by its timer and its first copy's ACK comes back after
     the resend. That ACK must not count as the resend overtaking packets sent in
@@ -231,7 +231,7 @@ def test_tcp_at_least_as_fast_as_seed_003s_own_sender():
     on = [_seed003_run(3, s) for s in seeds]
     assert sum(off) / len(off) < 72
     assert sum(r.completion_time for r in on) / len(on) < 15
-    assert all(r.sender_stats.timeouts < 15 for r in on)            # 44 a run before copies
+    assert all(r.sender_stats.timeouts < 15 for r in on)
 
 
 def test_tcp_sends_few_copies_when_losses_are_rare():

@@ -112,7 +112,7 @@ def test_every_seed_ends_well_at_high_loss_each_way(name, loss):
 
 
 def test_the_old_rules_fail_where_the_new_ones_hold():
-    """With the sender's rules before issue 8 (back-off to RFC 6298's 60 s, give-up on
+    """With the sender's earlier rules (back-off to RFC 6298's 60 s, give-up on
     30 s without an ACK alone) and a 2 s linger, seeds are lost at 50% each way: the
     check above is able to fail."""
     from reference.core import rto

@@ -1,5 +1,5 @@
 """What a reference COMN program imports at its start. A class notebook's grading starts
-them ~140 times, so each start is a cost the rate pays (issue 22): dataclasses, with
+them ~140 times, so each start is a cost the grading rate pays: dataclasses, with
 inspect and re, was 25 CPU-ms of a 65 CPU-ms start (BENCHMARKS.md, 2026-11-27).
 """
 from __future__ import annotations

@@ -570,7 +570,7 @@ def test_extended_format_survives_corruption_through_the_link_engine():
 
 @pytest.mark.parametrize("kind,seed", [("sr-ext", 3), ("sr-comn-little", 4)])
 def test_the_end_of_a_transfer_holds_at_50_percent_loss_each_way_through_the_link_engine(kind, seed):
-    """Issue 8: the receiver has everything and the last ACKs are lost; it must stay
+    """The receiver has everything and the last ACKs are lost; it must stay
     until the sender has one (PROTOCOL.md "How a transfer ends"). A sample of the
     20-run benchmark (`python -m bench reference_ending`); the simulator covers
     200 seeds per protocol (test_ending.py)."""

@@ -1,5 +1,5 @@
 """Selective Repeat when the window, not the link, is the limit: Sender4's pacing and
-repair copies (reference/core/sr.py, pacing.py; issue 8), on the COMN sheet's Q5 cell
+repair copies (reference/core/sr.py, pacing.py), on the COMN sheet's Q5 cell
 in the simulator and step by step on the core.
 
 The Q5 cell: netem on lo (one shared rate queue; 14 + 28 bytes of headers counted),

@@ -752,7 +752,7 @@ mod tests {
     }
 
     #[test]
-    fn the_issue_example() {
+    fn every_option_at_once() {
         let s = ok("delay 100ms 20ms 25% distribution normal loss 5% duplicate 1% corrupt 0.1% reorder 10% 50% gap 5 rate 10mbit 20 limit 100");
         assert_eq!(
             (s.delay_ns, s.jitter_ns, s.delay_corr),
