@@ -22,7 +22,7 @@ QUESTIONS = {
                     "retransmissions": "retransmissions"},
                    "Stop-and-wait over IPv4 and IPv6 (Sender/Receiver)", sheet.FILES,
                    # the link adds no jitter: the variation is the machine's scheduling, from
-                   # 2-3 round trips at 64 KB (1.4 ms beside 2 busy loops, 0.02-0.1 quiet)
+                   # 2-3 round trips at 64 KB, far larger on a busy machine than a quiet one
                    shown=("delay_var_ms",)),
     "tcp": Question({"family": "family"}, {"goodput_mbps": "throughput_mbps"}, "Kernel TCP, the baseline"),
     "loss": Question({"family": "family", "kb": "kb", "loss": "loss_pct"},

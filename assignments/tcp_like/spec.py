@@ -63,6 +63,6 @@ def speed_up(loss_table: pd.DataFrame, loss: float) -> float:
 ASSIGNMENT = Assignment(
     "tcp-like", tcp_like.build, {"quick": QUICK, "full": FULL, "tiny": TINY}, QUESTIONS, sizes=("size", "loss_size"),
     # Queueing delay is a few ms here and timing-bound: an honest kernel measuring on a
-    # loaded machine reported 5.9 ms at window 10,000 where quiet re-runs gave 1.4-1.9.
+    # loaded machine can report several times what quiet re-runs give.
     tolerance={"wire_time_s": 0.3, "retransmissions": 5.0, "goodput_kBps": 3.0, "queue_delay_mean_ms": 5.0},
     models=sys.modules[__name__])

@@ -13,7 +13,7 @@ print("lark" in sys.modules)
 
 def test_nbformat_imports_without_compiling_jsonschemas_iri_grammars():
     """rdtlab/no_rfc3987_syntax.pth: jsonschema's IRI formats (used by no Jupyter schema)
-    are left unchecked, not compiled from 35 grammars at every start (1.4-3.4 CPU-s),
+    are left unchecked, not compiled from 35 grammars at every start,
     and validating a notebook still works."""
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

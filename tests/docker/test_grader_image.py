@@ -45,8 +45,7 @@ def test_grading_image_grades_the_reference_full_and_the_broken_one_down(images,
     assert float(rows["ref"]["score"]) == sum(t["score"] for t in ref["tests"])
     assert float(rows["bob"]["score"]) < float(rows["bob"]["max_score"])
     # the planted bug's scenario scores nothing: 0, or not graded when the machine disturbed
-    # every try (its extra resends are a failure a late engine can cause too; fresh31, at
-    # 3-4.5% steal)
+    # every try (its extra resends are a failure a late engine can cause too)
     assert rows["bob"]["t-gbn-loss"] == "ungraded" or float(rows["bob"]["t-gbn-loss"]) == 0
     assert (out / "bob" / "feedback.md").exists() and (out / "ref" / "results.json").exists()
     assert leftovers() == before

@@ -4,9 +4,8 @@ reports for these regimes. Fixed seeds, so the link makes the same decisions eac
 
 The models assume no processing time, so every case is on the 25 ms link, where an
 exchange takes 51 ms: on a host that steals CPU time the programs lose a few ms an
-exchange (the engine's p99 lag read 3-5 ms at 7-22% steal), which at 5 ms (11 ms an
-exchange) cost stop-and-wait 18-29% of its goodput against the model's 5% when quiet;
-here the same host costs it about 5% (BENCHMARKS.md, 2026-11-26)."""
+exchange, which at 5 ms (11 ms an exchange) costs stop-and-wait far more of its goodput
+than here (BENCHMARKS.md, 2026-11-26)."""
 from dataclasses import replace
 
 import pytest

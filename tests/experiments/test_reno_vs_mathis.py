@@ -2,7 +2,7 @@
 read back from the connection) through the engine at 1% loss on the data only, 50 ms
 round trip, no rate or window limit, within 15% of Mathis (bench/tcp_models.py
 measures the whole grid). Two fixed seeds of 40 s in parallel: about 110 loss events
-each; 30 s runs of seeds 1-4 measured 0.97-1.15 of Mathis, the mean of two 1.00."""
+each."""
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest

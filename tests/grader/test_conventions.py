@@ -112,8 +112,8 @@ def test_student_style_programs_of_each_convention_get_full_marks_against_the_re
 def test_a_departure_from_a_fixed_convention_fails_the_interop_with_a_reason_naming_it(tmp_path, monkeypatch,
                                                                                       machine):
     """The departure is seen on the wire, so it fails its scenarios at the first try
-    whatever the machine did to the runs: never "not graded" (a host that stole CPU time
-    left every try of one 1.1 ms late, and the scenario ungraded, before)."""
+    whatever the machine did to the runs: never "not graded", even where a host that
+    steals CPU time makes every try late."""
     from grader import disturbance
     if machine != "as it is":
         monkeypatch.setattr(disturbance, "why", lambda run: None if run is None else "the engine sent packets up to "

@@ -75,7 +75,7 @@ def test_the_server_preloads_modules_that_exist(name):
 
 
 # What a jailed kernel's manager does on each start besides nbgrader's own work, and the
-# packages it would import there otherwise (0.2-0.9 CPU-s each).
+# packages it would import there otherwise (each a costly import).
 HEAVY = {"pandas", "numpy", "pyroute2", "IPython"}
 KERNEL_START = """
 import sys

@@ -48,7 +48,7 @@ _generated: list[str] = []      # this test process's generated course, copied f
 def make_course(root: str) -> str:
     """A copy of assignments/ (config and source) with the comn release generated (and
     its gradebook): generated once in a test process, then copied, since each
-    `nbgrader generate_assignment` took ~7 s and half a dozen tests make a course."""
+    `nbgrader generate_assignment` is slow and half a dozen tests make a course."""
     if not _generated:
         template = tempfile.mkdtemp(prefix="rdtlab-course-template-")
         atexit.register(shutil.rmtree, template, True)
