@@ -39,7 +39,7 @@ PYTEST_ARGS ?=
 all: build
 
 # The set-up's parts run at once: pip waits on the registry and unpacks on one core
-# while cargo compiles on both (BENCHMARKS.md, "make test's set-up").
+# while cargo compiles on both (BENCHMARKS.md, "The test suite").
 SETUP_PARTS := $(VENV)/.installed debs build
 
 setup:

@@ -287,7 +287,9 @@ def smoke(member: Member, backend: str, size: int, seed: int) -> list[tuple[int,
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
     p = argparse.ArgumentParser(prog="python -m bench.calibrate", description=__doc__.split("\n\n")[0])
     p.add_argument("--assignment", default="comn", help="whose battery and corpus (default comn)")
     p.add_argument("--seeds", default="1,2,3", help="comma-separated seed numbers (default 1,2,3)")
@@ -303,7 +305,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", metavar="FILE",
                    help="also append every grading's cells to FILE as it finishes (JSON lines)")
     p.add_argument("--from-json", metavar="FILE", help="grade nothing: the matrix of the gradings saved in FILE")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     except ValueError:

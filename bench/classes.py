@@ -28,13 +28,19 @@ def cpu_s() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
     p = argparse.ArgumentParser(prog="python -m bench.classes", description=__doc__.split("\n\n")[0])
     p.add_argument("--assignment", default="comn")
     p.add_argument("--jobs", default="1,2,6", help="comma-separated pool sizes (default 1,2,6)")
     p.add_argument("--seed", type=int, default=1, help="the class's seed (its submissions' digests)")
     p.add_argument("--backend", default="netns")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     from grader.battery import load_battery
     from grader.collect import Submission
     from grader.grade import Options, _reference_runs as reference_runs

@@ -19,11 +19,17 @@ import tempfile
 from datetime import datetime
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench delay_variation")
+    p.add_argument("--rounds", type=int, default=3, help="runs of each cell per setting (default 3)")
+    p.add_argument("--busy", type=int, nargs="+", default=[0, 2], help="busy loops beside the runs (default 0 2)")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench delay_variation")
-    parser.add_argument("--rounds", type=int, default=3, help="runs of each cell per setting (default 3)")
-    parser.add_argument("--busy", type=int, nargs="+", default=[0, 2], help="busy loops beside the runs (default 0 2)")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     from grader.planted import reference_submission
     from harness import notebook as nb
 

@@ -20,9 +20,15 @@ from datetime import datetime
 LAG = "the engine sent packets up to 3.2 ms late (p99 lag > 1 ms): scripted"
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    return argparse.ArgumentParser(prog="python -m bench disturbed_grading",
+                                   description="each planted bug graded alone, every run scripted as late")
+
+
 def run(argv: list[str]) -> int:
-    argparse.ArgumentParser(prog="python -m bench disturbed_grading",
-                            description="each planted bug graded alone, every run scripted as late").parse_args(argv)
+    parser().parse_args(argv)
     import os
 
     from grader import disturbance

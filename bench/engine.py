@@ -20,8 +20,10 @@ Measures the real `linkemu` on loopback (UDP-relay mode):
 - CPU: the engine's user+system time (/proc/PID/stat) while idle and during the tests.
 
 Other work on the 2 cores moves single figures: capacity is a median over interleaved
-rounds, and BENCHMARKS.md gives the load average of each run.
+rounds, and the results record the load average before the run (BENCHMARKS.md, "The
+engine", says where it mattered).
 """
+import argparse
 import json
 import os
 import signal
@@ -29,7 +31,6 @@ import socket
 import statistics
 import struct
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -284,12 +285,19 @@ def bench_idle_cpu(seconds: float) -> float:
     return cpu
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench engine")
+    p.add_argument("--quick", action="store_true", help="shorter runs (3 s a step instead of 10)")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    quick = "--quick" in argv
-    unknown = [a for a in argv if a != "--quick"]
-    if unknown:
-        print(f"bench engine: unknown argument {unknown[0]!r}; expected --quick", file=sys.stderr)
-        return 2
+    try:
+        quick = parser().parse_args(argv).quick
+    except SystemExit as e:
+        return int(e.code or 0)
     build()
     secs = 3 if quick else 10
     results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "host": os.uname().nodename,

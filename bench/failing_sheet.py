@@ -10,10 +10,11 @@ every transfer to its time limit.
 - unreachable: the receivers bind the IPv6 loopback (stopped at once: no link reaches it).
 - loopback: receivers bound to 127.0.0.1 / "localhost" that work (the sheet must pass
   on netns as on local).
-Figures go in BENCHMARKS.md, section "Sheets of failing programs".
+Figures go in BENCHMARKS.md, section "The sheets".
 """
 from __future__ import annotations
 
+import argparse
 import collections
 import os
 import shutil
@@ -49,13 +50,28 @@ def make_impl(kind: str, where: str) -> str:
     return impl
 
 
+def _kind_or_backend(text: str) -> str:
+    if text not in KINDS and not (text.startswith("backend=") and text[len("backend="):]):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected some of {', '.join(KINDS)} and backend=NAME")
+    return text
+
+
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench failing_sheet")
+    p.add_argument("what", nargs="*", type=_kind_or_backend, metavar="KIND|backend=NAME",
+                   help=f"some of {', '.join(KINDS)} (default all) and backends (default auto)")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    backends = [a.split("=", 1)[1] for a in argv if a.startswith("backend=")] or ["auto"]
-    argv = [a for a in argv if not a.startswith("backend=")]
-    kinds = [a for a in argv if a in KINDS] or list(KINDS)
-    if [a for a in argv if a not in KINDS]:
-        print(f"bench failing_sheet: expected some of {', '.join(KINDS)} and backend=NAME", file=sys.stderr)
-        return 2
+    try:
+        what = parser().parse_args(argv).what
+    except SystemExit as e:
+        return int(e.code or 0)
+    backends = [a.split("=", 1)[1] for a in what if a.startswith("backend=")] or ["auto"]
+    kinds = [a for a in what if a in KINDS] or list(KINDS)
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="rdt-bench-failing-") as tmp:
         for kind, backend in [(k, b) for k in kinds for b in backends]:

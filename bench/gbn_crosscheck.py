@@ -50,11 +50,17 @@ def real(window: int, timeout: float, seed: int) -> float:
     return res.goodput_kBps
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench gbn_crosscheck")
+    p.add_argument("--seeds", type=int, default=6)
+    p.add_argument("--windows", default="8,16,64")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench gbn_crosscheck")
-    ap.add_argument("--seeds", type=int, default=6)
-    ap.add_argument("--windows", default="8,16,64")
-    args = ap.parse_args(argv)
+    args = parser().parse_args(argv)
     seeds = range(1, args.seeds + 1)
     print(f"GBN, 25 ms each way, 5% loss each way, 10 Mbit/s full duplex, COMN format, 1 MiB, {args.seeds} seeds")
     print("| window | timeout ms | model KiB/s | simulated KiB/s (mean ± sd) | real KiB/s (mean ± sd) | model vs real |")

@@ -25,12 +25,18 @@ from grader.planted import load_bugs, plant, reference_submission
 FIXTURES = os.path.join(REPO, "tests", "fixtures", "submissions")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
     p = argparse.ArgumentParser(prog="python -m bench.grader")
     p.add_argument("--copies", type=int, default=3, help="copies of the reference (default 3)")
     p.add_argument("--jobs", type=int, default=4)
     p.add_argument("--backend", default="auto")
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     battery = load_battery("comn")
     bugs = load_bugs(os.path.join(FIXTURES, "bugs.toml"))
     with tempfile.TemporaryDirectory(prefix="rdt-grade-bench-") as tmp:

@@ -65,11 +65,17 @@ class Hub:
             return json.loads(text) if text else None
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench.hub_spawn", description=__doc__.split("\n\n")[0])
+    p.add_argument("--students", type=int, default=20)
+    p.add_argument("--timeout", type=float, default=300, help="seconds for every server to be ready")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.hub_spawn", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--students", type=int, default=20)
-    parser.add_argument("--timeout", type=float, default=300, help="seconds for every server to be ready")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     if os.geteuid() != 0:
         print("bench.hub_spawn: needs root (the hub's firewall rules)", file=sys.stderr)
         return 2

@@ -70,11 +70,17 @@ def _record_trace(path: str) -> None:
         sys.exit(f"bench.instructions: the transfer to draw failed: {res.error}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
     p = argparse.ArgumentParser(prog="python -m bench.instructions")
     p.add_argument("--trace", help="a recorded trace to draw (default: record one)")
     p.add_argument("--case", nargs=2, help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if args.case:
         _case(*args.case)
         return 0

@@ -138,12 +138,18 @@ def _runs(folder: str) -> dict:
     return out
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench lab_container")
+    p.add_argument("--pairs", type=int, default=2)
+    p.add_argument("--mode", default="quick", choices=("quick", "tiny"))
+    p.add_argument("--keep", metavar="DIR", help="keep the executed folders in DIR (else a temporary one)")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench lab_container")
-    ap.add_argument("--pairs", type=int, default=2)
-    ap.add_argument("--mode", default="quick", choices=("quick", "tiny"))
-    ap.add_argument("--keep", metavar="DIR", help="keep the executed folders in DIR (else a temporary one)")
-    args = ap.parse_args(argv)
+    args = parser().parse_args(argv)
     if os.geteuid() != 0 or subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True).returncode:
         print(f"lab_container: needs root and the image {IMAGE} (make images); not run")
         return 0

@@ -19,10 +19,16 @@ import time
 from datetime import datetime
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench notebook_phases")
+    p.add_argument("--mode", choices=("tiny", "quick"), default="tiny")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench notebook_phases")
-    parser.add_argument("--mode", choices=("tiny", "quick"), default="tiny")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     from tests.support import course as C   # the course tests' helpers (run from the repository's root)
     import nbformat
     from grader.autograde import autograde_students

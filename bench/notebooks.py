@@ -123,13 +123,19 @@ def python_start_ms() -> float:
     return cpu_ms([SYSTEM_PYTHON or "python3", "-c", "pass"], START_REPS)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
     p = argparse.ArgumentParser(prog="python -m bench.notebooks")
     p.add_argument("--assignment", default="comn", choices=assignments.names())
     p.add_argument("--students", type=int, default=4)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--mode", default="quick", choices=("quick", "full", "tiny"))
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     os.environ["RDTLAB_NOTEBOOK_MODE"] = args.mode
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     load = os.getloadavg()[0]

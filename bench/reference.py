@@ -126,16 +126,22 @@ HEADER_LINE = ("| program | loss each way | window | max in flight | timeout ms 
                "|---|---|---|---|---|---|---|---|---|---|---|")
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench reference")
+    p.add_argument("--quick", action="store_true", help="fewer windows")
+    p.add_argument("--size", type=int, default=4 << 20, help="file bytes for SR (default 4 MiB)")
+    p.add_argument("--gbn-size", type=int, default=256 << 10, help="file bytes for GBN (default 256 KiB)")
+    p.add_argument("--sw-size", type=int, default=100 << 10, help="file bytes for stop-and-wait (100 KiB)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--only", action="append", choices=["sr", "sr-ext", "gbn", "sw"],
+                   help="these programs only (repeat for more)")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench reference")
-    parser.add_argument("--quick", action="store_true", help="fewer windows")
-    parser.add_argument("--size", type=int, default=4 << 20, help="file bytes for SR (default 4 MiB)")
-    parser.add_argument("--gbn-size", type=int, default=256 << 10, help="file bytes for GBN (default 256 KiB)")
-    parser.add_argument("--sw-size", type=int, default=100 << 10, help="file bytes for stop-and-wait (100 KiB)")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--only", action="append", choices=["sr", "sr-ext", "gbn", "sw"],
-                        help="these programs only (repeat for more)")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     from harness.engine import find_linkemu
     try:
         find_linkemu()

@@ -83,14 +83,20 @@ def _mean_sd(xs: list[float]) -> str:
     return f"{statistics.mean(xs):.1f} ± {statistics.stdev(xs):.1f}" if len(xs) > 1 else f"{xs[0]:.1f}"
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench reference_comn")
+    p.add_argument("--quick", action="store_true", help="Q5 at window 64 only")
+    p.add_argument("--runs", type=int, default=5, help="runs per cell (default 5, as the sheet)")
+    p.add_argument("--size", type=int, default=1 << 20, help="file bytes (default 1 MiB)")
+    p.add_argument("--impl", default="reference/comn", help="folder of the COMN programs")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench reference_comn")
-    parser.add_argument("--quick", action="store_true", help="Q5 at window 64 only")
-    parser.add_argument("--runs", type=int, default=5, help="runs per cell (default 5, as the sheet)")
-    parser.add_argument("--size", type=int, default=1 << 20, help="file bytes (default 1 MiB)")
-    parser.add_argument("--impl", default="reference/comn", help="folder of the COMN programs")
     try:
-        args = parser.parse_args(argv)
+        args = parser().parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
     if args.runs < 1 or args.size < 1:

@@ -49,13 +49,19 @@ def one_run(name: str, loss: float, seed: int, size: int):
     return res, order, time.monotonic() - began
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench reference_ending")
+    p.add_argument("--runs", type=int, default=20, help="seeds per program and loss (default 20)")
+    p.add_argument("--size", type=int, default=1 << 20, help="file bytes for sr-ext (default 1 MiB)")
+    p.add_argument("--only", help=f"comma-separated subset of {', '.join(KINDS)}")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench reference_ending")
-    parser.add_argument("--runs", type=int, default=20, help="seeds per program and loss (default 20)")
-    parser.add_argument("--size", type=int, default=1 << 20, help="file bytes for sr-ext (default 1 MiB)")
-    parser.add_argument("--only", help=f"comma-separated subset of {', '.join(KINDS)}")
     try:
-        args = parser.parse_args(argv)
+        args = parser().parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
     names = args.only.split(",") if args.only else list(KINDS)

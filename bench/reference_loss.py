@@ -72,14 +72,20 @@ def summary(runs: list[dict]) -> str:
             f"{statistics.mean(r['per_unique'] for r in runs):.3f} | {len(runs) - failed}/{len(runs)}")
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench reference_loss")
+    p.add_argument("--seeds", type=int, default=10, help="seeds per loss rate (default 10)")
+    p.add_argument("--size", type=int, default=4 << 20, help="file bytes (default 4 MiB)")
+    p.add_argument("--no-sockets", action="store_true", help="the simulator only")
+    p.add_argument("--no-before", action="store_true", help="skip the runs without tail copies")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench reference_loss")
-    parser.add_argument("--seeds", type=int, default=10, help="seeds per loss rate (default 10)")
-    parser.add_argument("--size", type=int, default=4 << 20, help="file bytes (default 4 MiB)")
-    parser.add_argument("--no-sockets", action="store_true", help="the simulator only")
-    parser.add_argument("--no-before", action="store_true", help="skip the runs without tail copies")
     try:
-        args = parser.parse_args(argv)
+        args = parser().parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
     if args.seeds < 1 or args.size < 1:

@@ -32,13 +32,19 @@ COMN_LO = WireSizes(data_overhead=14 + IP_UDP + 3, ack_bytes=14 + IP_UDP + 2, sa
 GBN_TIMEOUTS = {0.005: 0.020, 0.025: 0.066, 0.100: 0.219}    # seed 004's choices
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench reference_sim")
+    p.add_argument("--quick", action="store_true", help="fewer windows and seeds")
+    p.add_argument("--size", type=float, default=4.0, help="file size in MiB (default 4)")
+    p.add_argument("--seeds", type=int, default=3, help="runs per setting (default 3)")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench reference_sim")
-    parser.add_argument("--quick", action="store_true", help="fewer windows and seeds")
-    parser.add_argument("--size", type=float, default=4.0, help="file size in MiB (default 4)")
-    parser.add_argument("--seeds", type=int, default=3, help="runs per setting (default 3)")
     try:
-        args = parser.parse_args(argv)
+        args = parser().parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
     if args.size <= 0 or args.seeds < 1:

@@ -8,10 +8,11 @@ transfers in parallel changes what they measure.
 - agreement: a few real cells (light and link-saturating ones), 5 runs each, measured
   serially (1 job) and in parallel (the sheet's default jobs and CPU budget); their 95%
   confidence intervals must overlap. Prints the engine's lag p99 in both modes.
-Figures go in BENCHMARKS.md, section "Results sheets".
+Figures go in BENCHMARKS.md, section "The sheets".
 """
 from __future__ import annotations
 
+import argparse
 import glob
 import json
 import os
@@ -22,12 +23,25 @@ import time
 PARTS = ("quick", "full", "agreement")
 
 
+def _part(text: str) -> str:
+    if text not in PARTS:
+        raise argparse.ArgumentTypeError(f"unknown part {text!r}; expected some of {', '.join(PARTS)}")
+    return text
+
+
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench sheet")
+    p.add_argument("parts", nargs="*", type=_part, metavar="PART", help=f"some of {', '.join(PARTS)} (default all)")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    parts = [a for a in argv if a in PARTS] or list(PARTS)
-    unknown = [a for a in argv if a not in PARTS]
-    if unknown:
-        print(f"bench sheet: unknown part(s) {', '.join(unknown)}; expected some of {', '.join(PARTS)}", file=sys.stderr)
-        return 2
+    try:
+        parts = parser().parse_args(argv).parts or list(PARTS)
+    except SystemExit as e:
+        return int(e.code or 0)
     status = 0
     for part in parts:
         status |= {"quick": lambda: time_sheet(True), "full": lambda: time_sheet(False),

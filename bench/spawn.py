@@ -79,11 +79,17 @@ def cycles(argv: list[str], n: int, cwd: str) -> tuple[float, float, list[float]
             cpu(resource.getrusage(resource.RUSAGE_CHILDREN)) - cpu(kids), starts, wall)
 
 
-def run(argv: list[str]) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
     p = argparse.ArgumentParser(prog="python -m bench spawn")
     p.add_argument("--starts", type=int, default=200, help="starts of /bin/true per path (a quarter for python3)")
     p.add_argument("--imports", choices=("grader", "bare"), default="grader")
-    args = p.parse_args(argv)
+    return p
+
+
+def run(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
     if args.imports == "grader":
         import_grader()
     from harness.procs import exec_helper

@@ -57,11 +57,17 @@ def launcher_start(tree: str, env: dict) -> list[str]:
     return words[:words.index("--uid")]
 
 
-def run(argv: list[str]) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
     p = argparse.ArgumentParser(prog="python -m bench starts")
     p.add_argument("--reps", type=int, default=40)
     p.add_argument("--tree", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    args = p.parse_args(argv)
+    return p
+
+
+def run(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
     tree = os.path.abspath(args.tree)
     if SYSTEM_PYTHON is None:
         print(f"bench starts: no python3 on {SAFE_PATH} (the interpreter a jail finds)", file=sys.stderr)

@@ -61,16 +61,22 @@ def measure_reno(loss: float, rtt_s: float, seed: int, duration_s: float) -> dic
     return row
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench tcp_models")
+    p.add_argument("--seeds", type=int, default=2)
+    p.add_argument("--cap", type=float, default=60.0, help="longest run, seconds (default 60)")
+    p.add_argument("--losses", default="0.5,1,2,3,5", help="percent, data direction")
+    p.add_argument("--rtts", default="20,50,100,200", help="round trips, ms")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--q7", action="store_true", help="COMN Q7 at -w 32 KB per algorithm instead")
+    p.add_argument("--runs", type=int, default=5, help="--q7: runs per algorithm")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench tcp_models")
-    ap.add_argument("--seeds", type=int, default=2)
-    ap.add_argument("--cap", type=float, default=60.0, help="longest run, seconds (default 60)")
-    ap.add_argument("--losses", default="0.5,1,2,3,5", help="percent, data direction")
-    ap.add_argument("--rtts", default="20,50,100,200", help="round trips, ms")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--q7", action="store_true", help="COMN Q7 at -w 32 KB per algorithm instead")
-    ap.add_argument("--runs", type=int, default=5, help="--q7: runs per algorithm")
-    args = ap.parse_args(argv)
+    args = parser().parse_args(argv)
     why = unavailable_reason()
     if why:
         print(f"tcp_models: skipped: {why}")

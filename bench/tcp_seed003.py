@@ -130,11 +130,17 @@ def row(label: str, s: dict) -> str:
             f"{s['per_unique']:.2f} |")
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench tcp_seed003")
+    p.add_argument("--seeds", type=int, default=20, help="runs per setting (default 20)")
+    return p
+
+
 def run(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench tcp_seed003")
-    parser.add_argument("--seeds", type=int, default=20, help="runs per setting (default 20)")
     try:
-        args = parser.parse_args(argv)
+        args = parser().parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
     if args.seeds < 1:

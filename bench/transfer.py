@@ -44,11 +44,17 @@ def measure(sender: Program, receiver: Program, backend: str, size: int, seed: i
     return res.process_time_s, size / 1024 / res.printed["throughput_kBps"]
 
 
+def parser() -> argparse.ArgumentParser:
+    """The arguments, built without running anything: tests/test_benchmarks_table.py parses
+    BENCHMARKS.md's commands with them."""
+    p = argparse.ArgumentParser(prog="python -m bench transfer")
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--size", type=int, default=2 << 20)
+    return p
+
+
 def run(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench transfer")
-    ap.add_argument("--reps", type=int, default=7)
-    ap.add_argument("--size", type=int, default=2 << 20)
-    args = ap.parse_args(argv)
+    args = parser().parse_args(argv)
     print(f"local backend overhead, {args.size} bytes, {args.reps} alternating runs each, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     for name, (sender, receiver) in CASES.items():

@@ -10,7 +10,7 @@
 # and the kit's Debian layer (debootstrap and apt, mostly downloads) beside the
 # wheelhouse and the releases (pip and nbgrader on the host), then the kit's Python
 # packages (a container at the lowest CPU weight); `make test` runs it beside its first
-# pass (tests/passes.sh; BENCHMARKS.md, "make test's Docker images"), and a whole build
+# pass (tests/passes.sh; BENCHMARKS.md, "The test suite"), and a whole build
 # starts with it. What is left (the kit, the lab, the grader) is COPY and small layers.
 set -eu
 cd "$(dirname "$0")/.."

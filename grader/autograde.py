@@ -36,8 +36,8 @@ from grader.gradebook import set_cell_scores
 from grader.remeasure import remeasure_student, unmeasured
 from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
 
-# One student's autograde, all cells, by the grading mode (RDTLAB_NOTEBOOK_MODE): the
-# quick comn notebook takes 60-80 s (BENCHMARKS.md), a full one up to ~25 min. A cell
+# One student's autograde, all cells, by the grading mode (RDTLAB_NOTEBOOK_MODE): well
+# above what a comn notebook of that mode takes (BENCHMARKS.md, "Notebooks"). A cell
 # that never ends costs no more than this (the course's Execute.timeout is per cell).
 TIME_LIMITS = {"tiny": 300.0, "quick": 900.0, "full": 3600.0}
 

@@ -93,10 +93,10 @@ def ungraded_reason(disturbance: str) -> str:
 PRESSURE = "/proc/pressure/cpu"
 # A share above this of the last 10 s with tasks waiting for a CPU: the machine is
 # crowded, and the pool starts no more notebooks (`Admission`; BENCHMARKS.md,
-# "Notebooks on a crowded machine": at 96% honest notebooks lost points). Only the rate
+# "Notebooks": on a machine crowded past it honest notebooks lost points). Only the rate
 # rides on it: a failure in the pool is graded again however busy the pool looked
 # (`crowding`). 0.65 grades a class faster than 0.5, every point still scored
-# (BENCHMARKS.md, "The admission gate's bar").
+# (BENCHMARKS.md, "Notebooks").
 CROWDED = 0.65
 
 
@@ -252,8 +252,8 @@ def crowding(pressure: CpuPressure, at_once: int) -> str:
     """Why a failure in the grader's own pool (`at_once` gradings at a time) may be the
     machine's, or '': in a pool, always. The pool's CPU pressure is no bar: four gradings
     on two cores starved a correct busy-polling program into spurious resends while tasks
-    waited for a CPU under half the time (BENCHMARKS.md, "A failure in the pool is
-    confirmed alone"); it is said for the record. Alone there is nobody to make room for:
+    waited for a CPU under half the time (BENCHMARKS.md, "Grading"); it is said for the
+    record. Alone there is nobody to make room for:
     the student's own programs may keep the CPUs busy (busy polling), and the engine's lag
     still speaks for the link."""
     if at_once <= 1:

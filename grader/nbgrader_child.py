@@ -3,12 +3,12 @@ has imported nbgrader once.
 
 Each student's autograde runs in a fresh process (a crash, a hang, a leak or nbgrader's
 global application state stays with that student). Starting Python and importing
-nbgrader, Jupyter and nbconvert for each one cost 1.4 of the 2.7 CPU-s that process
-spent (BENCHMARKS.md). So the processes are forked from multiprocessing's fork server,
-started once per grading process with those modules imported: each student's process
-is still new, and nothing of one student's autograde reaches the next, but none of them
-imports anything. The server lives for one class's autograde (the grader calls `stop()`
-when the class is done): nothing of it outlives the grading.
+nbgrader, Jupyter and nbconvert for each one cost about half the CPU that process
+spent (BENCHMARKS.md, "Notebooks"). So the processes are forked from multiprocessing's
+fork server, started once per grading process with those modules imported: each
+student's process is still new, and nothing of one student's autograde reaches the
+next, but none of them imports anything. The server lives for one class's autograde
+(the grader calls `stop()` when the class is done): nothing of it outlives the grading.
 """
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ import threading
 
 # What the fork server imports once: run_nbgrader_autograde's imports, and what the
 # jailed kernel's manager imports on each start (notebook_jail.kernel_tcp_runs: the Lab
-# and pandas, the netns backend; jupyter_client's kernel specs: IPython), 1.1 CPU-s a
-# student otherwise (BENCHMARKS.md). None of them reads an RDTLAB_ setting on import:
-# each child's environment is its own.
+# and pandas, the netns backend; jupyter_client's kernel specs: IPython), which each
+# student's process would otherwise import anew (BENCHMARKS.md, "Notebooks"). None of
+# them reads an RDTLAB_ setting on import: each child's environment is its own.
 PRELOAD = ["grader.notebook_jail", "nbgrader.apps.autogradeapp", "nbgrader.converters.autograde",
            "harness.notebook", "harness.backends.netns", "IPython"]
 

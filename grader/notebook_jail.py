@@ -194,8 +194,8 @@ def private_copy(folder: str, jail: NotebookJail) -> str:
 
 def write_font_list(shared: str) -> None:
     """matplotlib's font list in the class's `shared` folder, made once by the grader:
-    a kernel that makes its own runs fc-list and reads every font file, ~0.3 CPU-s at
-    its first figure (BENCHMARKS.md, "What every kernel made for itself"). A list the
+    a kernel that makes its own runs fc-list and reads every font file at its first
+    figure (BENCHMARKS.md, "Notebooks"). A list the
     kernel cannot use (another matplotlib, a font it cannot see) is made again there,
     by matplotlib itself."""
     from matplotlib import font_manager
@@ -208,8 +208,8 @@ def write_font_list(shared: str) -> None:
 def compile_kit(root: str | None = None) -> None:
     """Bytecode for the parts of the kit a kernel imports (kit_paths' visible ones),
     written by the grader: the jail shows them read-only, so a kernel compiles every
-    module without it at each start (~0.4 G instructions of a comn kernel's imports:
-    BENCHMARKS.md, "What every kernel made for itself"). Where it is up to date this
+    module without it at each start (a good share of a comn kernel's imports:
+    BENCHMARKS.md, "Notebooks"). Where it is up to date this
     is a stat a file; where the kit is not writable, the kernels compile as before."""
     visible, _ = kit_paths(root)
     prefix = os.path.realpath(sys.prefix)

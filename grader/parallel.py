@@ -23,7 +23,7 @@ DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
 # (grader.disturbance.Admission: the last start 10 s old, tasks waiting for a CPU under
 # 65% of the last 10 s), so the gate, not this number, sets how many run. At 4 the
 # pool, not the gate, held a class's rate down
-# (BENCHMARKS.md, "Notebooks at once: the gate, not the pool").
+# (BENCHMARKS.md, "Notebooks").
 NOTEBOOK_JOBS = 8
 
 

@@ -271,8 +271,7 @@ def explained(miss: Miss, runs: pd.DataFrame, kernel: str, crowded: str) -> tupl
     sent late, changes which packets meet the link's random draws (a resend more or
     less, or at another moment behind the other direction's packets in a shared queue,
     shifts every later draw of its direction), and another draw of the same seed can be
-    luckier as well as worse (BENCHMARKS.md, "A crowded kernel measured better than the
-    link allows quietly").
+    luckier as well as worse (BENCHMARKS.md, "Notebooks").
     So:
     - The grader's runs of the cell (`runs`), late, or crowded (`crowded`: tasks waited
       for a CPU while it re-measured), explain programs failing there and a number
@@ -327,7 +326,7 @@ def disturbed_kernel(lag_p99_us: float | None = None, steal: float | None = None
     see it. Only the kernel says so, and it is the student's: believed only to grade a
     failed cell again (a lie buys a second grading, never a point), since an honest
     figure the machine disturbed in the kernel cannot be told from a wrong one by the
-    grader's quiet runs (BENCHMARKS.md, "make test again, with the steal-naming warning")."""
+    grader's quiet runs (BENCHMARKS.md, "Notebooks")."""
     said = []
     if lag_p99_us is not None and math.isfinite(lag_p99_us) and lag_p99_us > LAG_WARN_US:
         said.append(f"the engine sent packets up to {lag_p99_us / 1000:.1f} ms late")

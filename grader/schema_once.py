@@ -3,9 +3,8 @@
 nbgrader 0.9 checks each graded cell's `nbgrader` metadata with
 `jsonschema.validate(metadata, schema)`, and that function first checks the schema
 itself against JSON Schema's meta-schema: for every cell, at every step that checks
-(CheckCellMetadata before and after the kernel ran): +366 M instructions for the comn
-notebook, +49 M with the schema checked once (BENCHMARKS.md, "A notebook's figures and
-nbgrader's schema check"). `install()` gives nbgrader's module the same validation,
+(CheckCellMetadata before and after the kernel ran), most of what the check costs
+(BENCHMARKS.md, "Notebooks"). `install()` gives nbgrader's module the same validation,
 with each schema's validator made, and the schema checked, at its first use.
 """
 from __future__ import annotations

@@ -290,7 +290,7 @@ def exec_helper() -> str | None:
 
     Through the helper, Popen has no preexec_fn and CPython starts the helper with vfork;
     a preexec_fn makes it fork() the whole harness, several times the CPU of a start in
-    a grader with pandas and nbgrader loaded (BENCHMARKS.md, "Process starts"). Without
+    a grader with pandas and nbgrader loaded (BENCHMARKS.md, "The engine"). Without
     the helper (a kit installed with only `linkemu`) the programs run the same, slower.
     """
     given = os.environ.get(EXEC_HELPER_ENV)
@@ -548,9 +548,9 @@ def _address(hexaddr: str) -> str:
 
 # What the namespace's socket counters say ("inuse" of UDP and TCP, v4 and v6): the
 # kernel counts a UDP socket there once it is bound, and a TCP one once it listens or
-# connects. Reading them costs ~60 CPU-us, where reading the socket tables walks the
-# kernel's whole hash (250-380 CPU-us a poll of all four, and a jailed receiver's bind
-# wait is ~50 polls: BENCHMARKS.md, "A bind seen from the socket counters").
+# connects. Reading them costs a fraction of reading the socket tables, which walks the
+# kernel's whole hash, and a jailed receiver's bind takes many polls (BENCHMARKS.md,
+# "Notebooks").
 _COUNTED = (b"TCP:", b"UDP:", b"TCP6:", b"UDP6:")
 
 

@@ -3,8 +3,7 @@
 An oversubscribed host stops a VM's CPUs for milliseconds at a time with nothing inside
 the VM to show for it: the load is low, yet the engine sends packets late. A run's lag
 warning names it (harness/transfer.py), so whoever reads it looks at the host, not for
-a busy process that is not there (BENCHMARKS.md, "make test on this machine, and its
-hypervisor's steal").
+a busy process that is not there (BENCHMARKS.md, "The test suite": a host that steals).
 """
 from __future__ import annotations
 

@@ -53,8 +53,8 @@ class LimitPolicy:
 RUN = LimitPolicy(factor=3.0, slack_s=10.0, floor_s=30.0, cap_s=900.0)
 # The grader waits on every program that hangs, gives up late or storms the link, so a
 # generous limit is paid by exactly the submissions that fail: the reference takes
-# 0.3-4 s per scenario on the quiet machine and up to 1.5x that under load
-# (BENCHMARKS.md), and a goodput check already fails a program at half the reference's
+# seconds per scenario, more under load (BENCHMARKS.md, "Grading"), and a goodput
+# check already fails a program at half the reference's
 # goodput. Whole seconds, as the replay command shows them.
 GRADER = LimitPolicy(factor=3.0, slack_s=5.0, floor_s=10.0, whole_seconds=True)
 # Sheets whose estimate is a lower bound or a rough guess, not a model of the protocol

@@ -35,7 +35,7 @@ UNIT = {
     "course/test_remeasure_rules.py", "grader/test_battery.py", "grader/test_collect.py", "grader/test_crowding.py",
     "grader/test_schema_once.py", "grader/test_symptoms.py",
     "plots/test_trace.py", "sheets/test_conclusions.py", "docker/test_helm_values.py",
-    "hub/test_hub_pieces.py",
+    "hub/test_hub_pieces.py", "test_benchmarks_table.py",
 }
 TOGETHER = ("reference/", "harness/", "plots/")
 # parallel runs against serial ones (their timings compared); and what a harness process

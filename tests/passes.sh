@@ -10,8 +10,8 @@
 # kit's Python packages in a container at the lowest CPU weight), niced, with
 # idle-class I/O: on a clean machine, most of what the Docker tests' fixture would
 # otherwise wait for alone in the second pass; what is left for it is COPY.
-# (The old venv stage's 700 MB COPY --from in the daemon was neither
-# niced nor light on the disk: BENCHMARKS.md, "make test's Docker images".) The second
+# (The old venv stage's COPY --from in the daemon was neither
+# niced nor light on the disk: BENCHMARKS.md, "The test suite".) The second
 # pass starts once this has ended.
 # Usage: PY=.venv/bin/python tests/passes.sh [PYTEST_ARGS...]
 set -u

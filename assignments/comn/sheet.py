@@ -129,10 +129,9 @@ def offered_load(cell: dict) -> float:
 
 # What a run costs the CPU after its start-up (its programs, the engine and the harness's
 # thread), for the sweep's booking until the cell's own runs are measured. Measured on the
-# 2-core machine (BENCHMARKS.md, "Results sheets near their floor"): a timer-bound run 0.004-0.03
-# of a core, stop-and-wait at 5 ms 0.03-0.12, a saturating GBN run 0.10-0.29, iperf3 (kernel
-# TCP) at most 0.06. The guess grows with the offered load and errs high; the sweep books
-# each cell by its own runs once one has ended.
+# 2-core machine (BENCHMARKS.md, "The sheets": what a COMN run uses, by kind). The guess
+# grows with the offered load and errs high; the sweep books each cell by its own runs
+# once one has ended.
 CPU_IDLE = 0.01
 CPU_SATURATING = {"stop-and-wait": 0.7, "window": 0.31, "iperf": 0.11}   # a packet at a time costs most
 

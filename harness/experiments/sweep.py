@@ -24,8 +24,8 @@ when namespaces, the engine and two interpreters start, and after that the most 
 cell's runs measured (their programs', engine's and harness thread's CPU seconds over
 their wall time, start-up taken out), or `cpu(cell)` corrected by the sweep's measured
 cells until one of the cell's runs has ended (see _Bookings). A saturating COMN run uses
-about a quarter of a core, so booking it at a whole one kept heavy runs one or two at a
-time and set the sheet's time (BENCHMARKS.md, "Results sheets near their floor"). Cells
+a fraction of a core, so booking it at a whole one kept heavy runs one or two at a
+time and set the sheet's time (BENCHMARKS.md, "The sheets"). Cells
 are started longest-expected-first (`cost`), big bookings first, so the slow cells of a
 sheet do not end up alone at the tail. The scheduler is sans-IO (_Scheduler): `replay`
 runs it on a simulated clock over recorded runs.
@@ -50,7 +50,7 @@ from harness.procs import Terminated, raise_if_terminated, terminate_as_interrup
 from harness.statistics import needs_more_runs, summarize
 
 # Transfers at once, and the summed bookings (cores) of those in flight, by default.
-# Measured on the 2-core machine (BENCHMARKS.md, "Results sheets").
+# Measured on the 2-core machine (BENCHMARKS.md, "The sheets").
 DEFAULT_JOBS = 12
 MEASURED_JOBS = 64  # the default when every sweep books by measured CPU: the budget is the bound
 DEFAULT_CPU_BUDGET = 1.5

@@ -80,9 +80,9 @@ def gbn_timeout(link: Link, window: int, timeout_s: float) -> float:
     Not modelled: when the queueing delay of a full window, W·(t_data + t_ack), is well
     above the timeout (5 ms: W >= 64 at 20 ms), packets time out while their ACKs wait
     in the queue and every timeout pushes a whole window more into it; measured
-    throughput then collapses far below this model (about 3x at 5 ms, W = 64).
-    Against the reference (1 MiB, 5% loss; BENCHMARKS.md) it is within about 25% below
-    that point; at W = 1 it is exactly stop-and-wait.
+    throughput then collapses far below this model.
+    Against the reference (1 MiB, 5% loss) it holds below that point (BENCHMARKS.md,
+    "The sheets"); at W = 1 it is exactly stop-and-wait.
     """
     _check_window(window)
     if timeout_s <= 0:

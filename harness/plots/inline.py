@@ -3,9 +3,8 @@
 The inline backend shows a Figure with `bbox_inches="tight"`: after a first drawing
 without rendering, it finds the bounding box of everything on the figure, then draws it
 again cropped. The kit's figures (`LaidOut`) keep every label inside their canvas by
-constrained layout, so they are shown at their own size, without that search: 11% of
-the instructions a whole transfer's time-sequence graph costs to show (BENCHMARKS.md, "A
-notebook's figures and nbgrader's schema check"), in every kernel and graded notebook.
+constrained layout, so they are shown at their own size, without that search and the
+instructions it costs (BENCHMARKS.md, "Notebooks"), in every kernel and graded notebook.
 Only the bounding box changes: the format, dpi and colours stay the inline backend's
 (what `%config InlineBackend` set), and a student's own figures are untouched.
 """

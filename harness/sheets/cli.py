@@ -43,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
                    help="transfers at once (default 12, or 40 where every run is booked by its measured CPU, "
-                        "as comn's; see BENCHMARKS.md, Results sheets)")
+                        "as comn's; see BENCHMARKS.md, The sheets)")
     p.add_argument("--cpu-budget", type=float, default=None, metavar="X",
                    help="most cores the transfers in flight are booked at (by their measured CPU, or by their "
                         "load where a sheet gives no CPU: a saturating one counts 1; default 1.5)")

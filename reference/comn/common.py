@@ -35,7 +35,7 @@ MAX_WINDOW = 1 << 14    # 16-bit sequence numbers; see PROTOCOL.md "Sequence num
 # Sender4's refinements (reference/core/sr.py): pace new packets, a window per round
 # trip, and send a packet that later ACKs show lost twice. Within the contract:
 # at most <WindowSize> packets in flight, each resent when <RetryTimeout> passes
-# without its ACK. Why: BENCHMARKS.md, "Reference COMN programs on the COMN sheet's cells".
+# without its ACK. Why: BENCHMARKS.md, "The references".
 # RDT_SR_REFINEMENTS=off gives the textbook SR instead: the grader's baseline, since a
 # student's Sender4 is asked for the textbook protocol, not for these refinements.
 SR_REFINEMENTS = {"pace": True, "repair_copies": 2}

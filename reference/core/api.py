@@ -32,8 +32,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 # Records are named tuples and plain classes, not dataclasses: importing dataclasses
-# (inspect, re, ...) was a third of every reference program's start, and a class
-# notebook's grading starts programs some 140 times (BENCHMARKS.md, 2026-11-27).
+# (inspect, re, ...) was much of every reference program's start, and a class
+# notebook's grading starts programs many times (BENCHMARKS.md, "Grading").
 
 
 class Data(namedtuple("Data", "seq payload eof path", defaults=(False, 0))):

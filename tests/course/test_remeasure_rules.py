@@ -192,7 +192,7 @@ def test_a_failure_the_kernel_says_the_machine_disturbed_is_graded_again_never_p
     """The kernel's word on its own runs (the engine's lag, the host's steal: handed in
     with its table) can only have a failed cell graded again: the grader's quiet runs
     cannot tell an honest figure the machine disturbed in the kernel from a wrong one
-    (BENCHMARKS.md: an honest jitter figure of 0.8 ms against 0.0-0.1 re-measured)."""
+    (BENCHMARKS.md, "Notebooks": stop-and-wait-crc's delay variation)."""
     monkeypatch.setattr(R, "_rerun", lambda lab_, sandbox, pending, reruns:
                         {i: _fresh(lab, 300.0, goodput=(60.0, 64.0) * reruns) for i in pending})
     # 20 KB/s against 37-99 accepted: what a kernel whose runs were late measures
@@ -254,10 +254,10 @@ def test_what_the_kernel_hands_in_is_read_as_numbers_or_not_at_all(lab, tmp_path
 
 def test_a_failure_disturbed_only_in_the_graders_runs_needs_only_the_remeasurement_again(lab, monkeypatch):
     """A disturbance can move a figure either way (the runs it hits meet other draws of
-    the link: BENCHMARKS.md, "A crowded kernel measured better than the link allows
-    quietly"). So the grader's late or crowded runs explain a report outside them either
-    way (the re-measurement again is enough), and so does the kernel's word or crowding
-    (its notebook runs again); a failure on quiet runs of a quiet kernel stands."""
+    the link: BENCHMARKS.md, "Notebooks"). So the grader's late or crowded runs explain
+    a report outside them either way (the re-measurement again is enough), and so does
+    the kernel's word or crowding (its notebook runs again); a failure on quiet runs of
+    a quiet kernel stands."""
     lags = iter([])
     monkeypatch.setattr(R, "_rerun", lambda lab_, sandbox, pending, reruns:
                         {i: _fresh(lab, next(lags), goodput=(60.0, 64.0) * reruns) for i in pending})

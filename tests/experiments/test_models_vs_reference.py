@@ -1,11 +1,11 @@
 """Each protocol model against the reference programs, through the real harness and
-engine: the model error must stay within what BENCHMARKS.md ("Results sheets")
+engine: the model error must stay within what BENCHMARKS.md ("The references")
 reports for these regimes. Fixed seeds, so the link makes the same decisions each time.
 
 The models assume no processing time, so every case is on the 25 ms link, where an
 exchange takes 51 ms: on a host that steals CPU time the programs lose a few ms an
 exchange, which at 5 ms (11 ms an exchange) costs stop-and-wait far more of its goodput
-than here (BENCHMARKS.md, 2026-11-26)."""
+than here (BENCHMARKS.md, "The references")."""
 from dataclasses import replace
 
 import pytest

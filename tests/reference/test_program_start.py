@@ -1,6 +1,6 @@
 """What a reference COMN program imports at its start. A class notebook's grading starts
-them ~140 times, so each start is a cost the grading rate pays: dataclasses, with
-inspect and re, was 25 CPU-ms of a 65 CPU-ms start (BENCHMARKS.md, 2026-11-27).
+them over a hundred times, so each start is a cost the grading rate pays: dataclasses,
+with inspect and re, was much of a start (BENCHMARKS.md, "Grading").
 """
 from __future__ import annotations
 
