@@ -82,7 +82,13 @@ pub fn parse(pkt: &[u8]) -> Option<Transport> {
     if hdr_len < 8 || start + hdr_len > end {
         return None;
     }
-    Some(Transport { proto, start, payload: start + hdr_len..end, seq, ipv6 })
+    Some(Transport {
+        proto,
+        start,
+        payload: start + hdr_len..end,
+        seq,
+        ipv6,
+    })
 }
 
 /// Sum of the pseudo-header for a transport segment of `len` bytes.
@@ -135,15 +141,36 @@ mod tests {
     fn udp4() -> Vec<u8> {
         let payload = b"hello";
         let total = 20 + 8 + payload.len();
-        let mut p = vec![0x45, 0, 0, total as u8, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+        let mut p = vec![
+            0x45,
+            0,
+            0,
+            total as u8,
+            0,
+            0,
+            0x40,
+            0,
+            64,
+            17,
+            0,
+            0,
+            10,
+            0,
+            0,
+            1,
+            10,
+            0,
+            0,
+            2,
+        ];
         let c = ipv4_header_checksum(&p);
         p[10..12].copy_from_slice(&c.to_be_bytes());
         p.extend_from_slice(&[0x03, 0xe8, 0x07, 0xd0, 0, 13, 0, 0]);
         p.extend_from_slice(payload);
         // Hand sum: pseudo (0a00+0001+0a00+0002+0011+000d) + udp (03e8+07d0+000d)
         // + "he" "ll" "o\0" = 0x6865+0x6c6c+0x6f00.
-        let words: u64 = 0x0a00 + 0x0001 + 0x0a00 + 0x0002 + 0x0011 + 0x000d
-            + 0x03e8 + 0x07d0 + 0x000d + 0x6865 + 0x6c6c + 0x6f00;
+        let words: u64 =
+            0x0a00 + 0x0001 + 0x0a00 + 0x0002 + 0x0011 + 0x000d + 0x03e8 + 0x07d0 + 0x000d + 0x6865 + 0x6c6c + 0x6f00;
         let c = finish(words);
         p[26..28].copy_from_slice(&c.to_be_bytes());
         p
@@ -152,7 +179,10 @@ mod tests {
     #[test]
     fn internet_checksum_of_rfc1071_example() {
         // RFC 1071 section 3: words 0001 f203 f4f5 f6f7 sum to ddf2 (folded).
-        assert_eq!(finish(sum16(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7], 0)), !0xddf2);
+        assert_eq!(
+            finish(sum16(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7], 0)),
+            !0xddf2
+        );
     }
 
     #[test]

@@ -124,7 +124,14 @@ fn finish_path(
         }
         None => forward.clone(),
     };
-    Ok(PathConfig { name, forward, reverse, shared_queue, endpoint, tun_corruption: TunCorruption::Repair })
+    Ok(PathConfig {
+        name,
+        forward,
+        reverse,
+        shared_queue,
+        endpoint,
+        tun_corruption: TunCorruption::Repair,
+    })
 }
 
 /// Parse `HOST:PORT` (IPv6 as `[::1]:5000`); names are resolved once, here.
@@ -163,7 +170,9 @@ pub fn from_udp_args(args: &[String]) -> Result<Config, ConfigError> {
             "--reverse" => reverse = Some(value()?),
             "--seed" => {
                 let v = value()?;
-                seed = v.parse().map_err(|_| ConfigError(format!("--seed: {v:?} is not a non-negative integer")))?;
+                seed = v
+                    .parse()
+                    .map_err(|_| ConfigError(format!("--seed: {v:?} is not a non-negative integer")))?;
             }
             "--stats" => stats = Some(PathBuf::from(value()?)),
             "--pcap" => pcap = Some(PathBuf::from(value()?)),
@@ -183,7 +192,16 @@ pub fn from_udp_args(args: &[String]) -> Result<Config, ConfigError> {
         Endpoint::Udp { listen, to },
         "",
     )?;
-    Ok(Config { mode: Mode::Udp, seed, stats, pcap, trace, control, paths: vec![path], schedule: vec![] })
+    Ok(Config {
+        mode: Mode::Udp,
+        seed,
+        stats,
+        pcap,
+        trace,
+        control,
+        paths: vec![path],
+        schedule: vec![],
+    })
 }
 
 /// Reads typed fields out of a JSON object, naming `ctx` and the key in errors, and
@@ -198,7 +216,11 @@ impl<'a> Fields<'a> {
     fn new(v: &'a Value, ctx: impl Into<String>) -> Result<Self, ConfigError> {
         let ctx = ctx.into();
         match v.as_object() {
-            Some(obj) => Ok(Fields { obj, ctx, known: vec![] }),
+            Some(obj) => Ok(Fields {
+                obj,
+                ctx,
+                known: vec![],
+            }),
             None => err(format!("{ctx}: expected a JSON object, got {v}")),
         }
     }
@@ -229,7 +251,10 @@ impl<'a> Fields<'a> {
             None => Ok(None),
             Some(v) => match v.as_u64() {
                 Some(n) => Ok(Some(n)),
-                None => err(format!("{}: \"{key}\" must be a non-negative integer, got {v}", self.ctx)),
+                None => err(format!(
+                    "{}: \"{key}\" must be a non-negative integer, got {v}",
+                    self.ctx
+                )),
             },
         }
     }
@@ -242,7 +267,11 @@ impl<'a> Fields<'a> {
     fn no_unknown(&self, allowed_extra: &[&str]) -> Result<(), ConfigError> {
         for k in self.obj.keys() {
             if !self.known.contains(&k.as_str()) && !allowed_extra.contains(&k.as_str()) {
-                return err(format!("{}: unknown key \"{k}\"; expected one of {}", self.ctx, self.known.join(", ")));
+                return err(format!(
+                    "{}: unknown key \"{k}\"; expected one of {}",
+                    self.ctx,
+                    self.known.join(", ")
+                ));
             }
         }
         Ok(())
@@ -254,12 +283,18 @@ fn tun_side(v: Option<&Value>, ctx: &str) -> Result<TunSide, ConfigError> {
     let mut f = Fields::new(v, ctx)?;
     let netns = f.string("netns")?.map(|n| {
         // A bare name means the iproute2 location.
-        if n.contains('/') { PathBuf::from(n) } else { PathBuf::from("/run/netns").join(n) }
+        if n.contains('/') {
+            PathBuf::from(n)
+        } else {
+            PathBuf::from("/run/netns").join(n)
+        }
     });
     let ifname = f.string("ifname")?;
     let ifname = f.required("ifname", ifname)?;
     if ifname.is_empty() || ifname.len() > 15 || ifname.contains(['/', ' ']) {
-        return err(format!("{ctx}: ifname {ifname:?} must be 1-15 characters without '/' or spaces"));
+        return err(format!(
+            "{ctx}: ifname {ifname:?} must be 1-15 characters without '/' or spaces"
+        ));
     }
     f.no_unknown(&[])?;
     Ok(TunSide { netns, ifname })
@@ -323,9 +358,16 @@ pub fn from_json(text: &str) -> Result<Config, ConfigError> {
         return err("config: \"paths\" must be a non-empty list of paths");
     };
     if pv.is_empty() || pv.len() > MAX_PATHS {
-        return err(format!("config: \"paths\" must hold 1 to {MAX_PATHS} paths, got {}", pv.len()));
+        return err(format!(
+            "config: \"paths\" must hold 1 to {MAX_PATHS} paths, got {}",
+            pv.len()
+        ));
     }
-    let paths = pv.iter().enumerate().map(|(i, p)| path_from_json(p, i, mode)).collect::<Result<Vec<_>, _>>()?;
+    let paths = pv
+        .iter()
+        .enumerate()
+        .map(|(i, p)| path_from_json(p, i, mode))
+        .collect::<Result<Vec<_>, _>>()?;
     for (i, p) in paths.iter().enumerate() {
         if paths[..i].iter().any(|q| q.name == p.name) {
             return err(format!("config: two paths are named {:?}", p.name));
@@ -340,20 +382,34 @@ pub fn from_json(text: &str) -> Result<Config, ConfigError> {
                 let ctx = format!("schedule[{i}]");
                 let at_ms = match item.get("at_ms").and_then(Value::as_u64) {
                     Some(t) => t,
-                    None => return err(format!("{ctx}: \"at_ms\" (milliseconds from the first packet) is required")),
+                    None => {
+                        return err(format!(
+                            "{ctx}: \"at_ms\" (milliseconds from the first packet) is required"
+                        ))
+                    }
                 };
                 let cmd = Command::from_json(item, &["at_ms"]).map_err(|e| ConfigError(format!("{ctx}: {e}")))?;
                 if matches!(cmd, Command::Stats) {
                     return err(format!("{ctx}: only down, up and change can be scheduled"));
                 }
-                cmd.check_paths(&paths).map_err(|e| ConfigError(format!("{ctx}: {e}")))?;
+                cmd.check_paths(&paths)
+                    .map_err(|e| ConfigError(format!("{ctx}: {e}")))?;
                 schedule.push(Scheduled { at_ms, cmd });
             }
         }
         Some(v) => return err(format!("config: \"schedule\" must be a list, got {v}")),
     }
     schedule.sort_by_key(|s| s.at_ms); // stable: equal times keep file order
-    Ok(Config { mode, seed, stats, pcap, trace, control, paths, schedule })
+    Ok(Config {
+        mode,
+        seed,
+        stats,
+        pcap,
+        trace,
+        control,
+        paths,
+        schedule,
+    })
 }
 
 #[cfg(test)]
@@ -388,7 +444,15 @@ mod tests {
         assert!(e.0.contains("--listen and --to are required"), "{e}");
         let e = from_udp_args(&args(&["--listen", "127.0.0.1:0", "--to", "127.0.0.1:1", "--bogus"])).unwrap_err();
         assert!(e.0.contains("\"--bogus\""), "{e}");
-        let e = from_udp_args(&args(&["--listen", "127.0.0.1:0", "--to", "127.0.0.1:1", "--seed", "-3"])).unwrap_err();
+        let e = from_udp_args(&args(&[
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "127.0.0.1:1",
+            "--seed",
+            "-3",
+        ]))
+        .unwrap_err();
         assert!(e.0.starts_with("--seed"), "{e}");
         let e = from_udp_args(&args(&["--listen", "127.0.0.1:0", "--to"])).unwrap_err();
         assert!(e.0.starts_with("--to needs a value"), "{e}");
@@ -397,7 +461,15 @@ mod tests {
 
     #[test]
     fn shared_queue_needs_equal_specs() {
-        let base = ["--listen", "127.0.0.1:0", "--to", "127.0.0.1:1", "--shared-queue", "--forward", "loss 5%"];
+        let base = [
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "127.0.0.1:1",
+            "--shared-queue",
+            "--forward",
+            "loss 5%",
+        ];
         assert!(from_udp_args(&args(&base)).is_ok());
         let mut same = base.to_vec();
         same.extend(["--reverse", "loss  5%"]);
@@ -445,7 +517,10 @@ mod tests {
         )
         .unwrap();
         let rules: Vec<_> = c.paths.iter().map(|p| p.tun_corruption).collect();
-        assert_eq!(rules, [TunCorruption::Repair, TunCorruption::Netem, TunCorruption::Repair]);
+        assert_eq!(
+            rules,
+            [TunCorruption::Repair, TunCorruption::Netem, TunCorruption::Repair]
+        );
         let c = from_udp_args(&args(&["--listen", "127.0.0.1:0", "--to", "127.0.0.1:1"])).unwrap();
         assert_eq!(c.paths[0].tun_corruption, TunCorruption::Repair);
     }
@@ -461,14 +536,38 @@ mod tests {
             (r#"{"paths":[{"listen":"127.0.0.1:0"}]}"#, "\"to\" is required"),
             (r#"{"paths":[{"listen":"127.0.0.1:0","to":"x"}]}"#, "to: \"x\""),
             (r#"{"seed":-1,"paths":[]}"#, "\"seed\""),
-            (r#"{"mode":"tun","paths":[{"tun_a":{"ifname":"a"}}]}"#, "tun_b is required"),
-            (r#"{"mode":"tun","paths":[{"tun_a":{"ifname":"waytoolongname01"},"tun_b":{"ifname":"b"}}]}"#, "1-15"),
-            (r#"{"paths":[{"name":"x","listen":"127.0.0.1:0","to":"127.0.0.1:1"},{"name":"x","listen":"127.0.0.1:0","to":"127.0.0.1:1"}]}"#, "two paths"),
-            (r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1"}],"schedule":[{"at_ms":1,"cmd":"down","path":"zz"}]}"#, "\"zz\""),
-            (r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1"}],"schedule":[{"cmd":"down","path":"p0"}]}"#, "at_ms"),
-            (r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1"}],"schedule":[{"at_ms":1,"cmd":"explode"}]}"#, "explode"),
-            (r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1","tun_corruption":"netem"}]}"#, "is for tun mode"),
-            (r#"{"mode":"tun","paths":[{"tun_a":{"ifname":"a"},"tun_b":{"ifname":"b"},"tun_corruption":"drop"}]}"#, "\"repair\" or \"netem\""),
+            (
+                r#"{"mode":"tun","paths":[{"tun_a":{"ifname":"a"}}]}"#,
+                "tun_b is required",
+            ),
+            (
+                r#"{"mode":"tun","paths":[{"tun_a":{"ifname":"waytoolongname01"},"tun_b":{"ifname":"b"}}]}"#,
+                "1-15",
+            ),
+            (
+                r#"{"paths":[{"name":"x","listen":"127.0.0.1:0","to":"127.0.0.1:1"},{"name":"x","listen":"127.0.0.1:0","to":"127.0.0.1:1"}]}"#,
+                "two paths",
+            ),
+            (
+                r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1"}],"schedule":[{"at_ms":1,"cmd":"down","path":"zz"}]}"#,
+                "\"zz\"",
+            ),
+            (
+                r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1"}],"schedule":[{"cmd":"down","path":"p0"}]}"#,
+                "at_ms",
+            ),
+            (
+                r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1"}],"schedule":[{"at_ms":1,"cmd":"explode"}]}"#,
+                "explode",
+            ),
+            (
+                r#"{"paths":[{"listen":"127.0.0.1:0","to":"127.0.0.1:1","tun_corruption":"netem"}]}"#,
+                "is for tun mode",
+            ),
+            (
+                r#"{"mode":"tun","paths":[{"tun_a":{"ifname":"a"},"tun_b":{"ifname":"b"},"tun_corruption":"drop"}]}"#,
+                "\"repair\" or \"netem\"",
+            ),
         ];
         for (text, want) in cases {
             let e = from_json(text).unwrap_err().0;

@@ -22,16 +22,26 @@ pub enum Direction {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Stats,
-    Change { path: String, direction: Direction, spec: String },
-    Down { path: String },
-    Up { path: String },
+    Change {
+        path: String,
+        direction: Direction,
+        spec: String,
+    },
+    Down {
+        path: String,
+    },
+    Up {
+        path: String,
+    },
 }
 
 impl Command {
     /// Parse `{"cmd": ...}`; keys in `extra` (e.g. a schedule's "at_ms") are allowed.
     /// Errors are one line.
     pub fn from_json(v: &Value, extra: &[&str]) -> Result<Command, String> {
-        let obj = v.as_object().ok_or_else(|| format!("expected a JSON object, got {v}"))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| format!("expected a JSON object, got {v}"))?;
         let text = |k: &str| -> Result<String, String> {
             match obj.get(k) {
                 Some(Value::String(s)) => Ok(s.clone()),
@@ -51,15 +61,26 @@ impl Command {
                         Some("forward") => Direction::Forward,
                         Some("reverse") => Direction::Reverse,
                         Some("both") => Direction::Both,
-                        _ => return Err(format!("\"direction\" must be \"forward\", \"reverse\" or \"both\", got {d}")),
+                        _ => {
+                            return Err(format!(
+                                "\"direction\" must be \"forward\", \"reverse\" or \"both\", got {d}"
+                            ))
+                        }
                     },
                 };
-                let c = Command::Change { path: text("path")?, direction, spec: text("spec")? };
+                let c = Command::Change {
+                    path: text("path")?,
+                    direction,
+                    spec: text("spec")?,
+                };
                 (c, &["cmd", "path", "direction", "spec"])
             }
             other => return Err(format!("unknown cmd {other:?}; expected stats, change, down or up")),
         };
-        if let Some(k) = obj.keys().find(|k| !keys.contains(&k.as_str()) && !extra.contains(&k.as_str())) {
+        if let Some(k) = obj
+            .keys()
+            .find(|k| !keys.contains(&k.as_str()) && !extra.contains(&k.as_str()))
+        {
             return Err(format!("unexpected key \"{k}\" for cmd {cmd:?}"));
         }
         Ok(command)
@@ -83,7 +104,9 @@ impl Command {
         if let Command::Change { direction, spec, .. } = self {
             crate::spec::NetemSpec::parse(spec).map_err(|e| format!("spec: {e}"))?;
             if p.shared_queue && *direction != Direction::Both {
-                return Err(format!("path {name:?} has a shared queue: change it with direction \"both\""));
+                return Err(format!(
+                    "path {name:?} has a shared queue: change it with direction \"both\""
+                ));
             }
         }
         Ok(())
@@ -115,12 +138,19 @@ pub enum Input {
 impl ControlServer {
     pub fn bind(path: &Path) -> Result<ControlServer, String> {
         if path.exists() {
-            return Err(format!("control socket {}: path exists; remove it or choose another", path.display()));
+            return Err(format!(
+                "control socket {}: path exists; remove it or choose another",
+                path.display()
+            ));
         }
-        let listener =
-            UnixListener::bind(path).map_err(|e| format!("control socket {}: {e}", path.display()))?;
+        let listener = UnixListener::bind(path).map_err(|e| format!("control socket {}: {e}", path.display()))?;
         listener.set_nonblocking(true).map_err(|e| e.to_string())?;
-        Ok(ControlServer { listener, path: path.to_owned(), conns: HashMap::new(), next_id: 0 })
+        Ok(ControlServer {
+            listener,
+            path: path.to_owned(),
+            conns: HashMap::new(),
+            next_id: 0,
+        })
     }
 
     pub fn listener_fd(&self) -> i32 {
@@ -145,7 +175,9 @@ impl ControlServer {
     /// (EOF, error, or an over-long line).
     pub fn read(&mut self, id: u64) -> Vec<Input> {
         let mut out = vec![];
-        let Some(conn) = self.conns.get_mut(&id) else { return out };
+        let Some(conn) = self.conns.get_mut(&id) else {
+            return out;
+        };
         let mut chunk = [0u8; 4096];
         let mut closed = false;
         loop {
@@ -218,12 +250,21 @@ mod tests {
     fn parses_each_command() {
         let p = |s: &str| Command::from_json(&serde_json::from_str(s).unwrap(), &[]);
         assert_eq!(p(r#"{"cmd":"stats"}"#), Ok(Command::Stats));
-        assert_eq!(p(r#"{"cmd":"down","path":"p0"}"#), Ok(Command::Down { path: "p0".into() }));
+        assert_eq!(
+            p(r#"{"cmd":"down","path":"p0"}"#),
+            Ok(Command::Down { path: "p0".into() })
+        );
         assert_eq!(
             p(r#"{"cmd":"change","path":"p0","spec":"loss 1%"}"#),
-            Ok(Command::Change { path: "p0".into(), direction: Direction::Both, spec: "loss 1%".into() })
+            Ok(Command::Change {
+                path: "p0".into(),
+                direction: Direction::Both,
+                spec: "loss 1%".into()
+            })
         );
-        assert!(p(r#"{"cmd":"change","path":"p0","spec":"x","direction":"up"}"#).unwrap_err().contains("direction"));
+        assert!(p(r#"{"cmd":"change","path":"p0","spec":"x","direction":"up"}"#)
+            .unwrap_err()
+            .contains("direction"));
         assert!(p(r#"{"cmd":"down"}"#).unwrap_err().contains("\"path\" is required"));
         assert!(p(r#"{"cmd":"stats","x":1}"#).unwrap_err().contains("\"x\""));
         assert!(p(r#"{"cmd":7}"#).unwrap_err().contains("\"cmd\" must be a string"));

@@ -117,8 +117,7 @@ pub fn erfc(x: f64) -> f64 {
                         + t * (-0.186_288_06
                             + t * (0.278_868_07
                                 + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+                                    + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
             .exp();
     if x >= 0.0 {
         r
@@ -133,27 +132,19 @@ mod tests {
 
     #[test]
     fn tables_are_sorted_and_centred() {
-        for d in [
-            Distribution::Normal,
-            Distribution::Pareto,
-            Distribution::ParetoNormal,
-        ] {
+        for d in [Distribution::Normal, Distribution::Pareto, Distribution::ParetoNormal] {
             let t = table(d).unwrap();
             assert!(t.windows(2).all(|w| w[0] <= w[1]), "{d:?} not sorted");
             let mean: f64 = t.iter().map(|&v| v as f64).sum::<f64>() / TABLE_SIZE as f64;
             // Mean of each is ~0 in table units (pareto is centred on its mean, minus the cap).
-            assert!(
-                mean.abs() < 0.05 * NETEM_DIST_SCALE as f64,
-                "{d:?} mean {mean}"
-            );
+            assert!(mean.abs() < 0.05 * NETEM_DIST_SCALE as f64, "{d:?} mean {mean}");
         }
     }
 
     #[test]
     fn normal_table_has_unit_sigma() {
         let t = table(Distribution::Normal).unwrap();
-        let var: f64 =
-            t.iter().map(|&v| (v as f64 / 8192.0).powi(2)).sum::<f64>() / TABLE_SIZE as f64;
+        let var: f64 = t.iter().map(|&v| (v as f64 / 8192.0).powi(2)).sum::<f64>() / TABLE_SIZE as f64;
         assert!((var.sqrt() - 1.0).abs() < 0.01, "sigma {}", var.sqrt());
         // Median entry is the median: Φ^-1(0.5) = 0.
         assert!(t[TABLE_SIZE / 2].abs() <= 8);
@@ -172,10 +163,7 @@ mod tests {
         let t = table(Distribution::Normal).unwrap();
         // rnd picks entry rnd % 4096; σ = 8192 ns gives back the entry itself.
         let idx = 3000u32;
-        assert_eq!(
-            tabledist(100_000, 8192, idx, Some(t)),
-            100_000 + t[idx as usize] as i64
-        );
+        assert_eq!(tabledist(100_000, 8192, idx, Some(t)), 100_000 + t[idx as usize] as i64);
         assert_eq!(tabledist(5, 0, 123, Some(t)), 5);
         // Uniform: μ - σ + rnd mod 2σ.
         assert_eq!(tabledist(1000, 10, 25, None), 1000 - 10 + 5);

@@ -33,14 +33,17 @@ const READ_BATCH: usize = 32;
 /// Payload hashes remembered per direction for `repeats`.
 const SEEN_CAPACITY: usize = 1 << 17;
 /// Final spin: the timer is armed this long before a deadline and the rest is spun,
-/// absorbing part of the ~15 µs a sleeping thread takes to wake here. Measured
-/// (BENCHMARKS.md): 10 µs cuts the delay error p50 from ~38 to ~27 µs at no visible
-/// CPU cost (100 Mbit/s: 31% of a core either way), while 25 µs costs 47%.
+/// absorbing part of the time a sleeping thread takes to wake. 10 µs cuts the delay
+/// error's median at no visible CPU cost, where 25 µs costs a good part of a core at
+/// 100 Mbit/s (BENCHMARKS.md, "The engine").
 /// Nothing due that soon → no spin: an idle link sleeps. LINKEMU_SPIN_US overrides it.
 const DEFAULT_SPIN_NS: u64 = 10_000;
 
 fn spin_ns_from_env() -> u64 {
-    std::env::var("LINKEMU_SPIN_US").ok().and_then(|v| v.parse::<u64>().ok()).map_or(DEFAULT_SPIN_NS, |us| us * 1000)
+    std::env::var("LINKEMU_SPIN_US")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(DEFAULT_SPIN_NS, |us| us * 1000)
 }
 
 /// Read buffer: the largest UDP payload or IP packet.
@@ -98,7 +101,11 @@ struct PathRt {
 
 impl PathRt {
     fn link_of(&self, dir: usize) -> usize {
-        if self.shared { 0 } else { dir }
+        if self.shared {
+            0
+        } else {
+            dir
+        }
     }
 }
 
@@ -151,7 +158,9 @@ impl Engine {
         let timer = Timer::new().map_err(os("timerfd"))?;
         let signals = Signals::new().map_err(os("signalfd"))?;
         epoll.add(timer.raw_fd(), token(K_TIMER, 0, 0)).map_err(os("epoll"))?;
-        epoll.add(signals.raw_fd(), token(K_SIGNAL, 0, 0)).map_err(os("epoll"))?;
+        epoll
+            .add(signals.raw_fd(), token(K_SIGNAL, 0, 0))
+            .map_err(os("epoll"))?;
 
         let mut paths = vec![];
         for (i, pc) in cfg.paths.iter().enumerate() {
@@ -168,27 +177,40 @@ impl Engine {
         let control = match &cfg.control {
             Some(p) => {
                 let c = ControlServer::bind(p)?;
-                epoll.add(c.listener_fd(), token(K_CONTROL, 0, 0)).map_err(os("epoll"))?;
+                epoll
+                    .add(c.listener_fd(), token(K_CONTROL, 0, 0))
+                    .map_err(os("epoll"))?;
                 Some(c)
             }
             None => None,
         };
         if let Some(p) = &cfg.stats {
             // Found out now, not at exit when the run's counters would be lost.
-            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
             if !dir.is_dir() {
-                return Err(format!("stats file {}: directory {} does not exist", p.display(), dir.display()));
+                return Err(format!(
+                    "stats file {}: directory {} does not exist",
+                    p.display(),
+                    dir.display()
+                ));
             }
         }
         let pcap = match &cfg.pcap {
-            Some(p) => Some(Pcap::create(p, pcap::DEFAULT_MAX_BYTES).map_err(|e| format!("pcap {}: {e}", p.display()))?),
+            Some(p) => {
+                Some(Pcap::create(p, pcap::DEFAULT_MAX_BYTES).map_err(|e| format!("pcap {}: {e}", p.display()))?)
+            }
             None => None,
         };
         let trace = match &cfg.trace {
             Some(t) => {
                 let names: Vec<String> = cfg.paths.iter().map(|p| p.name.clone()).collect();
-                Some(Trace::create(t, trace::DEFAULT_MAX_BYTES, cfg.mode.name(), cfg.seed, &names)
-                    .map_err(|e| format!("trace {}: {e}", t.display()))?)
+                Some(
+                    Trace::create(t, trace::DEFAULT_MAX_BYTES, cfg.mode.name(), cfg.seed, &names)
+                        .map_err(|e| format!("trace {}: {e}", t.display()))?,
+                )
             }
             None => None,
         };
@@ -219,7 +241,13 @@ impl Engine {
             Endpoint::Udp { listen, to } => {
                 let io = UdpIo::open(*listen, *to).map_err(|e| ctx(format!("listen {listen}: {e}")))?;
                 // The rate counts what netem on lo counts: payload + UDP + IP + Ethernet.
-                let oh = |a: &std::net::SocketAddr| if a.is_ipv6() { WIRE_OVERHEAD_UDP6 } else { WIRE_OVERHEAD_UDP4 };
+                let oh = |a: &std::net::SocketAddr| {
+                    if a.is_ipv6() {
+                        WIRE_OVERHEAD_UDP6
+                    } else {
+                        WIRE_OVERHEAD_UDP4
+                    }
+                };
                 (PathIo::Udp(io), [oh(to), oh(listen)])
             }
             Endpoint::Tun { a, b } => (PathIo::Tun(TunIo::open(a, b).map_err(ctx)?), [WIRE_OVERHEAD_IP; 2]),
@@ -286,7 +314,8 @@ impl Engine {
                 }
                 self.release_due(sys::now_ns());
             }
-            self.timer.arm(self.next_deadline().map(|d| d.saturating_sub(self.spin_ns)));
+            self.timer
+                .arm(self.next_deadline().map(|d| d.saturating_sub(self.spin_ns)));
         }
         self.write_stats_file()?;
         if let Some(p) = &mut self.pcap {
@@ -354,7 +383,17 @@ impl Engine {
             }
             let id = self.next_id;
             self.next_id = self.next_id.wrapping_add(1);
-            ingress(self.mode, p, path, dir, endpoint, data.to_vec(), now, id, &mut self.trace);
+            ingress(
+                self.mode,
+                p,
+                path,
+                dir,
+                endpoint,
+                data.to_vec(),
+                now,
+                id,
+                &mut self.trace,
+            );
         }
     }
 
@@ -368,7 +407,17 @@ impl Engine {
                     self.first_packet_ns.get_or_insert(now);
                     let id = self.next_id;
                     self.next_id = self.next_id.wrapping_add(1);
-                    ingress(self.mode, p, path, dir, 0, self.buf[..len].to_vec(), now, id, &mut self.trace);
+                    ingress(
+                        self.mode,
+                        p,
+                        path,
+                        dir,
+                        0,
+                        self.buf[..len].to_vec(),
+                        now,
+                        id,
+                        &mut self.trace,
+                    );
                 }
                 Ok(None) => return,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -402,9 +451,22 @@ impl Engine {
         for (p, path) in self.paths.iter_mut().enumerate() {
             for li in 0..path.links.len() {
                 while let Some(dep) = path.links[li].dequeue(now) {
-                    let out = Outputs { pcap: &mut self.pcap, trace: &mut self.trace, path: p };
+                    let out = Outputs {
+                        pcap: &mut self.pcap,
+                        trace: &mut self.trace,
+                        path: p,
+                    };
                     let seen = &mut path.delivered_seen;
-                    deliver(mode, &path.io, path.up, path.tun_corruption, &mut path.stats, seen, out, dep);
+                    deliver(
+                        mode,
+                        &path.io,
+                        path.up,
+                        path.tun_corruption,
+                        &mut path.stats,
+                        seen,
+                        out,
+                        dep,
+                    );
                 }
             }
         }
@@ -420,7 +482,11 @@ impl Engine {
     }
 
     fn next_deadline(&self) -> Option<u64> {
-        let links = self.paths.iter().flat_map(|p| p.links.iter()).filter_map(|l| l.next_due());
+        let links = self
+            .paths
+            .iter()
+            .flat_map(|p| p.links.iter())
+            .filter_map(|l| l.next_due());
         let scheduled = self
             .first_packet_ns
             .and_then(|t0| self.schedule.get(self.next_scheduled).map(|s| t0 + s.at_ms * 1_000_000));
@@ -476,7 +542,9 @@ impl Engine {
             Command::Change { direction, spec, .. } => {
                 let parsed = parse_spec(spec)?;
                 if path.shared && *direction != Direction::Both {
-                    return Err(format!("path {name:?} has a shared queue: change it with direction \"both\""));
+                    return Err(format!(
+                        "path {name:?} has a shared queue: change it with direction \"both\""
+                    ));
                 }
                 let dirs: &[usize] = match direction {
                     Direction::Forward => &[FORWARD],
@@ -531,8 +599,17 @@ impl Engine {
 
 /// A packet entered path `p` in direction `dir`: count it, trace it and hand it to the link.
 #[allow(clippy::too_many_arguments)]
-fn ingress(mode: Mode, p: usize, path: &mut PathRt, dir: usize, endpoint: usize, data: Vec<u8>, now: u64, id: u32,
-           trace: &mut Option<Trace>) {
+fn ingress(
+    mode: Mode,
+    p: usize,
+    path: &mut PathRt,
+    dir: usize,
+    endpoint: usize,
+    data: Vec<u8>,
+    now: u64,
+    id: u32,
+    trace: &mut Option<Trace>,
+) {
     let li = path.link_of(dir);
     let st = &mut path.stats[dir];
     st.arrived(now, data.len());
@@ -558,7 +635,9 @@ fn ingress(mode: Mode, p: usize, path: &mut PathRt, dir: usize, endpoint: usize,
         st.repeats += 1;
     }
     // The head is taken before the link may flip a bit in it.
-    let head = trace.as_ref().map(|_| data[shown.start..shown.end.min(shown.start + trace::HEAD_BYTES)].to_vec());
+    let head = trace
+        .as_ref()
+        .map(|_| data[shown.start..shown.end.min(shown.start + trace::HEAD_BYTES)].to_vec());
     let len = data.len();
     let link = &mut path.links[li];
     let verdict = if dir == REVERSE {
@@ -613,8 +692,16 @@ struct Outputs<'a> {
 /// Hand a departing packet to its destination and count it. `delivered_seen` tells a
 /// payload's first intact delivery (fresh: it brought something new) from a repeat's.
 #[allow(clippy::too_many_arguments)]
-fn deliver(mode: Mode, io: &PathIo, up: bool, rule: TunCorruption, stats: &mut [DirStats; 2],
-           delivered_seen: &mut [SeenPayloads; 2], out: Outputs, mut dep: Departure) {
+fn deliver(
+    mode: Mode,
+    io: &PathIo,
+    up: bool,
+    rule: TunCorruption,
+    stats: &mut [DirStats; 2],
+    delivered_seen: &mut [SeenPayloads; 2],
+    out: Outputs,
+    mut dep: Departure,
+) {
     let (id, endpoint, dir) = untag(dep.tag);
     let st = &mut stats[dir];
     let (duplicate, corrupted) = (dep.duplicate, dep.corrupted);
@@ -633,7 +720,11 @@ fn deliver(mode: Mode, io: &PathIo, up: bool, rule: TunCorruption, stats: &mut [
     let now = sys::now_ns();
     let sent = match io {
         PathIo::Udp(u) => {
-            if dir == FORWARD { u.send_forward(endpoint, &dep.data) } else { u.send_reverse(endpoint, &dep.data) }
+            if dir == FORWARD {
+                u.send_forward(endpoint, &dep.data)
+            } else {
+                u.send_reverse(endpoint, &dep.data)
+            }
         }
         PathIo::Tun(t) => {
             if dep.corrupted && rule == TunCorruption::Repair {
@@ -653,7 +744,8 @@ fn deliver(mode: Mode, io: &PathIo, up: bool, rule: TunCorruption, stats: &mut [
     // brings nothing; a transport packet without payload (no key) counts as fresh.
     if mode == Mode::Udp || !tun::is_icmp(&dep.data) {
         st.last_transport_out_ns = Some(now);
-        if !corrupted && !repeat_key(mode, endpoint, &dep.data).is_some_and(|k| delivered_seen[dir].check_and_insert(k)) {
+        if !corrupted && !repeat_key(mode, endpoint, &dep.data).is_some_and(|k| delivered_seen[dir].check_and_insert(k))
+        {
             st.last_fresh_out_ns = Some(now);
             st.repeats_to_last_fresh = st.repeats;
         }
@@ -663,7 +755,11 @@ fn deliver(mode: Mode, io: &PathIo, up: bool, rule: TunCorruption, stats: &mut [
         match (mode, io) {
             (Mode::Udp, PathIo::Udp(u)) => {
                 let (client, target) = (u.client_addr(endpoint), u.target());
-                let (src, dst) = if dir == FORWARD { (client, target) } else { (target, client) };
+                let (src, dst) = if dir == FORWARD {
+                    (client, target)
+                } else {
+                    (target, client)
+                };
                 pc.packet(wall, &pcap::synth_udp(src, dst, &dep.data));
             }
             _ => pc.packet(wall, &dep.data),
@@ -677,14 +773,24 @@ mod tests {
 
     #[test]
     fn tokens_round_trip() {
-        for (k, p, i) in [(K_TIMER, 0, 0), (K_TUN, 63, 1), (K_CONTROL_CONN, 0, 1 << 39), (K_UDP_UPSTREAM, 65535, 63)] {
+        for (k, p, i) in [
+            (K_TIMER, 0, 0),
+            (K_TUN, 63, 1),
+            (K_CONTROL_CONN, 0, 1 << 39),
+            (K_UDP_UPSTREAM, 65535, 63),
+        ] {
             assert_eq!(untoken(token(k, p, i)), (k, p, i));
         }
     }
 
     #[test]
     fn link_seeds_differ_per_path_and_direction_and_repeat() {
-        let s = [link_seed(1, 0, 0), link_seed(1, 0, 1), link_seed(1, 1, 0), link_seed(2, 0, 0)];
+        let s = [
+            link_seed(1, 0, 0),
+            link_seed(1, 0, 1),
+            link_seed(1, 1, 0),
+            link_seed(2, 0, 0),
+        ];
         for i in 0..s.len() {
             for j in 0..i {
                 assert_ne!(s[i], s[j]);

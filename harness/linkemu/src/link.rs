@@ -34,7 +34,7 @@
 //!   line and rate, but each direction draws from a generator of its own (netem has one
 //!   per qdisc): the k-th packet each way meets the same draws however the data and ACKs
 //!   interleave, so a host that holds a program up does not reshuffle which of them the
-//!   losses hit (BENCHMARKS.md, "Shared queue, a generator per direction").
+//!   losses hit (BENCHMARKS.md, "The engine").
 
 use crate::dist::{self, Table};
 use crate::loss::Loss;
@@ -240,13 +240,7 @@ impl Link {
 
     /// A packet arrives at `now`. `corrupt_range`: the bytes eligible for the one-bit
     /// flip (clipped to the packet). `tag` is opaque and comes back with the packet.
-    pub fn enqueue(
-        &mut self,
-        now: u64,
-        data: Vec<u8>,
-        corrupt_range: Range<usize>,
-        tag: u32,
-    ) -> Verdict {
+    pub fn enqueue(&mut self, now: u64, data: Vec<u8>, corrupt_range: Range<usize>, tag: u32) -> Verdict {
         let verdict = self.admit(now, data, &corrupt_range, tag);
         self.refresh_slot(now);
         verdict
@@ -254,13 +248,7 @@ impl Link {
 
     /// `enqueue` for a shared queue's reverse direction: the same queue, that
     /// direction's own draws (the same as `enqueue` on a link that is not shared).
-    pub fn enqueue_reverse(
-        &mut self,
-        now: u64,
-        data: Vec<u8>,
-        corrupt_range: Range<usize>,
-        tag: u32,
-    ) -> Verdict {
+    pub fn enqueue_reverse(&mut self, now: u64, data: Vec<u8>, corrupt_range: Range<usize>, tag: u32) -> Verdict {
         let Some(mut draws) = self.reverse.take() else {
             return self.enqueue(now, data, corrupt_range, tag);
         };
@@ -351,13 +339,7 @@ impl Link {
                 jitter_ns,
             } => {
                 let jitter = jitter_ns.min(MAX_JITTER_NS) as i64;
-                dist::tabledist(
-                    delay_ns as i64,
-                    jitter,
-                    self.rng.next_u32(),
-                    dist::table(distribution),
-                )
-                .max(0) as u64
+                dist::tabledist(delay_ns as i64, jitter, self.rng.next_u32(), dist::table(distribution)).max(0) as u64
             }
         };
         self.slot = Some(SlotState {
@@ -368,16 +350,9 @@ impl Link {
     }
 
     /// One pass of netem_enqueue; the duplicate's own pass has `may_duplicate` false.
-    fn netem_enqueue(
-        &mut self,
-        now: u64,
-        mut pkt: Departure,
-        range: &Range<usize>,
-        may_duplicate: bool,
-    ) -> Verdict {
-        let duplicate = may_duplicate
-            && self.p.duplicate != 0
-            && self.p.duplicate >= self.p.dup_cor.next(&mut self.rng);
+    fn netem_enqueue(&mut self, now: u64, mut pkt: Departure, range: &Range<usize>, may_duplicate: bool) -> Verdict {
+        let duplicate =
+            may_duplicate && self.p.duplicate != 0 && self.p.duplicate >= self.p.dup_cor.next(&mut self.rng);
         let lost = self.p.loss.lose(&mut self.rng);
         match (duplicate, lost) {
             (false, true) => Verdict {
@@ -399,10 +374,7 @@ impl Link {
                     ..pkt.clone()
                 });
                 let (original, duplicate) = self.corrupt_limit_schedule(now, pkt, range, clone);
-                Verdict {
-                    original,
-                    duplicate,
-                }
+                Verdict { original, duplicate }
             }
         }
     }
@@ -427,13 +399,7 @@ impl Link {
         }
         let corrupted = pkt.corrupted;
         let reordered = self.schedule(now, pkt);
-        (
-            Fate::Queued {
-                corrupted,
-                reordered,
-            },
-            dup_fate,
-        )
+        (Fate::Queued { corrupted, reordered }, dup_fate)
     }
 
     /// Flip one random bit inside `range` (clipped to the packet); false if it is empty.
@@ -450,9 +416,7 @@ impl Link {
     /// Reorder or delay; returns true when the packet was reordered (sent at once).
     fn schedule(&mut self, now: u64, mut pkt: Departure) -> bool {
         let p = &mut self.p;
-        let reorder = p.gap != 0
-            && self.counter >= p.gap - 1
-            && p.reorder >= p.reorder_cor.next(&mut self.rng);
+        let reorder = p.gap != 0 && self.counter >= p.gap - 1 && p.reorder >= p.reorder_cor.next(&mut self.rng);
         if reorder {
             pkt.due = now;
             self.counter = 0;
@@ -495,12 +459,10 @@ impl Link {
 
     /// netem's packet_time_ns: serialisation time of `len` bytes at `rate`.
     fn transmit_ns(&self, rate: &Rate, len: usize) -> u64 {
-        let mut bytes =
-            (len as i64 + self.wire_overhead as i64 + rate.packet_overhead as i64).max(0) as u64;
+        let mut bytes = (len as i64 + self.wire_overhead as i64 + rate.packet_overhead as i64).max(0) as u64;
         if rate.cell_size > 0 {
             let cells = bytes.div_ceil(rate.cell_size as u64);
-            bytes =
-                (cells as i64 * (rate.cell_size as i64 + rate.cell_overhead as i64)).max(0) as u64;
+            bytes = (cells as i64 * (rate.cell_size as i64 + rate.cell_overhead as i64)).max(0) as u64;
         }
         (bytes as u128 * 1_000_000_000 / rate.bytes_per_sec as u128) as u64
     }

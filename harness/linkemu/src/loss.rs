@@ -126,15 +126,7 @@ impl Loss {
 /// netem's `loss_4state`, comparisons and all: one draw picks the next state, and
 /// the packet is lost when that state is a loss state. Ties (rnd equal to a
 /// threshold) fall through unchanged, as in netem.
-fn four_state(
-    rnd: u32,
-    p13: u32,
-    p31: u32,
-    p32: u32,
-    p14: u32,
-    p23: u32,
-    state: &mut FourState,
-) -> bool {
+fn four_state(rnd: u32, p13: u32, p31: u32, p32: u32, p14: u32, p23: u32, state: &mut FourState) -> bool {
     let rnd = rnd as u64;
     let (p13, p31, p32, p14, p23) = (p13 as u64, p31 as u64, p32 as u64, p14 as u64, p23 as u64);
     match *state {

@@ -26,11 +26,15 @@ fn parse_args(args: &[String]) -> Result<Option<Config>, ConfigError> {
         }
         Some("run") => match args.get(1..) {
             Some([file]) => {
-                let text = std::fs::read_to_string(file)
-                    .map_err(|e| ConfigError(format!("config file {file}: {e}")))?;
-                config::from_json(&text).map_err(|e| ConfigError(format!("{file}: {e}"))).map(Some)
+                let text =
+                    std::fs::read_to_string(file).map_err(|e| ConfigError(format!("config file {file}: {e}")))?;
+                config::from_json(&text)
+                    .map_err(|e| ConfigError(format!("{file}: {e}")))
+                    .map(Some)
             }
-            _ => Err(ConfigError("run takes one argument, the config file: linkemu run CONFIG.json".into())),
+            _ => Err(ConfigError(
+                "run takes one argument, the config file: linkemu run CONFIG.json".into(),
+            )),
         },
         Some("check") => match args.get(1..) {
             Some([spec]) => config::check_spec("spec", spec).map(|_| None),
@@ -39,7 +43,9 @@ fn parse_args(args: &[String]) -> Result<Option<Config>, ConfigError> {
                 println!("{}", linkemu::summary::summary(&parsed));
                 None
             }),
-            _ => Err(ConfigError("check takes the spec, and --json before it to print the parse: linkemu check [--json] SPEC".into())),
+            _ => Err(ConfigError(
+                "check takes the spec, and --json before it to print the parse: linkemu check [--json] SPEC".into(),
+            )),
         },
         Some("-h" | "--help") => {
             println!("{USAGE}");

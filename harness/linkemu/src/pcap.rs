@@ -34,7 +34,12 @@ impl Pcap {
         h.extend_from_slice(&SNAPLEN.to_le_bytes());
         h.extend_from_slice(&LINKTYPE_RAW.to_le_bytes());
         out.write_all(&h)?;
-        Ok(Pcap { out, written: 24, max_bytes, skipped: 0 })
+        Ok(Pcap {
+            out,
+            written: 24,
+            max_bytes,
+            skipped: 0,
+        })
     }
 
     /// Record an IP packet seen at `wall_ns` (ns since the epoch).
@@ -50,7 +55,12 @@ impl Pcap {
         rec[8..12].copy_from_slice(&(len as u32).to_le_bytes());
         rec[12..16].copy_from_slice(&(ip.len() as u32).to_le_bytes());
         // A write error (disk full) stops the capture, never the link.
-        if self.out.write_all(&rec).and_then(|_| self.out.write_all(&ip[..len])).is_err() {
+        if self
+            .out
+            .write_all(&rec)
+            .and_then(|_| self.out.write_all(&ip[..len]))
+            .is_err()
+        {
             self.max_bytes = 0;
         }
         self.written += 16 + len as u64;
@@ -114,7 +124,11 @@ mod tests {
 
     #[test]
     fn synthesized_packets_parse_with_valid_checksums() {
-        for (s, d) in [("127.0.0.1:1000", "127.0.0.1:2000"), ("[::1]:1000", "[::1]:2000"), ("[::1]:1", "127.0.0.1:2")] {
+        for (s, d) in [
+            ("127.0.0.1:1000", "127.0.0.1:2000"),
+            ("[::1]:1000", "[::1]:2000"),
+            ("[::1]:1", "127.0.0.1:2"),
+        ] {
             let p = synth_udp(s.parse().unwrap(), d.parse().unwrap(), b"payload!");
             let t = checksum::parse(&p).expect("parses");
             assert_eq!(&p[t.payload.clone()], b"payload!");

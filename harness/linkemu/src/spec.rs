@@ -266,11 +266,8 @@ impl<'a> Parser<'a> {
                 "gap" => s.gap = self.value(keyword, "a packet count", parse_u32)?,
                 "distribution" => {
                     seen_distribution = true;
-                    s.distribution = self.value(
-                        keyword,
-                        "normal, pareto, paretonormal or uniform",
-                        parse_distribution,
-                    )?;
+                    s.distribution =
+                        self.value(keyword, "normal, pareto, paretonormal or uniform", parse_distribution)?;
                 }
                 "rate" => {
                     let bytes_per_sec = self.value(keyword, RATE_EXAMPLE, parse_rate)?;
@@ -301,15 +298,9 @@ impl<'a> Parser<'a> {
                 s.gap = 1;
             }
         } else if s.gap > 0 {
-            return Err(
-                "\"gap\" given without a reorder probability (expected e.g. \"reorder 25% gap 5\")"
-                    .into(),
-            );
+            return Err("\"gap\" given without a reorder probability (expected e.g. \"reorder 25% gap 5\")".into());
         }
-        if seen_distribution
-            && s.distribution != Distribution::Uniform
-            && (s.delay_ns == 0 || s.jitter_ns == 0)
-        {
+        if seen_distribution && s.distribution != Distribution::Uniform && (s.delay_ns == 0 || s.jitter_ns == 0) {
             return Err(
                 "a distribution needs a delay and a jitter (expected e.g. \"delay 100ms 20ms distribution normal\")"
                     .into(),
@@ -342,18 +333,11 @@ impl<'a> Parser<'a> {
         self.optional_if(|c| c.is_ascii_digit() || c == '-', what, parse)
     }
 
-    fn optional_if<T>(
-        &mut self,
-        starts: fn(char) -> bool,
-        what: &str,
-        parse: fn(&str) -> Option<T>,
-    ) -> Res<Option<T>> {
+    fn optional_if<T>(&mut self, starts: fn(char) -> bool, what: &str, parse: fn(&str) -> Option<T>) -> Res<Option<T>> {
         match self.tokens.get(self.pos) {
             Some(tok) if tok.starts_with(starts) => {
                 self.pos += 1;
-                parse(tok)
-                    .map(Some)
-                    .ok_or_else(|| format!("{tok:?} is not {what}"))
+                parse(tok).map(Some).ok_or_else(|| format!("{tok:?} is not {what}"))
             }
             _ => Ok(None),
         }
@@ -362,9 +346,7 @@ impl<'a> Parser<'a> {
     /// `P [C]` for corrupt, duplicate, reorder and random loss.
     fn chance(&mut self, keyword: &str) -> Res<Chance> {
         let p = self.value(keyword, PERCENT_EXAMPLE, parse_percent)?;
-        let corr = self
-            .optional(PERCENT_EXAMPLE, parse_percent)?
-            .unwrap_or_default();
+        let corr = self.optional(PERCENT_EXAMPLE, parse_percent)?.unwrap_or_default();
         Ok(Chance { p, corr })
     }
 
@@ -416,11 +398,7 @@ impl<'a> Parser<'a> {
             bytes: 0,
         };
         for (word, field) in [("packets", &mut slot.packets), ("bytes", &mut slot.bytes)] {
-            if self
-                .tokens
-                .get(self.pos)
-                .is_some_and(|t| word.starts_with(t))
-            {
+            if self.tokens.get(self.pos).is_some_and(|t| word.starts_with(t)) {
                 self.pos += 1;
                 *field = self.value(word, "a positive count", parse_positive)?;
             }
@@ -571,9 +549,7 @@ fn parse_u32(tok: &str) -> Option<u32> {
 
 /// A count netem holds as a positive s32.
 fn parse_positive(tok: &str) -> Option<u32> {
-    tok.parse()
-        .ok()
-        .filter(|&n: &u32| n >= 1 && n <= i32::MAX as u32)
+    tok.parse().ok().filter(|&n: &u32| n >= 1 && n <= i32::MAX as u32)
 }
 
 fn parse_i32(tok: &str) -> Option<i32> {
@@ -803,16 +779,8 @@ mod tests {
             "mbps is megabytes"
         );
         assert_eq!(ok("rate 1mibit").rate.unwrap().bytes_per_sec, 131_072);
-        assert_eq!(
-            ok("rate 8000").rate.unwrap().bytes_per_sec,
-            1000,
-            "bare rate is bit/s"
-        );
-        assert_eq!(
-            ok("loss 5").loss,
-            ok("loss random 5%").loss,
-            "bare percent, old syntax"
-        );
+        assert_eq!(ok("rate 8000").rate.unwrap().bytes_per_sec, 1000, "bare rate is bit/s");
+        assert_eq!(ok("loss 5").loss, ok("loss random 5%").loss, "bare percent, old syntax");
     }
 
     #[test]

@@ -27,7 +27,12 @@ const MAX_POW: u32 = 40;
 impl Default for Histogram {
     fn default() -> Self {
         let buckets = EXACT as usize + (((MAX_POW - SUB_BITS) as usize) << SUB_BITS);
-        Histogram { counts: vec![0; buckets], n: 0, sum: 0.0, max: 0 }
+        Histogram {
+            counts: vec![0; buckets],
+            n: 0,
+            sum: 0.0,
+            max: 0,
+        }
     }
 }
 
@@ -110,7 +115,11 @@ pub struct SeenPayloads {
 
 impl SeenPayloads {
     pub fn new(capacity: usize) -> Self {
-        SeenPayloads { set: HashSet::new(), order: VecDeque::new(), capacity }
+        SeenPayloads {
+            set: HashSet::new(),
+            order: VecDeque::new(),
+            capacity,
+        }
     }
 
     /// Record `key`; true when it had been seen before.

@@ -129,8 +129,7 @@ mod tests {
 
     #[test]
     fn summary_names_what_the_harness_plans_with() {
-        let v =
-            summary(&NetemSpec::parse("delay 25ms 5ms loss gemodel 1% 10% rate 10mbit").unwrap());
+        let v = summary(&NetemSpec::parse("delay 25ms 5ms loss gemodel 1% 10% rate 10mbit").unwrap());
         assert_eq!(v["delay_s"], 0.025);
         assert_eq!(v["jitter_s"], 0.005);
         assert_eq!(v["rate_bps"], 10e6);

@@ -37,8 +37,8 @@ pub fn set_timer_slack_1ns() {
 }
 
 /// Run at real-time priority (SCHED_FIFO 1) when allowed, so other work on a busy
-/// machine does not delay the link's departures (measured under load: lag p99
-/// ~160-300 µs -> ~30 µs, see BENCHMARKS.md). The engine sleeps whenever nothing is
+/// machine does not delay the link's departures (BENCHMARKS.md, "The engine": the lag
+/// at normal priority under load). The engine sleeps whenever nothing is
 /// due, so it cannot starve the machine. Set LINKEMU_SCHED=normal to opt out.
 /// Returns whether real-time scheduling is on.
 pub fn try_realtime() -> bool {
@@ -63,7 +63,10 @@ pub fn set_nonblocking(fd: RawFd) -> io::Result<()> {
 /// engine is busy. The FORCE options pass net.core.[rw]mem_max when we are root;
 /// otherwise the plain ones give what the limits allow. Failure only means smaller buffers.
 pub fn set_socket_buffers(fd: RawFd, bytes: libc::c_int) {
-    for (force, plain) in [(libc::SO_RCVBUFFORCE, libc::SO_RCVBUF), (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF)] {
+    for (force, plain) in [
+        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+    ] {
         let set = |opt| {
             // SAFETY: setsockopt with a valid int option value.
             unsafe {
@@ -90,12 +93,17 @@ impl Epoll {
     pub fn new() -> io::Result<Epoll> {
         // SAFETY: epoll_create1 returns a new descriptor or -1.
         let fd = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
-        Ok(Epoll { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
+        Ok(Epoll {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
     }
 
     /// Watch `fd` for input; `token` comes back with each event.
     pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
-        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: token };
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: token,
+        };
         // SAFETY: ev is a valid epoll_event.
         check(unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
         Ok(())
@@ -114,7 +122,11 @@ impl Epoll {
         out.clear();
         if n < 0 {
             let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::Interrupted { Ok(()) } else { Err(e) };
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(())
+            } else {
+                Err(e)
+            };
         }
         out.extend(evs[..n as usize].iter().map(|e| e.u64));
         Ok(())
@@ -130,10 +142,11 @@ pub struct Timer {
 impl Timer {
     pub fn new() -> io::Result<Timer> {
         // SAFETY: timerfd_create returns a new descriptor or -1.
-        let fd = check(unsafe {
-            libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
-        })?;
-        Ok(Timer { fd: unsafe { OwnedFd::from_raw_fd(fd) }, armed_at: None })
+        let fd = check(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) })?;
+        Ok(Timer {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+            armed_at: None,
+        })
     }
 
     pub fn raw_fd(&self) -> RawFd {
@@ -151,10 +164,20 @@ impl Timer {
         let ns = deadline.map_or(0, |d| d.max(1));
         let spec = libc::itimerspec {
             it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec { tv_sec: (ns / 1_000_000_000) as _, tv_nsec: (ns % 1_000_000_000) as _ },
+            it_value: libc::timespec {
+                tv_sec: (ns / 1_000_000_000) as _,
+                tv_nsec: (ns % 1_000_000_000) as _,
+            },
         };
         // SAFETY: valid itimerspec; TFD_TIMER_ABSTIME makes it an absolute deadline.
-        unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
+        unsafe {
+            libc::timerfd_settime(
+                self.fd.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        };
     }
 
     /// Consume the expiry count after the timer fired (it must be re-armed).
@@ -183,7 +206,9 @@ impl Signals {
             // A peer that vanished must not kill us when we write to it.
             libc::signal(libc::SIGPIPE, libc::SIG_IGN);
             let fd = check(libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC))?;
-            Ok(Signals { fd: OwnedFd::from_raw_fd(fd) })
+            Ok(Signals {
+                fd: OwnedFd::from_raw_fd(fd),
+            })
         }
     }
 
@@ -233,7 +258,10 @@ impl RecvBatch {
         let mut iovs: Vec<libc::iovec> = self
             .buf
             .chunks_mut(RECV_SIZE)
-            .map(|c| libc::iovec { iov_base: c.as_mut_ptr() as *mut libc::c_void, iov_len: RECV_SIZE })
+            .map(|c| libc::iovec {
+                iov_base: c.as_mut_ptr() as *mut libc::c_void,
+                iov_len: RECV_SIZE,
+            })
             .collect();
         let mut msgs: Vec<libc::mmsghdr> = iovs
             .iter_mut()
@@ -250,11 +278,21 @@ impl RecvBatch {
             .collect();
         // SAFETY: msgs holds RECV_BATCH headers pointing into buffers that outlive the call.
         let n = unsafe {
-            libc::recvmmsg(fd, msgs.as_mut_ptr(), RECV_BATCH as u32, libc::MSG_DONTWAIT, std::ptr::null_mut())
+            libc::recvmmsg(
+                fd,
+                msgs.as_mut_ptr(),
+                RECV_BATCH as u32,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
         };
         if n < 0 {
             let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::WouldBlock { Ok(0) } else { Err(e) };
+            return if e.kind() == io::ErrorKind::WouldBlock {
+                Ok(0)
+            } else {
+                Err(e)
+            };
         }
         for (i, m) in msgs[..n as usize].iter().enumerate() {
             self.lens[i] = m.msg_len as usize;
@@ -266,7 +304,11 @@ impl RecvBatch {
     /// Datagram `i` of the last `recv`: its bytes, its sender and whether it was cut.
     pub fn get(&self, i: usize) -> (&[u8], Option<std::net::SocketAddr>, bool) {
         let start = i * RECV_SIZE;
-        (&self.buf[start..start + self.lens[i]], sockaddr_to_std(&self.addrs[i]), self.truncated[i])
+        (
+            &self.buf[start..start + self.lens[i]],
+            sockaddr_to_std(&self.addrs[i]),
+            self.truncated[i],
+        )
     }
 }
 

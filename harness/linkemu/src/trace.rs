@@ -44,7 +44,11 @@ pub struct Trace {
 }
 
 fn dir_name(dir: usize) -> &'static str {
-    if dir == 0 { "forward" } else { "reverse" }
+    if dir == 0 {
+        "forward"
+    } else {
+        "reverse"
+    }
 }
 
 fn fate_name(f: Fate) -> (&'static str, bool, bool) {
@@ -59,7 +63,13 @@ impl Trace {
     /// Create the file and write the start line naming the paths (their index is `path`).
     pub fn create(path: &Path, max_bytes: u64, mode: &str, seed: u64, paths: &[String]) -> io::Result<Trace> {
         let out = BufWriter::new(File::create(path)?);
-        let mut t = Trace { out, written: 0, max_bytes, skipped: 0, line: String::with_capacity(256) };
+        let mut t = Trace {
+            out,
+            written: 0,
+            max_bytes,
+            skipped: 0,
+            line: String::with_capacity(256),
+        };
         let start = serde_json::json!({"ev": "start", "mode": mode, "seed": seed, "paths": paths});
         t.line = start.to_string();
         t.emit();
@@ -69,11 +79,24 @@ impl Trace {
     /// A packet came into path `path`, direction `dir`, and the link decided `verdict`
     /// (`None`: the path was down, nothing was decided).
     #[allow(clippy::too_many_arguments)]
-    pub fn arrival(&mut self, t: u64, path: usize, dir: usize, id: u32, payload: &[u8], len: usize,
-                   repeat: bool, verdict: Option<Verdict>) {
+    pub fn arrival(
+        &mut self,
+        t: u64,
+        path: usize,
+        dir: usize,
+        id: u32,
+        payload: &[u8],
+        len: usize,
+        repeat: bool,
+        verdict: Option<Verdict>,
+    ) {
         self.line.clear();
         let l = &mut self.line;
-        let _ = write!(l, r#"{{"ev":"in","t":{t},"path":{path},"dir":"{}","id":{id},"len":{len},"head":""#, dir_name(dir));
+        let _ = write!(
+            l,
+            r#"{{"ev":"in","t":{t},"path":{path},"dir":"{}","id":{id},"len":{len},"head":""#,
+            dir_name(dir)
+        );
         for b in &payload[..payload.len().min(HEAD_BYTES)] {
             let _ = write!(l, "{b:02x}");
         }
@@ -81,7 +104,10 @@ impl Trace {
             Some(v) => fate_name(v.original),
             None => ("down_drop", false, false),
         };
-        let _ = write!(l, r#"","repeat":{repeat},"fate":"{fate}","corrupted":{corrupted},"reordered":{reordered},"dup":"#);
+        let _ = write!(
+            l,
+            r#"","repeat":{repeat},"fate":"{fate}","corrupted":{corrupted},"reordered":{reordered},"dup":"#
+        );
         match verdict.and_then(|v| v.duplicate) {
             Some(d) => {
                 let (fate, corrupted, _) = fate_name(d);
@@ -93,11 +119,24 @@ impl Trace {
     }
 
     /// A queued copy left the link (`fate` "delivered"), or was dropped on its way out.
-    pub fn departure(&mut self, t: u64, path: usize, dir: usize, id: u32, duplicate: bool, fate: &str, corrupted: bool) {
+    #[allow(clippy::too_many_arguments)] // one trace line's fields, in its order
+    pub fn departure(
+        &mut self,
+        t: u64,
+        path: usize,
+        dir: usize,
+        id: u32,
+        duplicate: bool,
+        fate: &str,
+        corrupted: bool,
+    ) {
         self.line.clear();
         let copy = if duplicate { "dup" } else { "orig" };
-        let _ = write!(self.line, r#"{{"ev":"out","t":{t},"path":{path},"dir":"{}","id":{id},"copy":"{copy}","fate":"{fate}","corrupted":{corrupted}}}"#,
-                       dir_name(dir));
+        let _ = write!(
+            self.line,
+            r#"{{"ev":"out","t":{t},"path":{path},"dir":"{}","id":{id},"copy":"{copy}","fate":"{fate}","corrupted":{corrupted}}}"#,
+            dir_name(dir)
+        );
         self.emit();
     }
 
@@ -108,7 +147,12 @@ impl Trace {
             return;
         }
         // A write error (disk full) stops the trace, never the link.
-        if self.out.write_all(self.line.as_bytes()).and_then(|_| self.out.write_all(b"\n")).is_err() {
+        if self
+            .out
+            .write_all(self.line.as_bytes())
+            .and_then(|_| self.out.write_all(b"\n"))
+            .is_err()
+        {
             self.max_bytes = 0;
         }
         self.written += n;
@@ -125,29 +169,69 @@ mod tests {
     use serde_json::Value;
 
     fn lines(path: &Path) -> Vec<Value> {
-        std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).expect("valid JSON")).collect()
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("valid JSON"))
+            .collect()
     }
 
     #[test]
     fn lines_are_json_with_every_fate() {
         let path = std::env::temp_dir().join(format!("linkemu-trace-test-{}", std::process::id()));
         let mut t = Trace::create(&path, DEFAULT_MAX_BYTES, "udp", 7, &["p\"0".into()]).unwrap();
-        let queued = Fate::Queued { corrupted: true, reordered: false };
-        t.arrival(10, 0, 0, 1, &[0, 1, 0, 0xff], 4, false, Some(Verdict { original: queued, duplicate: Some(Fate::Lost) }));
-        t.arrival(11, 0, 1, 2, &[0u8; 100], 100, true, Some(Verdict { original: Fate::QueueDrop, duplicate: None }));
+        let queued = Fate::Queued {
+            corrupted: true,
+            reordered: false,
+        };
+        t.arrival(
+            10,
+            0,
+            0,
+            1,
+            &[0, 1, 0, 0xff],
+            4,
+            false,
+            Some(Verdict {
+                original: queued,
+                duplicate: Some(Fate::Lost),
+            }),
+        );
+        t.arrival(
+            11,
+            0,
+            1,
+            2,
+            &[0u8; 100],
+            100,
+            true,
+            Some(Verdict {
+                original: Fate::QueueDrop,
+                duplicate: None,
+            }),
+        );
         t.arrival(12, 0, 1, 3, &[], 0, false, None);
         t.departure(20, 0, 0, 1, true, "delivered", false);
         t.flush();
         let v = lines(&path);
         assert_eq!(v[0]["paths"][0], "p\"0");
         assert_eq!(v[1]["head"], "000100ff");
-        assert_eq!((v[1]["fate"].as_str(), v[1]["corrupted"].as_bool()), (Some("queued"), Some(true)));
+        assert_eq!(
+            (v[1]["fate"].as_str(), v[1]["corrupted"].as_bool()),
+            (Some("queued"), Some(true))
+        );
         assert_eq!(v[1]["dup"]["fate"], "lost");
         assert_eq!(v[2]["head"].as_str().unwrap().len(), 2 * HEAD_BYTES, "head is cut");
-        assert_eq!((v[2]["fate"].as_str(), v[2]["repeat"].as_bool(), v[2]["dir"].as_str()), (Some("queue_drop"), Some(true), Some("reverse")));
+        assert_eq!(
+            (v[2]["fate"].as_str(), v[2]["repeat"].as_bool(), v[2]["dir"].as_str()),
+            (Some("queue_drop"), Some(true), Some("reverse"))
+        );
         assert!(v[2]["dup"].is_null());
         assert_eq!(v[3]["fate"], "down_drop");
-        assert_eq!((v[4]["ev"].as_str(), v[4]["copy"].as_str(), v[4]["t"].as_u64()), (Some("out"), Some("dup"), Some(20)));
+        assert_eq!(
+            (v[4]["ev"].as_str(), v[4]["copy"].as_str(), v[4]["t"].as_u64()),
+            (Some("out"), Some("dup"), Some(20))
+        );
         std::fs::remove_file(&path).unwrap();
     }
 

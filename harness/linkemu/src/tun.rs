@@ -68,7 +68,11 @@ fn open_tun(ifname: &str) -> io::Result<OwnedFd> {
     }
     // SAFETY: fd was just opened and is owned here.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short, _pad: [0; 22] };
+    let mut req = IfReq {
+        name: [0; libc::IFNAMSIZ],
+        flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+        _pad: [0; 22],
+    };
     for (dst, src) in req.name.iter_mut().zip(ifname.bytes().take(libc::IFNAMSIZ - 1)) {
         *dst = src as libc::c_char;
     }
@@ -91,12 +95,20 @@ impl TunIo {
             in_netns(side.netns.as_deref(), || open_tun(&side.ifname))
                 .map_err(|e| format!("tun_{which} {:?}: {e}", side.ifname))
         };
-        Ok(TunIo { a: open(a, "a")?, b: open(b, "b")?, names: [a.ifname.clone(), b.ifname.clone()] })
+        Ok(TunIo {
+            a: open(a, "a")?,
+            b: open(b, "b")?,
+            names: [a.ifname.clone(), b.ifname.clone()],
+        })
     }
 
     /// The device a direction reads from: forward (0) reads `a`, reverse (1) reads `b`.
     pub fn fd(&self, dir: usize) -> RawFd {
-        if dir == 0 { self.a.as_raw_fd() } else { self.b.as_raw_fd() }
+        if dir == 0 {
+            self.a.as_raw_fd()
+        } else {
+            self.b.as_raw_fd()
+        }
     }
 
     /// Read one IP packet arriving for direction `dir`; Ok(None) when there is none.
@@ -105,7 +117,11 @@ impl TunIo {
         let n = unsafe { libc::read(self.fd(dir), buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
         if n < 0 {
             let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::WouldBlock { Ok(None) } else { Err(e) };
+            return if e.kind() == io::ErrorKind::WouldBlock {
+                Ok(None)
+            } else {
+                Err(e)
+            };
         }
         Ok(Some(n as usize))
     }
@@ -115,7 +131,11 @@ impl TunIo {
         let fd = self.fd(1 - dir);
         // SAFETY: writing pkt.len() bytes from pkt.
         let n = unsafe { libc::write(fd, pkt.as_ptr() as *const libc::c_void, pkt.len()) };
-        if n < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
     }
 }
 
@@ -149,7 +169,12 @@ pub fn repeat_key(pkt: &[u8]) -> Option<u64> {
     if payload.is_empty() {
         return None;
     }
-    Some(crate::stats::payload_hash(&[&[proto], &pkt[start..start + 4], &seq.to_be_bytes(), &pkt[payload]]))
+    Some(crate::stats::payload_hash(&[
+        &[proto],
+        &pkt[start..start + 4],
+        &seq.to_be_bytes(),
+        &pkt[payload],
+    ]))
 }
 
 /// Whether an IP packet is ICMP (IPv4 protocol 1, or IPv6 next header 58 right after
@@ -167,7 +192,10 @@ pub fn is_icmp(pkt: &[u8]) -> bool {
 /// datagram's sequence number can still be read from the trace). Never corrupted:
 /// corruption keeps to `corrupt_range`.
 pub fn head_range(pkt: &[u8]) -> std::ops::Range<usize> {
-    checksum::parse(pkt).map(|t| t.payload).or_else(|| first_fragment_udp(pkt).map(|(_, p)| p)).unwrap_or(0..0)
+    checksum::parse(pkt)
+        .map(|t| t.payload)
+        .or_else(|| first_fragment_udp(pkt).map(|(_, p)| p))
+        .unwrap_or(0..0)
 }
 
 /// The first fragment of a fragmented UDP datagram (IPv4: MF set, offset 0; IPv6: a
@@ -188,7 +216,11 @@ pub fn first_fragment_udp(pkt: &[u8]) -> Option<(usize, std::ops::Range<usize>)>
             const FRAGMENT_HEADER: u8 = 44;
             let total = 40 + u16::from_be_bytes([pkt[4], pkt[5]]) as usize;
             let frag = u16::from_be_bytes([pkt[42], pkt[43]]);
-            if pkt[6] != FRAGMENT_HEADER || total > pkt.len() || frag & 0xfff9 != 0x0001 || pkt[40] != checksum::PROTO_UDP {
+            if pkt[6] != FRAGMENT_HEADER
+                || total > pkt.len()
+                || frag & 0xfff9 != 0x0001
+                || pkt[40] != checksum::PROTO_UDP
+            {
                 return None;
             }
             (48, total)
@@ -224,9 +256,9 @@ mod fragment_tests {
             p.extend_from_slice(body);
             p
         };
-        let mut first = vec![0x03, 0xe8, 0x07, 0xd0, 0, 0, 0x12, 0x34];   // UDP header (length unused here)
+        let mut first = vec![0x03, 0xe8, 0x07, 0xd0, 0, 0, 0x12, 0x34]; // UDP header (length unused here)
         first.extend_from_slice(&payload[..16]);
-        (ip(0x2000, &first), ip(3, &payload[16..]))   // MF, offset 0 / offset 24 bytes, last
+        (ip(0x2000, &first), ip(3, &payload[16..])) // MF, offset 0 / offset 24 bytes, last
     }
 
     fn fragment6(ident: u32, frag: u16, body: &[u8]) -> Vec<u8> {
@@ -245,7 +277,7 @@ mod fragment_tests {
     fn a_resent_fragmented_datagram_repeats_once_by_its_first_fragment() {
         let payload: Vec<u8> = (0..40).collect();
         let (first, later) = fragments4(7, &payload);
-        let (again, later_again) = fragments4(8, &payload);   // the resend: new IP identification
+        let (again, later_again) = fragments4(8, &payload); // the resend: new IP identification
         assert!(repeat_key(&first).is_some());
         assert_eq!(repeat_key(&first), repeat_key(&again));
         assert_eq!((repeat_key(&later), repeat_key(&later_again)), (None, None));
@@ -258,7 +290,7 @@ mod fragment_tests {
         let payload: Vec<u8> = (0..40).collect();
         let (first, later) = fragments4(7, &payload);
         assert_eq!(&first[head_range(&first)], &payload[..16]);
-        assert_eq!((checksum::parse(&first), head_range(&later)), (None, 0..0));   // no repair range
+        assert_eq!((checksum::parse(&first), head_range(&later)), (None, 0..0)); // no repair range
         let mut udp = vec![0x03, 0xe8, 0x07, 0xd0, 0, 0, 0, 0];
         udp.extend_from_slice(b"seq!");
         let first6 = fragment6(5, 0x0001, &udp);
@@ -266,7 +298,7 @@ mod fragment_tests {
         assert_eq!(checksum::parse(&first6), None);
         assert!(repeat_key(&first6).is_some());
         assert_eq!(repeat_key(&first6), repeat_key(&fragment6(6, 0x0001, &udp)));
-        assert_eq!(repeat_key(&fragment6(5, 0x0008, b"later bytes")), None);   // offset 8 bytes
+        assert_eq!(repeat_key(&fragment6(5, 0x0008, b"later bytes")), None); // offset 8 bytes
         assert_eq!(first_fragment_udp(&first6[..47]), None);
     }
 }
@@ -277,7 +309,9 @@ mod icmp_tests {
 
     #[test]
     fn icmp_is_told_from_transport_packets_in_both_ip_versions() {
-        let mut v4 = vec![0x45, 0, 0, 28, 0, 0, 0, 0, 64, 1, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, 3, 3, 0, 0, 0, 0, 0, 0];
+        let mut v4 = vec![
+            0x45, 0, 0, 28, 0, 0, 0, 0, 64, 1, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2, 3, 3, 0, 0, 0, 0, 0, 0,
+        ];
         assert!(is_icmp(&v4));
         v4[9] = checksum::PROTO_UDP;
         assert!(!is_icmp(&v4));
@@ -298,7 +332,9 @@ mod corruption_rules {
     /// An IPv4 TCP segment with `payload`, checksums valid.
     fn tcp4(payload: &[u8]) -> Vec<u8> {
         let mut p = vec![0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 6, 0, 0, 198, 18, 1, 1, 198, 18, 1, 2];
-        p.extend_from_slice(&[0x13, 0x89, 0xc0, 0x00, 0, 0, 0, 7, 0, 0, 0, 1, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0]);
+        p.extend_from_slice(&[
+            0x13, 0x89, 0xc0, 0x00, 0, 0, 0, 7, 0, 0, 0, 1, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0,
+        ]);
         p.extend_from_slice(payload);
         let total = p.len() as u16;
         p[2..4].copy_from_slice(&total.to_be_bytes());
@@ -315,8 +351,15 @@ mod corruption_rules {
         assert_eq!(corruption_range(&seg, TunCorruption::Repair), 40..seg.len());
         assert_eq!(corruption_range(&seg, TunCorruption::Netem), 1..seg.len());
         let ack = tcp4(b"");
-        assert!(corruption_range(&ack, TunCorruption::Repair).is_empty(), "a pure ACK has nothing to damage");
-        assert_eq!(corruption_range(&ack, TunCorruption::Netem), 1..ack.len(), "netem damages ACKs too");
+        assert!(
+            corruption_range(&ack, TunCorruption::Repair).is_empty(),
+            "a pure ACK has nothing to damage"
+        );
+        assert_eq!(
+            corruption_range(&ack, TunCorruption::Netem),
+            1..ack.len(),
+            "netem damages ACKs too"
+        );
         assert!(corruption_range(&[], TunCorruption::Netem).is_empty());
     }
 
@@ -331,7 +374,10 @@ mod corruption_rules {
                 p[i] ^= 1 << bit;
                 let header_ok = checksum::ipv4_header_checksum(&p[..20]) == 0; // sums to 0xffff
                 let transport_ok = checksum::parse(&p).is_some_and(|t| checksum::transport_checksum_ok(&p, &t));
-                assert!(!(header_ok && transport_ok), "byte {i} bit {bit}: both checksums still hold");
+                assert!(
+                    !(header_ok && transport_ok),
+                    "byte {i} bit {bit}: both checksums still hold"
+                );
             }
         }
     }

@@ -45,7 +45,12 @@ fn unspecified_like(a: &SocketAddr) -> SocketAddr {
 
 impl UdpIo {
     pub fn open(listen: SocketAddr, to: SocketAddr) -> io::Result<UdpIo> {
-        Ok(UdpIo { listen: new_socket(listen)?, to, clients: vec![], by_addr: HashMap::new() })
+        Ok(UdpIo {
+            listen: new_socket(listen)?,
+            to,
+            clients: vec![],
+            by_addr: HashMap::new(),
+        })
     }
 
     pub fn listen_fd(&self) -> RawFd {
@@ -78,7 +83,9 @@ impl UdpIo {
         if self.clients.len() >= MAX_CLIENTS {
             return None;
         }
-        let upstream = new_socket(unspecified_like(&self.to)).and_then(|s| s.connect(self.to).map(|_| s)).ok()?;
+        let upstream = new_socket(unspecified_like(&self.to))
+            .and_then(|s| s.connect(self.to).map(|_| s))
+            .ok()?;
         let fd = upstream.as_raw_fd();
         let client = self.clients.len();
         self.clients.push(Client { addr: from, upstream });

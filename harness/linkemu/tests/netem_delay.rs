@@ -98,8 +98,7 @@ fn delay_correlation_is_as_weak_as_netems() {
     // none of the correlation. We reproduce that: with 90% correlation the jitter
     // is still uniform, and successive delays are barely closer than independent ones.
     let xs = jitter_samples("delay 100ms 20ms 90%", 10, 100e6, 20e6);
-    let mean_step =
-        |v: &[f64]| v.windows(2).map(|w| (w[1] - w[0]).abs()).sum::<f64>() / v.len() as f64;
+    let mean_step = |v: &[f64]| v.windows(2).map(|w| (w[1] - w[0]).abs()).sum::<f64>() / v.len() as f64;
     let by_arrival = |s: &str| {
         let mut link = Link::new(spec(s), 10);
         let r = run(&mut link, 20_000, 10 * MS, 10);
@@ -113,10 +112,7 @@ fn delay_correlation_is_as_weak_as_netems() {
     };
     let independent = mean_step(&by_arrival("delay 100ms 20ms"));
     let correlated = mean_step(&by_arrival("delay 100ms 20ms 90%"));
-    assert!(
-        correlated > 0.9 * independent,
-        "{correlated} vs {independent}"
-    );
+    assert!(correlated > 0.9 * independent, "{correlated} vs {independent}");
     assert_ks("uniform, 90% correlated", xs, uniform_cdf);
 }
 
@@ -125,7 +121,10 @@ fn jitter_beyond_the_delay_sends_at_once_never_before_arrival() {
     // delay 1ms ± 10ms: draws below -1ms (9 in 20) are negative; netem sends those at once.
     let mut link = Link::new(spec("delay 1ms 10ms"), 11);
     let r = run(&mut link, 10_000, MS, 10);
-    assert!(r.departures.iter().all(|d| d.due >= d.arrived && d.due - d.arrived <= 11 * MS));
+    assert!(r
+        .departures
+        .iter()
+        .all(|d| d.due >= d.arrived && d.due - d.arrived <= 11 * MS));
     let at_once = r.departures.iter().filter(|d| d.due == d.arrived).count();
     assert_binomial("sent at once", at_once, 10_000, 0.45);
 }

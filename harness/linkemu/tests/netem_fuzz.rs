@@ -51,8 +51,7 @@ fn token() -> impl Strategy<Value = String> {
             ])
         )
             .prop_map(|(n, u)| format!("{n}{u}")),
-        (0.0f64..150.0, prop::sample::select(vec!["%", "", "ms"]))
-            .prop_map(|(x, u)| format!("{x}{u}")),
+        (0.0f64..150.0, prop::sample::select(vec!["%", "", "ms"])).prop_map(|(x, u)| format!("{x}{u}")),
         "-?[0-9]{1,12}",
         any::<String>(),
     ]

@@ -11,7 +11,12 @@ const MS: u64 = 1_000_000;
 /// Which arrivals netem's reorder sent at once, ahead of the queue.
 fn reordered_indices(r: &Run) -> Vec<usize> {
     let reordered = |v: &Verdict| matches!(v.original, Fate::Queued { reordered: true, .. });
-    r.verdicts.iter().enumerate().filter(|(_, v)| reordered(v)).map(|(i, _)| i).collect()
+    r.verdicts
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| reordered(v))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 fn fresh(s: &str, seed: u64) -> Link {
@@ -20,17 +25,9 @@ fn fresh(s: &str, seed: u64) -> Link {
 
 #[test]
 fn random_loss_fraction() {
-    for (s, p) in [
-        ("loss 5%", 0.05),
-        ("loss random 0.5%", 0.005),
-        ("loss 28%", 0.28),
-    ] {
+    for (s, p) in [("loss 5%", 0.05), ("loss random 0.5%", 0.005), ("loss 28%", 0.28)] {
         let r = run(&mut fresh(s, 1), N, 100_000, 100);
-        let lost = r
-            .verdicts
-            .iter()
-            .filter(|v| v.original == Fate::Lost)
-            .count();
+        let lost = r.verdicts.iter().filter(|v| v.original == Fate::Lost).count();
         assert_binomial(s, lost, N, p);
         assert_eq!(r.departures.len(), N - lost);
     }
@@ -51,20 +48,13 @@ fn correlated_loss_clusters_and_runs_below_p_as_in_netem() {
     // value, which pulls values towards 1/2: losses cluster, and (a known netem quirk,
     // reproduced on purpose) fewer than P% are lost.
     let r = run(&mut fresh("loss 30% 50%", 2), N, 1000, 10);
-    let lost: Vec<bool> = r
-        .verdicts
-        .iter()
-        .map(|v| v.original == Fate::Lost)
-        .collect();
+    let lost: Vec<bool> = r.verdicts.iter().map(|v| v.original == Fate::Lost).collect();
     let rate = lost.iter().filter(|&&l| l).count() as f64 / N as f64;
     let after_loss = lost.windows(2).filter(|w| w[0]).count();
     let loss_after_loss = lost.windows(2).filter(|w| w[0] && w[1]).count();
     let conditional = loss_after_loss as f64 / after_loss as f64;
     assert!(rate > 0.05 && rate < 0.25, "loss rate {rate}");
-    assert!(
-        conditional > 2.0 * rate,
-        "P(loss | loss) {conditional} vs {rate}"
-    );
+    assert!(conditional > 2.0 * rate, "P(loss | loss) {conditional} vs {rate}");
 }
 
 #[test]
@@ -91,15 +81,7 @@ fn corrupt_fraction_flips_exactly_one_bit_in_range() {
     let corrupted = r
         .verdicts
         .iter()
-        .filter(|v| {
-            matches!(
-                v.original,
-                Fate::Queued {
-                    corrupted: true,
-                    ..
-                }
-            )
-        })
+        .filter(|v| matches!(v.original, Fate::Queued { corrupted: true, .. }))
         .count();
     assert_binomial("corrupt 5%", corrupted, N, 0.05);
     let mut flipped = 0;
@@ -137,10 +119,7 @@ fn reorder_fraction_with_gap_1() {
     for d in r.departures.iter().filter(|d| d.due == d.arrived) {
         assert_eq!(d.arrived, packet_number(d) * MS);
     }
-    assert_eq!(
-        r.departures.iter().filter(|d| d.due == d.arrived).count(),
-        reordered
-    );
+    assert_eq!(r.departures.iter().filter(|d| d.due == d.arrived).count(), reordered);
 }
 
 #[test]
@@ -157,10 +136,7 @@ fn reorder_gap_with_probability_follows_netem_renewal() {
     // cycles of 4 + Geometric(1/2) packets, mean 6, variance 2.
     let r = run(&mut fresh("delay 10ms reorder 50% gap 5", 8), N, MS, 10);
     let idx = reordered_indices(&r);
-    assert!(
-        idx.windows(2).all(|w| w[1] - w[0] >= 5),
-        "a reorder inside the gap"
-    );
+    assert!(idx.windows(2).all(|w| w[1] - w[0] >= 5), "a reorder inside the gap");
     let (mu, var) = (6.0, 2.0);
     assert_within(
         "reorders per 100k",
@@ -202,21 +178,13 @@ fn duplicate_makes_its_own_loss_pass() {
         .iter()
         .filter(|v| v.duplicate.is_some_and(|f| f.is_queued()))
         .count();
-    assert_binomial(
-        "copies delivered",
-        copy_queued,
-        N,
-        p + (1.0 - p) * (1.0 - p),
-    );
+    assert_binomial("copies delivered", copy_queued, N, p + (1.0 - p) * (1.0 - p));
     let both_lost = r
         .verdicts
         .iter()
         .filter(|v| v.original == Fate::Lost && v.duplicate == Some(Fate::Lost))
         .count();
-    assert_eq!(
-        both_lost, 0,
-        "a lost original's surviving copy is not lost again"
-    );
+    assert_eq!(both_lost, 0, "a lost original's surviving copy is not lost again");
 }
 
 #[test]
@@ -273,10 +241,7 @@ fn set_spec_keeps_the_queue_and_applies_to_new_packets() {
     link.set_spec(spec("delay 1ms loss 100%"));
     assert_eq!(link.queue_len(), 10);
     assert_eq!(link.next_due(), Some(100 * MS));
-    assert_eq!(
-        link.enqueue(20 * MS, vec![0; 10], 0..10, 0).original,
-        Fate::Lost
-    );
+    assert_eq!(link.enqueue(20 * MS, vec![0; 10], 0..10, 0).original, Fate::Lost);
     link.set_spec(spec("delay 1ms"));
     link.enqueue(20 * MS, vec![99; 10], 0..10, 0);
     assert_eq!(link.next_due(), Some(21 * MS));
@@ -292,8 +257,6 @@ fn tag_comes_back_with_the_packet() {
     link.enqueue(0, vec![1], 0..1, 0xdead);
     link.enqueue(0, vec![2], 0..1, 0xbeef);
     assert_eq!(link.dequeue(MS - 1), None);
-    let tags: Vec<u32> = std::iter::from_fn(|| link.dequeue(MS))
-        .map(|d| d.tag)
-        .collect();
+    let tags: Vec<u32> = std::iter::from_fn(|| link.dequeue(MS)).map(|d| d.tag).collect();
     assert_eq!(tags, vec![0xdead, 0xbeef]);
 }

@@ -34,12 +34,7 @@ fn check(what: &str, lost: &[bool], chain: &[Vec<f64>], f: &[f64]) {
         .map(|b| b as f64)
         .collect();
     let (m, sd) = mean_and_sd(&bursts);
-    assert_within(
-        &format!("{what}: mean burst"),
-        m,
-        burst,
-        sd * sd / bursts.len() as f64,
-    );
+    assert_within(&format!("{what}: mean burst"), m, burst, sd * sd / bursts.len() as f64);
 }
 
 #[test]

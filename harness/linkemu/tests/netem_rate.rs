@@ -13,9 +13,7 @@ fn link(s: &str) -> Link {
 }
 
 fn dues(link: &mut Link) -> Vec<u64> {
-    std::iter::from_fn(|| link.dequeue(u64::MAX))
-        .map(|d| d.due)
-        .collect()
+    std::iter::from_fn(|| link.dequeue(u64::MAX)).map(|d| d.due).collect()
 }
 
 #[test]
@@ -64,11 +62,7 @@ fn long_run_rate_equals_the_setting_when_saturated() {
     let mut l = link("rate 10mbit limit 100");
     let r = run(&mut l, 100_000, 500 * US, 1000);
     let out = &r.departures;
-    let drops = r
-        .verdicts
-        .iter()
-        .filter(|v| v.original == Fate::QueueDrop)
-        .count();
+    let drops = r.verdicts.iter().filter(|v| v.original == Fate::QueueDrop).count();
     assert!(drops > 30_000, "{drops} drops");
     assert!(
         out.windows(2).all(|w| w[1].due - w[0].due == 800 * US),
@@ -83,10 +77,7 @@ fn long_run_rate_equals_the_setting_when_saturated() {
 fn under_capacity_each_packet_costs_only_its_serialisation() {
     let mut l = link("delay 5ms rate 10mbit");
     let r = run(&mut l, 1000, MS, 1000);
-    assert!(r
-        .departures
-        .iter()
-        .all(|d| d.due - d.arrived == 5 * MS + 800 * US));
+    assert!(r.departures.iter().all(|d| d.due - d.arrived == 5 * MS + 800 * US));
 }
 
 #[test]
@@ -108,12 +99,7 @@ fn lost_packets_cost_no_capacity() {
     }
     assert!(queued > 400 && queued < 600);
     let d = dues(&mut l);
-    assert_eq!(
-        d,
-        (1..=queued as u64)
-            .map(|k| k * 800 * US)
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(d, (1..=queued as u64).map(|k| k * 800 * US).collect::<Vec<_>>());
 }
 
 #[test]
@@ -129,18 +115,13 @@ fn with_rate_jitter_does_not_reorder() {
 #[test]
 fn limit_tail_drops_and_bounds_the_queue() {
     let mut l = link("delay 1s limit 10");
-    let fates: Vec<Fate> = (0..20)
-        .map(|i| l.enqueue(i, vec![i as u8], 0..1, 0).original)
-        .collect();
+    let fates: Vec<Fate> = (0..20).map(|i| l.enqueue(i, vec![i as u8], 0..1, 0).original).collect();
     assert!(fates[..10].iter().all(|f| f.is_queued()));
     assert!(fates[10..].iter().all(|&f| f == Fate::QueueDrop));
     assert_eq!(l.queue_len(), 10);
     // Room again once packets leave.
     assert!(l.dequeue(1_000_000_000).is_some());
-    assert!(l
-        .enqueue(1_000_000_001, vec![0], 0..1, 0)
-        .original
-        .is_queued());
+    assert!(l.enqueue(1_000_000_001, vec![0], 0..1, 0).original.is_queued());
 }
 
 #[test]

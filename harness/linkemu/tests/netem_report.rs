@@ -30,17 +30,11 @@ fn fraction_row(s: &str, what: &str, p: f64, hit: fn(&Verdict) -> bool) {
 }
 
 fn markov_row(s: &str, chain: (Vec<Vec<f64>>, Vec<f64>)) {
-    let lost: Vec<bool> = verdicts(s)
-        .iter()
-        .map(|v| v.original == Fate::Lost)
-        .collect();
+    let lost: Vec<bool> = verdicts(s).iter().map(|v| v.original == Fate::Lost).collect();
     let (mean, var, burst) = markov_loss(&chain.0, &chain.1);
     let f = lost.iter().filter(|&&l| l).count() as f64 / N as f64;
     let f_half = Z999 * (var / N as f64).sqrt();
-    let bursts: Vec<f64> = loss_bursts(lost.into_iter())
-        .into_iter()
-        .map(|b| b as f64)
-        .collect();
+    let bursts: Vec<f64> = loss_bursts(lost.into_iter()).into_iter().map(|b| b as f64).collect();
     let (m, sd) = mean_and_sd(&bursts);
     let b_half = Z999 * sd / (bursts.len() as f64).sqrt();
     println!(
@@ -83,40 +77,18 @@ fn netem_statistics_report() {
     println!("| spec | counted | measured | expected | within |\n|---|---|---|---|---|");
     fraction_row("loss 5%", "lost", 0.05, |v| v.original == Fate::Lost);
     fraction_row("loss 28%", "lost", 0.28, |v| v.original == Fate::Lost);
-    fraction_row("duplicate 10%", "duplicated", 0.10, |v| {
-        v.duplicate.is_some()
-    });
+    fraction_row("duplicate 10%", "duplicated", 0.10, |v| v.duplicate.is_some());
     fraction_row("corrupt 5%", "corrupted", 0.05, |v| {
-        matches!(
-            v.original,
-            Fate::Queued {
-                corrupted: true,
-                ..
-            }
-        )
+        matches!(v.original, Fate::Queued { corrupted: true, .. })
     });
     fraction_row("delay 10ms reorder 25%", "reordered", 0.25, |v| {
-        matches!(
-            v.original,
-            Fate::Queued {
-                reordered: true,
-                ..
-            }
-        )
+        matches!(v.original, Fate::Queued { reordered: true, .. })
     });
     fraction_row(
         "delay 10ms reorder 50% gap 5",
         "reordered (theory 1/6)",
         1.0 / 6.0,
-        |v| {
-            matches!(
-                v.original,
-                Fate::Queued {
-                    reordered: true,
-                    ..
-                }
-            )
-        },
+        |v| matches!(v.original, Fate::Queued { reordered: true, .. }),
     );
 
     println!(
@@ -124,10 +96,7 @@ fn netem_statistics_report() {
     );
     println!("| spec | loss | theory | mean burst | theory | within |\n|---|---|---|---|---|---|");
     markov_row("loss gemodel 1% 30%", ge_chain(0.01, 0.30, 1.0, 0.0));
-    markov_row(
-        "loss gemodel 2% 20% 60% 1%",
-        ge_chain(0.02, 0.20, 0.60, 0.01),
-    );
+    markov_row("loss gemodel 2% 20% 60% 1%", ge_chain(0.02, 0.20, 0.60, 0.01));
     markov_row(
         "loss state 1% 30% 10% 20% 0.5%",
         four_state_chain(0.01, 0.30, 0.10, 0.20, 0.005),
@@ -137,9 +106,7 @@ fn netem_statistics_report() {
         four_state_chain(0.0, 1.0, 0.0, 0.0, 0.10),
     );
 
-    println!(
-        "\nJitter against its distribution ({N} packets; Kolmogorov-Smirnov, alpha = 0.001)\n"
-    );
+    println!("\nJitter against its distribution ({N} packets; Kolmogorov-Smirnov, alpha = 0.001)\n");
     println!("| spec | D | critical | accepted |\n|---|---|---|---|");
     ks_row("", uniform_cdf);
     ks_row(" distribution normal", normal_cdf);
@@ -152,20 +119,19 @@ fn netem_statistics_report() {
         l.enqueue(0, i.to_be_bytes().to_vec(), 0..0, 0);
     }
     let out = drain(&mut l);
-    let mut gaps: Vec<f64> = out
-        .windows(2)
-        .map(|w| (w[1].0 - w[0].0) as f64 / 1e6)
-        .collect();
+    let mut gaps: Vec<f64> = out.windows(2).map(|w| (w[1].0 - w[0].0) as f64 / 1e6).collect();
     let n = gaps.len();
     let d = ks_statistic(&mut gaps, |g| ((g - 5.0) / 10.0).clamp(0.0, 1.0));
     let crit = ks_critical(n, 0.001);
-    println!("| `slot 5ms 15ms packets 1` (gaps between slots, {n}, uniform 5-15 ms) | {d:.5} | {crit:.5} | {} |", yes(d < crit));
+    println!(
+        "| `slot 5ms 15ms packets 1` (gaps between slots, {n}, uniform 5-15 ms) | {d:.5} | {crit:.5} | {} |",
+        yes(d < crit)
+    );
 
     let mut l = Link::new(spec("rate 10mbit limit 100"), SEED);
     let r = run(&mut l, N, 500_000, 1000);
     let out = &r.departures;
-    let rate =
-        (out.len() - 1) as f64 * 8000.0 / ((out.last().unwrap().due - out[0].due) as f64 / 1e9);
+    let rate = (out.len() - 1) as f64 * 8000.0 / ((out.last().unwrap().due - out[0].due) as f64 / 1e9);
     let exact = out.windows(2).all(|w| w[1].due - w[0].due == 800_000);
     println!(
         "\nRate: `rate 10mbit limit 100`, 1000-byte packets offered every 500 µs: {} delivered, \

@@ -66,6 +66,6 @@ fn a_seed_in_the_spec_seeds_both_directions_apart() {
     let s = "loss 50% seed 99";
     let (fwd_a, rev_a) = fates(&mut Link::shared(spec(s), 1, 2), 200, |_| 1);
     let (fwd_b, rev_b) = fates(&mut Link::shared(spec(s), 3, 4), 200, |_| 1);
-    assert_eq!((&fwd_a, &rev_a), (&fwd_b, &rev_b));      // the spec's seed wins over the run's
+    assert_eq!((&fwd_a, &rev_a), (&fwd_b, &rev_b)); // the spec's seed wins over the run's
     assert_ne!(fwd_a, rev_a);
 }

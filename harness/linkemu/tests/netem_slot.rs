@@ -21,10 +21,7 @@ fn a_slot_lets_out_at_most_its_packets() {
     let out = back_to_back("slot 10ms packets 2", 10, 100);
     let times: Vec<u64> = out.iter().map(|o| o.0 / MS).collect();
     assert_eq!(times, vec![0, 0, 10, 10, 20, 20, 30, 30, 40, 40]);
-    assert!(
-        out.iter().enumerate().all(|(i, o)| o.1 == i as u64),
-        "order kept"
-    );
+    assert!(out.iter().enumerate().all(|(i, o)| o.1 == i as u64), "order kept");
 }
 
 #[test]
@@ -38,10 +35,7 @@ fn a_slot_lets_out_until_its_bytes_are_spent() {
 #[test]
 fn slot_gaps_are_uniform_between_min_and_max() {
     let out = back_to_back("slot 5ms 15ms packets 1 limit 20000", 20_000, 10);
-    let mut gaps: Vec<f64> = out
-        .windows(2)
-        .map(|w| (w[1].0 - w[0].0) as f64 / MS as f64)
-        .collect();
+    let mut gaps: Vec<f64> = out.windows(2).map(|w| (w[1].0 - w[0].0) as f64 / MS as f64).collect();
     assert!(gaps.iter().all(|&g| (5.0..15.0).contains(&g)));
     let n = gaps.len();
     let d = ks_statistic(&mut gaps, |g| ((g - 5.0) / 10.0).clamp(0.0, 1.0));
@@ -50,11 +44,7 @@ fn slot_gaps_are_uniform_between_min_and_max() {
 
 #[test]
 fn slot_gaps_follow_a_table() {
-    let out = back_to_back(
-        "slot distribution normal 10ms 2ms packets 1 limit 20000",
-        20_000,
-        10,
-    );
+    let out = back_to_back("slot distribution normal 10ms 2ms packets 1 limit 20000", 20_000, 10);
     let mut z: Vec<f64> = out
         .windows(2)
         .map(|w| ((w[1].0 - w[0].0) as f64 - 10e6) / 2e6)

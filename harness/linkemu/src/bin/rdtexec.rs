@@ -40,7 +40,10 @@ struct Options {
 fn parse(args: Vec<OsString>) -> Result<Options, String> {
     fn number<T: std::str::FromStr>(flag: &str, value: Option<OsString>) -> Result<T, String> {
         let value = value.ok_or_else(|| format!("{flag} needs a value"))?;
-        value.to_str().and_then(|s| s.parse().ok()).ok_or_else(|| format!("{flag}: not a number: {value:?}"))
+        value
+            .to_str()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("{flag}: not a number: {value:?}"))
     }
     let mut o = Options::default();
     let mut it = args.into_iter();
@@ -129,7 +132,13 @@ fn main() {
         }
         // If the harness is killed hard (SIGKILL, a notebook kernel dying), its programs
         // go with it instead of running on; if it died before this line, go now.
-        if let Err(e) = check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0)) {
+        if let Err(e) = check(libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )) {
             fail(sfd, "pdeathsig", "prctl(PR_SET_PDEATHSIG)", e);
         }
         if let Some(ppid) = o.ppid {
@@ -144,12 +153,18 @@ fn main() {
             libc::signal(sig, libc::SIG_DFL);
         }
         if let Some(cap) = o.fsize {
-            let lim = libc::rlimit { rlim_cur: cap, rlim_max: cap };
+            let lim = libc::rlimit {
+                rlim_cur: cap,
+                rlim_max: cap,
+            };
             if let Err(e) = check(libc::setrlimit(libc::RLIMIT_FSIZE, &lim)) {
                 fail(sfd, "rlimit", "setrlimit(RLIMIT_FSIZE)", e);
             }
         }
-        let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
         if let Err(e) = check(libc::setrlimit(libc::RLIMIT_CORE, &none)) {
             fail(sfd, "rlimit", "setrlimit(RLIMIT_CORE)", e);
         }
@@ -173,8 +188,19 @@ fn main() {
             libc::setpriority(libc::PRIO_PROCESS, 0, nice);
         }
     }
-    let argv: Vec<CString> = o.program.into_iter().map(|a| CString::new(a.into_vec())).collect::<Result<_, _>>()
-        .unwrap_or_else(|_| fail(sfd, "args", "an argument holds a NUL byte", io::Error::from_raw_os_error(libc::EINVAL)));
+    let argv: Vec<CString> = o
+        .program
+        .into_iter()
+        .map(|a| CString::new(a.into_vec()))
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|_| {
+            fail(
+                sfd,
+                "args",
+                "an argument holds a NUL byte",
+                io::Error::from_raw_os_error(libc::EINVAL),
+            )
+        });
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(std::ptr::null());
     // SAFETY: argv's strings outlive the call; the array ends with NULL.
@@ -193,17 +219,45 @@ mod tests {
 
     #[test]
     fn parses_every_option() {
-        let o = parse(args(&["--ppid", "7", "--fsize", "1024", "--netns-fd", "5", "--new-netns", "--nice", "-10",
-                             "--status-fd", "9", "--", "/bin/echo", "--ppid", "x y"])).unwrap();
-        assert_eq!(o, Options { ppid: Some(7), fsize: Some(1024), netns_fd: Some(5), new_netns: true, nice: Some(-10),
-                                status_fd: Some(9), program: args(&["/bin/echo", "--ppid", "x y"]) });
+        let o = parse(args(&[
+            "--ppid",
+            "7",
+            "--fsize",
+            "1024",
+            "--netns-fd",
+            "5",
+            "--new-netns",
+            "--nice",
+            "-10",
+            "--status-fd",
+            "9",
+            "--",
+            "/bin/echo",
+            "--ppid",
+            "x y",
+        ]))
+        .unwrap();
+        assert_eq!(
+            o,
+            Options {
+                ppid: Some(7),
+                fsize: Some(1024),
+                netns_fd: Some(5),
+                new_netns: true,
+                nice: Some(-10),
+                status_fd: Some(9),
+                program: args(&["/bin/echo", "--ppid", "x y"])
+            }
+        );
     }
 
     #[test]
     fn refuses_bad_usage() {
-        assert!(parse(args(&["--", ])).unwrap_err().contains("no program"));
+        assert!(parse(args(&["--",])).unwrap_err().contains("no program"));
         assert!(parse(args(&["/bin/true"])).unwrap_err().contains("unknown option"));
-        assert!(parse(args(&["--fsize", "big", "--", "/bin/true"])).unwrap_err().contains("not a number"));
+        assert!(parse(args(&["--fsize", "big", "--", "/bin/true"]))
+            .unwrap_err()
+            .contains("not a number"));
         assert!(parse(args(&["--nice"])).unwrap_err().contains("needs a value"));
     }
 }

@@ -32,7 +32,10 @@ fn relay(listen: &str, to: &str) {
         libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
         libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
     }
-    println!("{{\"event\": \"ready\", \"listen\": \"{}\"}}", sock.local_addr().unwrap());
+    println!(
+        "{{\"event\": \"ready\", \"listen\": \"{}\"}}",
+        sock.local_addr().unwrap()
+    );
     let mut buf = vec![0u8; 65536];
     let mut forwarded: u64 = 0;
     while !STOP.load(Ordering::Relaxed) {
@@ -50,8 +53,12 @@ fn blast(to: &str, size: usize, secs: f64) {
     sock.connect(to).expect("connect");
     const BATCH: usize = 32;
     let payload = vec![0x5au8; size];
-    let mut iov: Vec<libc::iovec> =
-        (0..BATCH).map(|_| libc::iovec { iov_base: payload.as_ptr() as *mut _, iov_len: size }).collect();
+    let mut iov: Vec<libc::iovec> = (0..BATCH)
+        .map(|_| libc::iovec {
+            iov_base: payload.as_ptr() as *mut _,
+            iov_len: size,
+        })
+        .collect();
     let mut msgs: Vec<libc::mmsghdr> = iov
         .iter_mut()
         .map(|v| {

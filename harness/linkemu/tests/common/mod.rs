@@ -36,10 +36,7 @@ pub fn run(link: &mut Link, n: usize, interval_ns: u64, size: usize) -> Run {
     while let Some(d) = link.dequeue(u64::MAX) {
         departures.push(d);
     }
-    Run {
-        verdicts,
-        departures,
-    }
+    Run { verdicts, departures }
 }
 
 /// Drain `link` as an event loop would: sleep until next_due, dequeue what is due.
@@ -99,9 +96,7 @@ pub fn ks_statistic(samples: &mut [f64], cdf: impl Fn(f64) -> f64) -> f64 {
         let below = i as f64 / n; // F_n(v-)
         let upto = j as f64 / n; // F_n(v)
         let eps = 1e-6 * v.abs().max(1.0);
-        d = d
-            .max((upto - cdf(v)).abs())
-            .max((below - cdf(v - eps)).abs());
+        d = d.max((upto - cdf(v)).abs()).max((below - cdf(v - eps)).abs());
         i = j;
     }
     d
@@ -135,9 +130,7 @@ pub fn markov_loss(p: &[Vec<f64>], f: &[f64]) -> (f64, f64, f64) {
     let mut var = mean * (1.0 - mean);
     let mut pkf = f.to_vec();
     for _ in 0..100_000 {
-        pkf = (0..n)
-            .map(|i| (0..n).map(|j| p[i][j] * pkf[j]).sum())
-            .collect();
+        pkf = (0..n).map(|i| (0..n).map(|j| p[i][j] * pkf[j]).sum()).collect();
         let cov: f64 = (0..n).map(|i| pi[i] * f[i] * pkf[i]).sum::<f64>() - mean * mean;
         var += 2.0 * cov;
         if cov.abs() < 1e-15 {
@@ -235,20 +228,11 @@ pub fn uniform_cdf(z: f64) -> f64 {
 
 /// Gilbert-Elliott's chain: states good, bad; lost with 1-k in good, 1-h in bad.
 pub fn ge_chain(p: f64, r: f64, one_minus_h: f64, one_minus_k: f64) -> (Vec<Vec<f64>>, Vec<f64>) {
-    (
-        vec![vec![1.0 - p, p], vec![r, 1.0 - r]],
-        vec![one_minus_k, one_minus_h],
-    )
+    (vec![vec![1.0 - p, p], vec![r, 1.0 - r]], vec![one_minus_k, one_minus_h])
 }
 
 /// netem's 4-state chain (states 1..4 as indices 0..3; 3 and 4 lose).
-pub fn four_state_chain(
-    p13: f64,
-    p31: f64,
-    p32: f64,
-    p23: f64,
-    p14: f64,
-) -> (Vec<Vec<f64>>, Vec<f64>) {
+pub fn four_state_chain(p13: f64, p31: f64, p32: f64, p23: f64, p14: f64) -> (Vec<Vec<f64>>, Vec<f64>) {
     (
         vec![
             vec![1.0 - p13 - p14, 0.0, p13, p14],
