@@ -13,7 +13,6 @@ first --jobs' (none, for a fair grader). Exit status 1 if any differ.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import sys
 import tempfile

@@ -20,7 +20,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 
 from harness.engine import REPO
 

@@ -61,10 +61,10 @@ class Scenario:
     public: bool
     printed: bool
     goodput_vs_ref: float | None
-    retx_vs_ref: tuple[float, float] | None
+    retx_vs_ref: tuple[float, ...] | None
     repeat: int
     params: dict
-    retx_vs_losses: tuple[float, float] | None = None   # retransmissions <= factor x losses + slack
+    retx_vs_losses: tuple[float, ...] | None = None   # retransmissions <= factor x losses + slack
     reference_env: dict = field(default_factory=dict)   # the reference programs' extra environment
     paths: tuple = ()            # several paths: ((forward, reverse or None), ...); else `link` alone
     schedule: tuple = ()         # the engine's events: ({"at_ms", "cmd": down | up, "path": p0 ...}, ...)
@@ -74,7 +74,7 @@ class Scenario:
     scored: bool = True          # False: beyond the spec and the course does not score it (points 0)
     path_share: float | None = None   # each path carries at least this share of the data messages
     sizes: tuple = ()            # files of these sizes, one per run (seed 001's objects); else `size`
-    sent_vs_ref: tuple[float, float] | None = None   # data messages into the link, those sent into
+    sent_vs_ref: tuple[float, ...] | None = None   # data messages into the link, those sent into
                                                      # a down path too, <= factor x the reference's + slack
 
     def size_of(self, run: int) -> int:
@@ -222,7 +222,8 @@ def _schedule(value, n_paths: int, where: str) -> tuple:
 def outage_seconds(schedule: tuple) -> float:
     """How long paths are down in all, by the schedule (a path never brought up: 0, the
     others carry on)."""
-    down, total = {}, 0.0
+    down: dict = {}
+    total = 0.0
     for e in schedule:
         if e["cmd"] == "down":
             down.setdefault(e["path"], e["at_ms"])

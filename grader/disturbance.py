@@ -114,17 +114,19 @@ def _some(path: str | None) -> dict[str, str] | None:
 
 def cpu_waiting_us(path: str | None = None) -> int | None:
     """Microseconds some task has waited for a CPU since boot, or None without PSI."""
+    some = _some(path)
     try:
-        return int(_some(path)["total"])
-    except (TypeError, KeyError, ValueError):
+        return int(some["total"]) if some else None
+    except (KeyError, ValueError):
         return None
 
 
 def cpu_waiting_avg10(path: str | None = None) -> float | None:
     """The share of the last ~10 s that some task waited for a CPU, or None without PSI."""
+    some = _some(path)
     try:
-        return float(_some(path)["avg10"]) / 100
-    except (TypeError, KeyError, ValueError):
+        return float(some["avg10"]) / 100 if some else None
+    except (KeyError, ValueError):
         return None
 
 

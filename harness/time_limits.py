@@ -152,7 +152,8 @@ def expected_seconds(forward: str, reverse: str, size: int, params: dict, shared
     if isinstance(payload, int) and payload > 0:        # stop-and-wait-crc's packet size
         link = replace(link, payload=payload)
     if model == "tcp-like":           # Selective Repeat's model at the window in segments
-        window_bytes = params.get("window") if isinstance(params.get("window"), int) else TCP_SEGMENT
+        asked = params.get("window")
+        window_bytes = asked if isinstance(asked, int) else TCP_SEGMENT
         link = replace(link, payload=TCP_SEGMENT)
         params = {**params, "window": max(1, window_bytes // TCP_SEGMENT)}
         model = "selective-repeat"
@@ -164,7 +165,8 @@ def expected_seconds(forward: str, reverse: str, size: int, params: dict, shared
     if model in PIPELINED:
         if not size:
             return link.rtt
-        window = params.get("window") if isinstance(params.get("window"), int) and params["window"] > 0 else 1
+        asked = params.get("window")
+        window = asked if isinstance(asked, int) and asked > 0 else 1
         throughput = PIPELINED[model](link, window, retry_timeout_s(params, link))
         return size / 1024 / throughput + link.rtt
     return stop_and_wait_seconds(link, size, params)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import heapq
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from reference.core.api import Ack, Data, ReceiverCore, SenderCore, SenderStats, ReceiverStats
 from reference.ending import LINGER, ReceiverEnding, SenderGiveUp

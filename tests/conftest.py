@@ -31,7 +31,7 @@ UNIT = {
     "harness/test_sheet_schedule.py", "harness/test_steal.py",
     "reference/test_core_efficiency.py", "reference/test_core_properties.py", "reference/test_core_protocols.py",
     "reference/test_core_rto.py", "reference/test_sim.py", "reference/test_sr_window_bound.py",
-    "reference/test_wire.py", "experiments/test_models.py", "experiments/test_statistics.py",
+    "reference/test_wire.py", "reference/test_core_config_types.py", "experiments/test_models.py", "experiments/test_statistics.py",
     "course/test_remeasure_rules.py", "grader/test_battery.py", "grader/test_collect.py", "grader/test_crowding.py",
     "grader/test_schema_once.py", "grader/test_symptoms.py",
     "plots/test_trace.py", "sheets/test_conclusions.py", "docker/test_helm_values.py",

@@ -126,7 +126,7 @@ def build(impl: str | None = None, plan: Plan = FULL, backend: str = "auto", run
     intro = [
         "Topology: source s, destination d, routers r1, r2, r3 as paths of rdtlab's link engine (not forwarding "
         "namespaces): experiment 1 sends through s–r3–d, experiment 2 over s–r1–d and s–r2–d at once. Each path "
-        f"is `delay 10ms rate 10mbit loss <q>%` each way, where q = 1 − (1 − p)² folds the loss p of its two "
+        "is `delay 10ms rate 10mbit loss <q>%` each way, where q = 1 − (1 − p)² folds the loss p of its two "
         "links (5% → 9.75%, 15% → 27.75%, 28% → 48.16%); the report does not give its links' rate and delay.",
         f"File: {plan.size:,} deterministic random bytes. Programs: "
         + (impl or f"the reference multi-homed Selective Repeat (adaptive RTO per path, α = 0.125, β = 0.25, "

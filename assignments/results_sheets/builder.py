@@ -76,7 +76,7 @@ class Notebook:
         from harness.assignments import get
         from harness.backends.tcp import runs_kernel_tcp
         tcp = runs_kernel_tcp(get(assignment).sheet)
-        self.code(f'MODE = "quick"   # "quick" or "full"; the environment variable RDTLAB_NOTEBOOK_MODE overrides it'
+        self.code('MODE = "quick"   # "quick" or "full"; the environment variable RDTLAB_NOTEBOOK_MODE overrides it'
                   + (TCP_CC_LINE if tcp else "") + (f"\n# {mode_note}" if mode_note else ""), tags=["parameters"])
         self.code(f"""
 from harness import notebook as nb   # the rdtlab harness: measurements, tables, plots

@@ -18,7 +18,6 @@ the algorithm that ran, as iperf3 read it back from its connection
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 import time

@@ -45,7 +45,8 @@ def rfc6298_rto(samples: Iterable[float], alpha: float = 1 / 8, beta: float = 1 
     RTO = SRTT + max(G, K·RTTVAR), clamped to [min_rto, max_rto] (RFC: min 1 s; seed
     000 uses alpha 0.125, beta 0.25 with a smaller minimum: pass min_rto_s)."""
     rtos: list[float] = []
-    srtt = rttvar = None
+    srtt: float | None = None
+    rttvar = 0.0
     for r in samples:
         _check(r >= 0, f"RTT samples must be >= 0, got {r}")
         if srtt is None:

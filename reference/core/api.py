@@ -59,8 +59,8 @@ class Ack(namedtuple("Ack", "seq sack path", defaults=((), 0))):
 class _Counters:
     """Compared and shown field by field, as a dataclass would be (a run's stats are
     compared whole: the same seed gives the same run)."""
-    __slots__ = ()
-    __hash__ = None
+    __slots__: tuple[str, ...] = ()
+    __hash__ = None     # type: ignore[assignment]  # unhashable, as a dataclass with eq
 
     def _values(self) -> tuple:
         return tuple(getattr(self, name) for name in self.__slots__)

@@ -60,9 +60,9 @@ class MultiHomedSender(SelectiveRepeatSender):
         self._probes.clear()
         out += super().datagrams_to_send(now)
         for seq, path in self._copies:
-            packet = self.in_flight.get(seq)
-            if packet is not None and not self.failed:
-                packet.resends += 1
+            held = self.in_flight.get(seq)
+            if held is not None and not self.failed:
+                held.resends += 1
                 self._count_send(resend=True)
                 out.append(self._message(seq, path))
         self._copies.clear()
@@ -117,7 +117,8 @@ class MultiHomedSender(SelectiveRepeatSender):
 
     def _timed_out(self, packet: InFlight, now: float) -> None:
         path = packet.path
-        silent_for = now - (self.last_heard[path] if self.last_heard[path] is not None else packet.sent_at)
+        heard = self.last_heard[path]
+        silent_for = now - (heard if heard is not None else packet.sent_at)
         if self.alive[path] and sum(self.alive) > 1 \
                 and silent_for >= self.config.dead_path_timeouts * self.estimators[path].base_rto:
             self._declare_dead(path, now)

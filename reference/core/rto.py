@@ -55,7 +55,7 @@ class RtoEstimator:
         """Feed one RTT measurement (seconds) from a packet sent exactly once."""
         if not self.adaptive:
             return
-        if self.srtt is None:
+        if self.srtt is None or self.rttvar is None:      # the first sample (both unset)
             self.srtt, self.rttvar = rtt, rtt / 2
         else:
             self.rttvar = (1 - BETA) * self.rttvar + BETA * abs(self.srtt - rtt)

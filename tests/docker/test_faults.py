@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from tests.support.containers import DOCKER, LAB, PROJECT, free_port, leftovers, run, wait_for_line
+from tests.support.containers import DOCKER, LAB, free_port, leftovers, run, wait_for_line
 from test_lab import hand_in, lab_env
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]

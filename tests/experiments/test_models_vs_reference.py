@@ -8,7 +8,6 @@ exchange, which at 5 ms (11 ms an exchange) costs stop-and-wait far more of its 
 than here (BENCHMARKS.md, "The references")."""
 from dataclasses import replace
 
-import pytest
 
 from harness.experiments.sweep import run_sweeps, summarize_cells
 from assignments.comn import sheet as comn

@@ -1,7 +1,6 @@
 """The Gradescope package: run_autograder in a scratch root laid out as Gradescope's
 (/autograder/source, /autograder/submission, /autograder/results) grades with the
 kit from the package, on the local backend, into a results.json of Gradescope's schema."""
-import json
 import os
 import shutil
 import subprocess

@@ -97,7 +97,7 @@ def test_every_seed_ends_well_at_high_loss_each_way(name, loss):
     path = SimPath(Channel(delay=0.025, loss=loss, rate=10e6), shared_queue=shared)
     link = [path] * config.paths if protocol == "mh" else path
     ending = Ending(give_up_after=give_up)
-    failures, lingered = [], []
+    failures = []
     for seed in SEEDS:
         data = random.Random(seed).randbytes(SIZES[seed % len(SIZES)])
         res = simulate(make_sender(protocol, data, config), make_receiver(protocol, config), link,
