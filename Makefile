@@ -2,6 +2,7 @@
 #   make demo   set up, then run the main job
 #   make test   set up, then run every test (Rust and Python; the together tier three at a time)
 #   make test-unit  the unit tier only: pure code, no root, no network, under a minute
+#   make lint   ruff (lint, format) over the Python, clippy and rustfmt over the engine, mypy over the pure cores
 #   make bench  set up, then run the long measurements (figures go in BENCHMARKS.md)
 #   make build  build the link engine (harness/linkemu/target/release/linkemu) and its exec helper rdtexec
 #   make lab    set up, then JupyterLab on 127.0.0.1 on a student's copy of the COMN release (prints the URL;
@@ -33,7 +34,7 @@ DEBS    := iperf3 nft:nftables bwrap:bubblewrap chromium /usr/bin/javac:default-
            /usr/bin/c++:g++ /usr/bin/go:golang-go /usr/bin/cargo:cargo npm
 PYTEST_ARGS ?=
 
-.PHONY: all setup build demo test test-unit test-rust test-python bench debs clean lab images docker-lab docker-lab-down \
+.PHONY: all setup build demo test test-unit test-rust test-python lint bench debs clean lab images docker-lab docker-lab-down \
         hub-images hub hub-down
 
 all: build
@@ -77,7 +78,18 @@ demo: setup
 
 test:
 	@$(MAKE) --no-print-directory -j4 -Otarget $(SETUP_PARTS) test-rust
+	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory test-python
+
+# The habits: ruff's lint and format check (pyproject.toml says what it skips: students'
+# programs as handed in), the engine's clippy with warnings as errors and rustfmt, and
+# mypy over the pure cores (pyproject.toml's [tool.mypy] files).
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/ruff format --check --quiet .
+	$(VENV)/bin/mypy
+	$(CARGO_RUN) fmt --check --manifest-path $(CRATE)/Cargo.toml
+	$(CARGO_RUN) clippy --quiet --all-targets --manifest-path $(CRATE)/Cargo.toml -- -D warnings
 
 # The dev profile: the tests assert results, not speed, and its nine test binaries build
 # in a quarter of the release profile's time (the engine's cost per packet, printed

@@ -19,6 +19,7 @@ build_results_sheet.py writes and the starter programs). Folders named in
 RDTLAB_ASSIGNMENTS_PATH (os.pathsep-separated) are searched after this one, so a course can
 keep its own assignments outside the kit. assignments/README.md adds one, step by step.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -32,11 +33,12 @@ PATH_ENV = "RDTLAB_ASSIGNMENTS_PATH"
 @dataclass(frozen=True)
 class Entry:
     """One assignment's folder: its parts are imported when asked for."""
-    name: str          # the course's name: tcp-like
-    package: str       # the Python package: assignments.tcp_like
+
+    name: str  # the course's name: tcp-like
+    package: str  # the Python package: assignments.tcp_like
     folder: str
-    programs: tuple    # the student's files (PROGRAMS)
-    reference: str     # reference/<reference>/: the reference's programs with this contract
+    programs: tuple  # the student's files (PROGRAMS)
+    reference: str  # reference/<reference>/: the reference's programs with this contract
 
     def sheet(self):
         """The results sheet's module (sheet.py)."""
@@ -74,10 +76,15 @@ def by_name() -> dict[str, Entry]:
             continue
         module = importlib.import_module(info.name)
         name = getattr(module, "NAME", None)
-        if name is None or name in found:     # the builder's machinery (results_sheets); a name taken
+        if name is None or name in found:  # the builder's machinery (results_sheets); a name taken
             continue
-        found[name] = Entry(name, info.name, os.path.dirname(module.__file__), tuple(getattr(module, "PROGRAMS", ())),
-                            getattr(module, "REFERENCE", ""))
+        found[name] = Entry(
+            name,
+            info.name,
+            os.path.dirname(module.__file__),
+            tuple(getattr(module, "PROGRAMS", ())),
+            getattr(module, "REFERENCE", ""),
+        )
     return dict(sorted(found.items()))
 
 

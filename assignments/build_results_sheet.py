@@ -11,6 +11,7 @@ its notebook. Re-run after editing; `--check` says which committed notebook diff
 what this writes (tests/course checks it). `--course DIR`: another course directory
 (its source/<name>/) than this one.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,7 +19,7 @@ import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))   # the kit, when run as a script
+sys.path.insert(0, os.path.dirname(HERE))  # the kit, when run as a script
 
 import assignments  # noqa: E402
 from assignments.results_sheets.builder import text as notebook_text  # noqa: E402
@@ -50,8 +51,9 @@ def write(name: str, course: str = HERE) -> str:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     starter = os.path.join(assignments.get(name).folder, "starter")
     if os.path.isdir(starter):
-        shutil.copytree(starter, os.path.dirname(path), dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(
+            starter, os.path.dirname(path), dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
+        )
     with open(path, "w") as f:
         f.write(text(name))
     return path
@@ -67,7 +69,7 @@ def main(argv: list[str]) -> int:
             print("--course needs a directory", file=sys.stderr)
             return 2
         course = os.path.abspath(argv[at + 1])
-        del argv[at:at + 2]
+        del argv[at : at + 2]
     known = assignments.names()
     names = argv or known
     unknown = [n for n in names if n not in known]

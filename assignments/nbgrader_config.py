@@ -1,6 +1,7 @@
 """nbgrader configuration of the rdtlab course (nbgrader 0.9). Run nbgrader's commands
 from this directory: `nbgrader generate_assignment comn`, `nbgrader autograde comn`, ...
 (assignments/README.md has the whole workflow)."""
+
 import os
 
 from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds, OverwriteKernelspec
@@ -27,9 +28,8 @@ c.Autograde.exclude_overwriting = {name: list(a.programs) for name, a in assignm
 # from the cell id, an edited read-only cell graded as handed out, each said in one line
 # (grader/restorecells.py: nbgrader 0.9's own OverwriteCells fails the whole submission
 # on a changed grade_id, and does not put back a deleted read-only cell).
-c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells,
-                                      CheckCellMetadata]
-c.OverwriteCells.add_missing_cells = True   # what nbgrader does alone: a missing test cell put back
+c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells, CheckCellMetadata]
+c.OverwriteCells.add_missing_cells = True  # what nbgrader does alone: a missing test cell put back
 
 # Measured cells run transfers for up to a few minutes (full mode); a hung program is
 # stopped by the harness's own time limits, this is the last resort.

@@ -1,4 +1,5 @@
 """Run benchmarks: ``python -m bench all|NAME [args]``."""
+
 import importlib
 import pkgutil
 import sys
@@ -12,8 +13,11 @@ SEPARATE = ("grader", "notebooks", "calibrate", "instructions", "hub_spawn")
 
 
 def available() -> list[str]:
-    names = [m.name for m in pkgutil.iter_modules(bench_pkg.__path__)
-             if not m.name.startswith("_") and m.name not in SEPARATE]
+    names = [
+        m.name
+        for m in pkgutil.iter_modules(bench_pkg.__path__)
+        if not m.name.startswith("_") and m.name not in SEPARATE
+    ]
     return sorted(names, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n))
 
 

@@ -12,6 +12,7 @@ to a task. Without a v1 cpuacct hierarchy (cgroup v2, a container), it is None.
         ...
     own.seconds        # CPU-seconds of the tree in the block, or None
 """
+
 from __future__ import annotations
 
 import os
@@ -60,7 +61,7 @@ class OwnCpu:
         if self.group is None:
             return
         self.seconds = self._usage_s() - self._start
-        try:    # back to the group it came from; then this one goes, once its last child is reaped
+        try:  # back to the group it came from; then this one goes, once its last child is reaped
             with open(os.path.join(self._home, "cgroup.procs"), "w") as f:
                 f.write(str(os.getpid()))
         except OSError:

@@ -23,6 +23,7 @@ detect yet or a limit of the jail; `missed_today` in bugs.toml); 2 on bad usage.
 `--smoke` grades nothing: it runs each implementation's own pairs (parts 1-4) through
 the harness over lossy links and says whether each file arrived whole.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,7 +41,7 @@ from harness.procs import UsageError
 from grader.planted import plant
 
 CORPUS = Path(REPO) / "tests" / "fixtures" / "corpus"
-BATTERY = "comn"        # the assignment calibrated (main's --assignment)
+BATTERY = "comn"  # the assignment calibrated (main's --assignment)
 
 
 def corpus_of(assignment: str) -> Path:
@@ -52,14 +53,14 @@ def corpus_of(assignment: str) -> Path:
 class Member:
     name: str
     path: Path
-    kind: str                          # "correct" | "bug"
+    kind: str  # "correct" | "bug"
     what: str = ""
     conventions: dict = field(default_factory=dict)
-    caught_by: list[str] = field(default_factory=list)     # bugs: scenarios that must catch it
-    expected: dict = field(default_factory=dict)           # scenario -> why today's grader penalises it
-    missed_today: str = ""                                 # bugs: why today's battery cannot catch it
+    caught_by: list[str] = field(default_factory=list)  # bugs: scenarios that must catch it
+    expected: dict = field(default_factory=dict)  # scenario -> why today's grader penalises it
+    missed_today: str = ""  # bugs: why today's battery cannot catch it
     fast: bool = False
-    patch: dict | None = None      # bugs: grader/planted.py's find/replace on `path`, the base member
+    patch: dict | None = None  # bugs: grader/planted.py's find/replace on `path`, the base member
 
     def copy_to(self, dest: str) -> str:
         """The member's programs at `dest`; a bug's planted in a copy of its base member."""
@@ -79,15 +80,33 @@ def load_corpus(root: Path = CORPUS) -> list[Member]:
     members = []
     with open(root / "corpus.toml", "rb") as f:
         for name, d in tomllib.load(f)["member"].items():
-            members.append(Member(name, root / name, "correct", d.get("what", ""), d.get("conventions", {}),
-                                  expected=d.get("expected", {}), fast=d.get("fast", False)))
+            members.append(
+                Member(
+                    name,
+                    root / name,
+                    "correct",
+                    d.get("what", ""),
+                    d.get("conventions", {}),
+                    expected=d.get("expected", {}),
+                    fast=d.get("fast", False),
+                )
+            )
     bugs = root / "bugs" / "bugs.toml"
     with open(bugs if bugs.exists() else root / "bugs.toml", "rb") as f:
         for name, d in tomllib.load(f).get("bug", {}).items():
             caught = d["caught_by"] if isinstance(d["caught_by"], list) else [d["caught_by"]]
-            members.append(Member(name, root / d["from"], "bug", d.get("what", ""), caught_by=caught,
-                                  missed_today=d.get("missed_today", ""), fast=d.get("fast", False),
-                                  patch={k: d[k] for k in ("file", "old", "new")}))
+            members.append(
+                Member(
+                    name,
+                    root / d["from"],
+                    "bug",
+                    d.get("what", ""),
+                    caught_by=caught,
+                    missed_today=d.get("missed_today", ""),
+                    fast=d.get("fast", False),
+                    patch={k: d[k] for k in ("file", "old", "new")},
+                )
+            )
     for m in members:
         if not m.path.is_dir():
             raise UsageError(f"corpus member {m.name}: no folder {m.path}")
@@ -112,14 +131,23 @@ def scenarios_for(member: Member, battery, subset: str | None) -> list[str]:
     if subset != "fast":
         return names
     # COMN's list, else each battery's public scenarios and its interop with the reference
-    return [n for n in FAST_SCENARIOS if n in names] or \
-        [s.name for s in battery.scenarios if s.public or s.meet != "student"]
+    return [n for n in FAST_SCENARIOS if n in names] or [
+        s.name for s in battery.scenarios if s.public or s.meet != "student"
+    ]
 
 
 # Where a convention, a design or the jail trips a correct member: the part 1 link and
 # each part's interop with the reference both ways, and a lossy SR transfer.
-FAST_SCENARIOS = ["p1-clean", "p2-reference-receiver", "p2-reference-sender", "p3-reference-receiver",
-                  "p3-reference-sender", "p4-loss-5", "p4-reference-receiver", "p4-reference-sender"]
+FAST_SCENARIOS = [
+    "p1-clean",
+    "p2-reference-receiver",
+    "p2-reference-sender",
+    "p3-reference-receiver",
+    "p3-reference-sender",
+    "p4-loss-5",
+    "p4-reference-receiver",
+    "p4-reference-sender",
+]
 
 
 @dataclass
@@ -127,16 +155,22 @@ class Cell:
     score: float
     max_score: float
     reason: str
-    passed: bool = True      # a scenario beyond the spec, not scored: 0 of 0 points, failed or not
+    passed: bool = True  # a scenario beyond the spec, not scored: 0 of 0 points, failed or not
 
     @property
     def full(self) -> bool:
         return self.score >= self.max_score and self.passed
 
 
-def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str | None,
-                 backend: str = "auto", sandbox: bool | None = None,
-                 done=None) -> dict[tuple[str, int], dict[str, Cell]]:
+def grade_corpus(
+    members: list[Member],
+    seeds: list[int],
+    jobs: int,
+    subset: str | None,
+    backend: str = "auto",
+    sandbox: bool | None = None,
+    done=None,
+) -> dict[tuple[str, int], dict[str, Cell]]:
     """{(member, seed): {scenario: Cell}} from the real grader, as `rdtlab grade` grades a
     class (grader.parallel.grade_all): a pool of `jobs`, and what the machine disturbed or
     failed in a crowded pool graded again alone at the end (`done` is told again then)."""
@@ -149,9 +183,9 @@ def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str
     options = Options(backend=backend, sandbox=sandbox, pcaps=False)
     with tempfile.TemporaryDirectory(prefix="rdt-calibrate-") as tmp:
         work, chosen, results = [], {}, {}
-        for m in sorted(members, key=lambda m: m.kind != "bug"):     # the bugs first: they are quick
+        for m in sorted(members, key=lambda m: m.kind != "bug"):  # the bugs first: they are quick
             selection = battery.select(names=scenarios_for(m, battery, subset))
-            if not selection.scenarios:        # a bug whose scenarios are not in the battery yet
+            if not selection.scenarios:  # a bug whose scenarios are not in the battery yet
                 results.update({(m.name, seed): {} for seed in seeds})
                 continue
             for seed in seeds:
@@ -163,20 +197,29 @@ def grade_corpus(members: list[Member], seeds: list[int], jobs: int, subset: str
         def finished(r):
             if done:
                 done(*of[r["student"]], r)
-        graded = grade_all([sub for _, _, sub in work], battery, None, options, jobs, finished,
-                           battery_of=lambda sub: chosen[sub.student])
+
+        graded = grade_all(
+            [sub for _, _, sub in work],
+            battery,
+            None,
+            options,
+            jobs,
+            finished,
+            battery_of=lambda sub: chosen[sub.student],
+        )
     for (m, seed, _), r in zip(work, graded):
-        results[(m.name, seed)] = {s["name"]: Cell(s["score"], s["max_score"], s["reason"] or "",
-                                                   s["passed"] or bool(s.get("ungraded")))
-                                   for s in r["scenarios"]}
+        results[(m.name, seed)] = {
+            s["name"]: Cell(s["score"], s["max_score"], s["reason"] or "", s["passed"] or bool(s.get("ungraded")))
+            for s in r["scenarios"]
+        }
     return results
 
 
 @dataclass
 class Verdict:
-    false_penalties: list[tuple[str, int, str, str]]     # member, seed, scenario, reason
-    expected: list[tuple[str, int, str, str]]            # penalties (or misses) the manifest expects today
-    missed: list[tuple[str, int, str]]                   # bug, seed, why
+    false_penalties: list[tuple[str, int, str, str]]  # member, seed, scenario, reason
+    expected: list[tuple[str, int, str, str]]  # penalties (or misses) the manifest expects today
+    missed: list[tuple[str, int, str]]  # bug, seed, why
 
 
 def judge(members: list[Member], results: dict, seeds: list[int]) -> Verdict:
@@ -195,8 +238,11 @@ def judge(members: list[Member], results: dict, seeds: list[int]) -> Verdict:
                 continue
             if any(not c.full for c in cells.values()):
                 continue
-            why = ("full marks in " + ", ".join(cells)) if cells else \
-                "none of its scenarios (" + ", ".join(m.caught_by) + ") is in the battery"
+            why = (
+                ("full marks in " + ", ".join(cells))
+                if cells
+                else "none of its scenarios (" + ", ".join(m.caught_by) + ") is in the battery"
+            )
             if m.missed_today:
                 v.expected.append((m.name, seed, "/".join(m.caught_by), f"{why}: {m.missed_today}"))
             else:
@@ -210,6 +256,7 @@ def matrix(members: list[Member], results: dict, seeds: list[int]) -> str:
     graded. Last column, the verdict: correct members `full` / `PENALISED` (`pen*`:
     only expected penalties); bugs `caught` / `MISSED` (`miss*`: expected today)."""
     from grader.battery import load_battery
+
     order = {s.name: k for k, s in enumerate(load_battery(BATTERY).scenarios)}
     scenarios = sorted({s for cells in results.values() for s in cells}, key=lambda s: (order.get(s, len(order)), s))
     v = judge(members, results, seeds)
@@ -221,15 +268,30 @@ def matrix(members: list[Member], results: dict, seeds: list[int]) -> str:
         for s, label in zip(scenarios, short):
             cells = [results[(m.name, k)][s] for k in seeds if s in results.get((m.name, k), {})]
             lost = sum(c.max_score - c.score for c in cells)
-            text = "." if not cells else "ok" if all(c.full for c in cells) else \
-                (f"-{lost:g}" if lost else "fail") + ("*" if m.expects(s) else "")
+            text = (
+                "."
+                if not cells
+                else "ok"
+                if all(c.full for c in cells)
+                else (f"-{lost:g}" if lost else "fail") + ("*" if m.expects(s) else "")
+            )
             row.append(text.ljust(len(label)))
         if m.kind == "correct":
-            verdict = "PENALISED" if any(x[0] == m.name for x in v.false_penalties) else \
-                "pen*" if any(x[0] == m.name for x in v.expected) else "full"
+            verdict = (
+                "PENALISED"
+                if any(x[0] == m.name for x in v.false_penalties)
+                else "pen*"
+                if any(x[0] == m.name for x in v.expected)
+                else "full"
+            )
         else:
-            verdict = "MISSED" if any(x[0] == m.name for x in v.missed) else \
-                "miss*" if any(x[0] == m.name for x in v.expected) else "caught"
+            verdict = (
+                "MISSED"
+                if any(x[0] == m.name for x in v.missed)
+                else "miss*"
+                if any(x[0] == m.name for x in v.expected)
+                else "caught"
+            )
         row.append(verdict)
         lines.append("  ".join(row))
     return "\n".join(lines)
@@ -265,8 +327,9 @@ def smoke(member: Member, backend: str, size: int, seed: int) -> list[tuple[int,
     out = []
     with tempfile.TemporaryDirectory(prefix="rdt-smoke-") as tmp:
         folder = member.copy_to(os.path.join(tmp, "sub"))
-        built = prepare(folder, sorted({p.name(r) for p in battery.programs.values() for r in ("sender", "receiver")}),
-                        None)
+        built = prepare(
+            folder, sorted({p.name(r) for p in battery.programs.values() for r in ("sender", "receiver")}), None
+        )
         for part, (fwd, rev, shared, params) in SMOKE_LINKS.items():
             programs = battery.programs[part]
             cmds = []
@@ -279,10 +342,20 @@ def smoke(member: Member, backend: str, size: int, seed: int) -> list[tuple[int,
                     break
                 cmds.append(" ".join(argv) + " " + rest)
             else:
-                r = run_transfer(Program(cmds[0], output_format=programs.output_format), Program(cmds[1]),
-                                 Link(fwd, rev, shared), params=params, size=size, seed=seed, backend=backend)
-                detail = f"{r.goodput_kBps or 0:.0f} KB/s, {r.retransmissions} retx, printed {r.printed}" \
-                    if r.ok else r.error
+                r = run_transfer(
+                    Program(cmds[0], output_format=programs.output_format),
+                    Program(cmds[1]),
+                    Link(fwd, rev, shared),
+                    params=params,
+                    size=size,
+                    seed=seed,
+                    backend=backend,
+                )
+                detail = (
+                    f"{r.goodput_kBps or 0:.0f} KB/s, {r.retransmissions} retx, printed {r.printed}"
+                    if r.ok
+                    else r.error
+                )
                 out.append((part, r.ok, detail))
     return out
 
@@ -298,12 +371,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--only", action="append", metavar="NAME", help="only this member (repeatable)")
     p.add_argument("--backend", default="netns")
     p.add_argument("--no-sandbox", action="store_true", help="run the programs outside the jail")
-    p.add_argument("--allow-expected", action="store_true",
-                   help="exit 0 despite penalties (and misses) the manifest expects today")
+    p.add_argument(
+        "--allow-expected", action="store_true", help="exit 0 despite penalties (and misses) the manifest expects today"
+    )
     p.add_argument("--smoke", action="store_true", help="run each member's own pairs over lossy links, grade nothing")
     p.add_argument("--size", type=int, default=200_000, help="--smoke: bytes per transfer")
-    p.add_argument("--json", metavar="FILE",
-                   help="also append every grading's cells to FILE as it finishes (JSON lines)")
+    p.add_argument(
+        "--json", metavar="FILE", help="also append every grading's cells to FILE as it finishes (JSON lines)"
+    )
     p.add_argument("--from-json", metavar="FILE", help="grade nothing: the matrix of the gradings saved in FILE")
     return p
 
@@ -351,26 +426,46 @@ def main(argv: list[str] | None = None) -> int:
     def done(m, seed, r):
         alone = f", graded again alone: {', '.join(r['graded_again'])}" if r.get("graded_again") else ""
         again.extend(r.get("graded_again", []))
-        print(f"  {m.name} seed {seed}: {r['score']:g}/{r['max_score']:g} ({r['execution_time']:.0f} s{alone})",
-              file=sys.stderr, flush=True)
+        print(
+            f"  {m.name} seed {seed}: {r['score']:g}/{r['max_score']:g} ({r['execution_time']:.0f} s{alone})",
+            file=sys.stderr,
+            flush=True,
+        )
         if args.json:
             with open(args.json, "a") as f:
-                f.write(json.dumps({"member": m.name, "seed": seed, "cells": {
-                    s["name"]: [s["score"], s["max_score"], s["reason"] or "", s["passed"] or bool(s.get("ungraded"))]
-                    for s in r["scenarios"]}}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "member": m.name,
+                            "seed": seed,
+                            "cells": {
+                                s["name"]: [
+                                    s["score"],
+                                    s["max_score"],
+                                    s["reason"] or "",
+                                    s["passed"] or bool(s.get("ungraded")),
+                                ]
+                                for s in r["scenarios"]
+                            },
+                        }
+                    )
+                    + "\n"
+                )
 
     if args.from_json:
         results = load_results(args.from_json)
         seeds = sorted({k for _, k in results})
         from grader.battery import load_battery
+
         battery = load_battery(BATTERY)
-        for m in members:          # a bug none of whose scenarios is in the battery: graded on nothing
+        for m in members:  # a bug none of whose scenarios is in the battery: graded on nothing
             if m.kind == "bug" and not scenarios_for(m, battery, None):
                 results.update({(m.name, k): {} for k in seeds})
         members = [m for m in members if any(name == m.name for name, _ in results)]
     else:
-        results = grade_corpus(members, seeds, args.jobs, args.subset, args.backend,
-                               False if args.no_sandbox else None, done)
+        results = grade_corpus(
+            members, seeds, args.jobs, args.subset, args.backend, False if args.no_sandbox else None, done
+        )
     print(matrix(members, results, seeds))
     v = judge(members, results, seeds)
     for name, seed, scen, why in v.expected:
@@ -380,9 +475,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, seed, why in v.missed:
         print(f"MISSED: {name} seed {seed}: {why}")
     failed = v.false_penalties or v.missed or (v.expected and not args.allow_expected)
-    print(f"{sum(m.kind == 'correct' for m in members)} correct, {sum(m.kind == 'bug' for m in members)} bugs, "
-          f"seeds {','.join(map(str, seeds))}: {len(v.false_penalties)} false penalties, {len(v.expected)} expected today, "
-          f"{len(v.missed)} missed")
+    print(
+        f"{sum(m.kind == 'correct' for m in members)} correct, {sum(m.kind == 'bug' for m in members)} bugs, "
+        f"seeds {','.join(map(str, seeds))}: {len(v.false_penalties)} false penalties, {len(v.expected)} expected today, "
+        f"{len(v.missed)} missed"
+    )
     if again:
         print(f"{len(again)} scenarios graded again alone after the pool (disturbed, or failed beside others)")
     return 1 if failed else 0

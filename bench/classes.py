@@ -10,6 +10,7 @@ does. Prints, per --jobs: wall time, submissions an hour, the grader's CPU secon
 process tree's, children included) a submission, and the scores that differ from the
 first --jobs' (none, for a fair grader). Exit status 1 if any differ.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,22 +52,28 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rdt-class-") as tmp:
         subs = [Submission(m.name, seeded_copy(m, args.seed, tmp)) for m in members]
         for jobs in [int(j) for j in args.jobs.split(",")]:
-            reference_runs.clear()       # each pass runs its own reference runs, as a class's first grading does
+            reference_runs.clear()  # each pass runs its own reference runs, as a class's first grading does
             began, cpu = time.monotonic(), cpu_s()
             results = grade_all(subs, battery, None, Options(backend=args.backend, pcaps=False), jobs=jobs)
             wall, used = time.monotonic() - began, cpu_s() - cpu
             scores = {r["student"]: r["score"] for r in results}
             again = sum(len(r.get("graded_again", [])) for r in results)
-            print(f"{args.assignment}: {len(subs)} submissions at --jobs {jobs}: {wall:.0f} s, "
-                  f"{3600 * len(subs) / wall:.0f} an hour, {used / len(subs):.1f} CPU-s a submission, "
-                  f"{again} scenario(s) graded again alone", flush=True)
+            print(
+                f"{args.assignment}: {len(subs)} submissions at --jobs {jobs}: {wall:.0f} s, "
+                f"{3600 * len(subs) / wall:.0f} an hour, {used / len(subs):.1f} CPU-s a submission, "
+                f"{again} scenario(s) graded again alone",
+                flush=True,
+            )
             spent: dict = {}
             for r in results:
                 for sc in r["scenarios"]:
                     spent[sc["name"]] = spent.get(sc["name"], 0.0) + sc.get("seconds", 0.0)
             top = sorted(spent.items(), key=lambda kv: -kv[1])[:6]
-            print("  where the time went (scenario: seconds over the class): "
-                  + ", ".join(f"{n} {t:.0f}" for n, t in top), flush=True)
+            print(
+                "  where the time went (scenario: seconds over the class): "
+                + ", ".join(f"{n} {t:.0f}" for n, t in top),
+                flush=True,
+            )
             if first is None:
                 first = scores
                 continue

@@ -8,6 +8,7 @@ programs, on a quiet machine and beside K busy loops (a kernel sharing its cores
 other work): each run's delay variation, its round-trip samples, the engine's p99 lag
 and the host's steal share. The link adds no jitter, so what varies is scheduling.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,10 @@ def run(argv: list[str]) -> int:
                     p.wait()
             for (family, kb), runs in frame.groupby(["family", "kb"]):
                 dv = [float(v) for v in runs["delay_var_ms"]]
-                print(f"busy loops {busy}  {family} {int(kb):>2} KB: delay_var_ms "
-                      f"{', '.join(f'{v:.2f}' for v in dv)} (median {statistics.median(dv):.2f}; "
-                      f"{int(runs['rtt_samples'].min())} round trips a run); engine p99 lag up to "
-                      f"{runs['lag_p99_us'].max() / 1000:.1f} ms; steal up to {runs['steal'].max():.1%}")
+                print(
+                    f"busy loops {busy}  {family} {int(kb):>2} KB: delay_var_ms "
+                    f"{', '.join(f'{v:.2f}' for v in dv)} (median {statistics.median(dv):.2f}; "
+                    f"{int(runs['rtt_samples'].min())} round trips a run); engine p99 lag up to "
+                    f"{runs['lag_p99_us'].max() / 1000:.1f} ms; steal up to {runs['steal'].max():.1%}"
+                )
     return 0

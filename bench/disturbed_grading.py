@@ -9,6 +9,7 @@ run: how long the class takes and how many runs were tried again. A failure a la
 engine cannot cause (wrong bytes, a hang) stands; one it can is run again, up to
 disturbance.TRIES, then after the class, alone.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,10 @@ LAG = "the engine sent packets up to 3.2 ms late (p99 lag > 1 ms): scripted"
 def parser() -> argparse.ArgumentParser:
     """The arguments, built without running anything: tests/test_benchmarks_table.py parses
     BENCHMARKS.md's commands with them."""
-    return argparse.ArgumentParser(prog="python -m bench disturbed_grading",
-                                   description="each planted bug graded alone, every run scripted as late")
+    return argparse.ArgumentParser(
+        prog="python -m bench disturbed_grading",
+        description="each planted bug graded alone, every run scripted as late",
+    )
 
 
 def run(argv: list[str]) -> int:
@@ -43,21 +46,26 @@ def run(argv: list[str]) -> int:
     disturbance.why = lambda run: None if run is None else (asked.append(run.seed) or LAG)
     bugs = load_bugs(str(FIXTURES / "bugs.toml"))
     battery = load_battery("comn")
-    print(f"{datetime.now():%Y-%m-%d %H:%M} UTC, load {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs, "
-          f"{len(bugs)} planted bugs, each graded alone, every run scripted as late")
+    print(
+        f"{datetime.now():%Y-%m-%d %H:%M} UTC, load {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs, "
+        f"{len(bugs)} planted bugs, each graded alone, every run scripted as late"
+    )
     root = tempfile.mkdtemp(prefix="rdtlab-bench-disturbed-")
     try:
         total = 0.0
         for bug in bugs:
             sub = Submission(bug["name"], plant(str(STUDENT), bug, os.path.join(root, bug["name"])))
             began, before = time.monotonic(), len(asked)
-            [result] = grade_all([sub], battery.select(names=[bug["caught_by"]]), None,
-                                 Options(backend="netns"), jobs=1)
+            [result] = grade_all(
+                [sub], battery.select(names=[bug["caught_by"]]), None, Options(backend="netns"), jobs=1
+            )
             took = time.monotonic() - began
             total += took
             s = result["scenarios"][0]
-            print(f"  {bug['name']:<24} {bug['caught_by']:<28} {took:6.1f} s, {len(asked) - before} runs asked "
-                  f"about, {s['score']:g}/{s['max_score']:g}: {s['reason'][:90]}")
+            print(
+                f"  {bug['name']:<24} {bug['caught_by']:<28} {took:6.1f} s, {len(asked) - before} runs asked "
+                f"about, {s['score']:g}/{s['max_score']:g}: {s['reason'][:90]}"
+            )
         print(f"total {total:.1f} s")
     finally:
         shutil.rmtree(root, ignore_errors=True)

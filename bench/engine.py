@@ -23,6 +23,7 @@ Other work on the 2 cores moves single figures: capacity is a median over interl
 rounds, and the results record the load average before the run (BENCHMARKS.md, "The
 engine", says where it mattered).
 """
+
 import argparse
 import json
 import os
@@ -37,6 +38,7 @@ import time
 from pathlib import Path
 
 from harness.engine import REPO
+
 CRATE = REPO / "harness" / "linkemu"
 RELEASE = CRATE / "target" / "release"
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
@@ -82,8 +84,21 @@ class Relay:
 def start_linkemu(target: tuple[str, int], forward: str, stats: Path, env: dict | None = None) -> Relay:
     """`env`: extra environment, e.g. LINKEMU_SCHED=normal or LINKEMU_SPIN_US=0."""
     env = {**os.environ, **env} if env else None
-    return Relay([str(RELEASE / "linkemu"), "udp", "--listen", "127.0.0.1:0", "--to", f"{target[0]}:{target[1]}",
-                  "--forward", forward, "--stats", str(stats)], env)
+    return Relay(
+        [
+            str(RELEASE / "linkemu"),
+            "udp",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            f"{target[0]}:{target[1]}",
+            "--forward",
+            forward,
+            "--stats",
+            str(stats),
+        ],
+        env,
+    )
 
 
 def receiver_socket() -> socket.socket:
@@ -110,14 +125,13 @@ def collect(sock: socket.socket, out: list, stop: threading.Event) -> None:
             if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
                 sec, nsec = struct.unpack("qq", body[:16])
                 rx = sec * 1_000_000_000 + nsec
-        out.append((rx, data[:HEAD.size], len(data)))
+        out.append((rx, data[: HEAD.size], len(data)))
 
 
 def enable_tx_timestamps(s: socket.socket) -> None:
     """Have the kernel report when each datagram left this socket (software stamps,
     CLOCK_REALTIME, numbered from 0 by OPT_ID) on the error queue."""
-    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING,
-                 SOF_TX_SOFTWARE | SOF_SOFTWARE | SOF_OPT_ID | SOF_OPT_TSONLY)
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING, SOF_TX_SOFTWARE | SOF_SOFTWARE | SOF_OPT_ID | SOF_OPT_TSONLY)
 
 
 def read_tx_timestamps(s: socket.socket, out: dict) -> None:
@@ -138,8 +152,7 @@ def read_tx_timestamps(s: socket.socket, out: dict) -> None:
             out[ident] = ts
 
 
-def paced_send(dest, size: int, pps: float, seconds: float, tx_stamps: dict | None = None,
-               prefill: int = 0) -> int:
+def paced_send(dest, size: int, pps: float, seconds: float, tx_stamps: dict | None = None, prefill: int = 0) -> int:
     """Send `size`-byte datagrams at `pps` for `seconds`. Each carries its number and
     its user-space send time (time.time_ns()); with `tx_stamps`, the kernel's transmit
     stamps are collected there too. `prefill` datagrams go at once first, so a link
@@ -174,8 +187,15 @@ def quantiles(xs: list[float]) -> dict:
     return {"p50": round(pick(0.5), 1), "p99": round(pick(0.99), 1), "max": round(xs[-1], 1), "n": len(xs)}
 
 
-def run_link(forward: str, size: int, pps: float, seconds: float, env: dict | None = None,
-             tx_stamps: dict | None = None, prefill: int = 0) -> tuple[list, dict, float]:
+def run_link(
+    forward: str,
+    size: int,
+    pps: float,
+    seconds: float,
+    env: dict | None = None,
+    tx_stamps: dict | None = None,
+    prefill: int = 0,
+) -> tuple[list, dict, float]:
     """Send through one linkemu; returns receptions, the engine's stats and its CPU share."""
     sink = receiver_socket()
     got: list = []
@@ -202,11 +222,13 @@ def bench_delay(seconds: float) -> dict:
     """The default engine (10 µs final spin), then without the spin, with a 25 µs spin
     and without real-time priority (to show what each changes), and a 0-ms link for
     the fixed cost of the path."""
-    variants = (("delay_20ms", "delay 20ms", 20, None),
-                ("delay_20ms_no_spin", "delay 20ms", 20, NO_SPIN),
-                ("delay_20ms_spin25", "delay 20ms", 20, SPIN_25),
-                ("delay_20ms_normal_priority", "delay 20ms", 20, NORMAL_PRIORITY),
-                ("no_delay", "", 0, None))
+    variants = (
+        ("delay_20ms", "delay 20ms", 20, None),
+        ("delay_20ms_no_spin", "delay 20ms", 20, NO_SPIN),
+        ("delay_20ms_spin25", "delay 20ms", 20, SPIN_25),
+        ("delay_20ms_normal_priority", "delay 20ms", 20, NORMAL_PRIORITY),
+        ("no_delay", "", 0, None),
+    )
     res = {}
     for name, forward, nominal_ms, env in variants:
         tx: dict = {}
@@ -218,8 +240,13 @@ def bench_delay(seconds: float) -> dict:
             if rx is not None and seq in tx:
                 kernel.append((rx - tx[seq] - nominal_ns) / 1000)
                 user.append((rx - user_tx - nominal_ns) / 1000)
-        res[name] = {"error_us": quantiles(kernel), "error_from_user_send_us": quantiles(user),
-                     "engine_lag_us": stats["lag_us"], "engine_cpu": round(cpu, 4), "delivered": stats["delivered"]}
+        res[name] = {
+            "error_us": quantiles(kernel),
+            "error_from_user_send_us": quantiles(user),
+            "engine_lag_us": stats["lag_us"],
+            "engine_cpu": round(cpu, 4),
+            "delivered": stats["delivered"],
+        }
     return res
 
 
@@ -233,16 +260,21 @@ def bench_rate(mbit: int, seconds: float, env: dict | None = None) -> dict:
     rate = wire_bytes * 8 / ((rx[-1] - rx[0]) / 1e9)
     t_ser_us = (size + WIRE_EXTRA) * 8 / (mbit * 1e6) * 1e6
     gaps = [(b - a) / 1000 for a, b in zip(rx, rx[1:])]
-    return {"rate_mbit": round(rate / 1e6, 3), "rate_error_pct": round((rate / (mbit * 1e6) - 1) * 100, 3),
-            "t_ser_us": round(t_ser_us, 2), "gap_us": quantiles(gaps),
-            "gap_p1_us": round(sorted(gaps)[len(gaps) // 100], 1),
-            "delivered": stats["delivered"], "queue_drops": stats["queue_drops"],
-            # Lost outside the link (0 = none): before the engine took them in
-            # (its socket buffer), and between its send and the receiver.
-            "lost_before_engine": stats["sent"] - stats["packets_in"],
-            "lost_after_engine": stats["delivered"] - len(got),
-            "engine_cpu": round(cpu, 3),
-            "engine_lag_us": stats["lag_us"]}
+    return {
+        "rate_mbit": round(rate / 1e6, 3),
+        "rate_error_pct": round((rate / (mbit * 1e6) - 1) * 100, 3),
+        "t_ser_us": round(t_ser_us, 2),
+        "gap_us": quantiles(gaps),
+        "gap_p1_us": round(sorted(gaps)[len(gaps) // 100], 1),
+        "delivered": stats["delivered"],
+        "queue_drops": stats["queue_drops"],
+        # Lost outside the link (0 = none): before the engine took them in
+        # (its socket buffer), and between its send and the receiver.
+        "lost_before_engine": stats["sent"] - stats["packets_in"],
+        "lost_after_engine": stats["delivered"] - len(got),
+        "engine_cpu": round(cpu, 3),
+        "engine_lag_us": stats["lag_us"],
+    }
 
 
 def bench_capacity(rounds: int, seconds: float) -> dict:
@@ -253,23 +285,29 @@ def bench_capacity(rounds: int, seconds: float) -> dict:
     blast = str(RELEASE / "udpbench")
     for _ in range(rounds):
         relay = Relay([blast, "relay", "127.0.0.1:0", f"{target[0]}:{target[1]}"])
-        subprocess.run([blast, "blast", f"{relay.addr[0]}:{relay.addr[1]}", "64", str(seconds)], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [blast, "blast", f"{relay.addr[0]}:{relay.addr[1]}", "64", str(seconds)], check=True, capture_output=True
+        )
         time.sleep(0.1)
         plain.append(json.loads(relay.stop().strip().splitlines()[-1])["forwarded"] / seconds)
         with tempfile.TemporaryDirectory() as tmp:
             stats_path = Path(tmp) / "s.json"
             # Same scheduling class as the plain relay: a like-for-like comparison.
             eng = start_linkemu(target, "", stats_path, env=NORMAL_PRIORITY)
-            subprocess.run([blast, "blast", f"{eng.addr[0]}:{eng.addr[1]}", "64", str(seconds)], check=True,
-                           capture_output=True)
+            subprocess.run(
+                [blast, "blast", f"{eng.addr[0]}:{eng.addr[1]}", "64", str(seconds)], check=True, capture_output=True
+            )
             time.sleep(0.1)
             eng.stop()
             engine.append(json.loads(stats_path.read_text())["forward"]["delivered"] / seconds)
     sink.close()
     ratios = [e / p for e, p in zip(engine, plain)]
-    return {"plain_relay_pps": [round(x) for x in plain], "linkemu_pps": [round(x) for x in engine],
-            "ratio_median": round(statistics.median(ratios), 3), "ratios": [round(r, 3) for r in ratios]}
+    return {
+        "plain_relay_pps": [round(x) for x in plain],
+        "linkemu_pps": [round(x) for x in engine],
+        "ratio_median": round(statistics.median(ratios), 3),
+        "ratios": [round(r, 3) for r in ratios],
+    }
 
 
 def bench_idle_cpu(seconds: float) -> float:
@@ -300,8 +338,12 @@ def run(argv: list[str]) -> int:
         return int(e.code or 0)
     build()
     secs = 3 if quick else 10
-    results = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "host": os.uname().nodename,
-               "cpus": os.cpu_count(), "loadavg_before": os.getloadavg()[0]}
+    results = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "host": os.uname().nodename,
+        "cpus": os.cpu_count(),
+        "loadavg_before": os.getloadavg()[0],
+    }
     steps = [
         ("idle_cpu", lambda: round(bench_idle_cpu(secs / 2), 5)),
         ("delay", lambda: bench_delay(secs)),

@@ -12,6 +12,7 @@ every transfer to its time limit.
   on netns as on local).
 Figures go in BENCHMARKS.md, section "The sheets".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,7 +51,7 @@ def make_impl(kind: str, where: str) -> str:
 
 
 def _kind_or_backend(text: str) -> str:
-    if text not in KINDS and not (text.startswith("backend=") and text[len("backend="):]):
+    if text not in KINDS and not (text.startswith("backend=") and text[len("backend=") :]):
         raise argparse.ArgumentTypeError(f"{text!r}: expected some of {', '.join(KINDS)} and backend=NAME")
     return text
 
@@ -59,8 +60,13 @@ def parser() -> argparse.ArgumentParser:
     """The arguments, built without running anything: tests/test_benchmarks_table.py parses
     BENCHMARKS.md's commands with them."""
     p = argparse.ArgumentParser(prog="python -m bench failing_sheet")
-    p.add_argument("what", nargs="*", type=_kind_or_backend, metavar="KIND|backend=NAME",
-                   help=f"some of {', '.join(KINDS)} (default all) and backends (default auto)")
+    p.add_argument(
+        "what",
+        nargs="*",
+        type=_kind_or_backend,
+        metavar="KIND|backend=NAME",
+        help=f"some of {', '.join(KINDS)} (default all) and backends (default auto)",
+    )
     return p
 
 
@@ -75,15 +81,33 @@ def run(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="rdt-bench-failing-") as tmp:
         for kind, backend in [(k, b) for k in kinds for b in backends]:
             impl = make_impl(kind, tmp) if not os.path.isdir(os.path.join(tmp, kind)) else os.path.join(tmp, kind)
-            out = os.path.join("out", f"bench-failing-{kind}-{backend}")   # kept to look at
+            out = os.path.join("out", f"bench-failing-{kind}-{backend}")  # kept to look at
             shutil.rmtree(out, ignore_errors=True)
-            argv = [sys.executable, "-m", "rdtlab", "sheet", "comn", "--quick", "--impl", impl,
-                    "--questions", "q1,q3,q5", "--no-progress", "--out", out, "--backend", backend]
+            argv = [
+                sys.executable,
+                "-m",
+                "rdtlab",
+                "sheet",
+                "comn",
+                "--quick",
+                "--impl",
+                impl,
+                "--questions",
+                "q1,q3,q5",
+                "--no-progress",
+                "--out",
+                out,
+                "--backend",
+                backend,
+            ]
             proc, wall, rows = run_sheet(argv, out)
             causes = collections.Counter((r.get("error") or "ok").split(";")[0].split(" (")[0][:60] for r in rows)
-            print(f"failing sheet {kind} (backend {backend}): wall {wall:.0f} s, {len(rows)} runs ({sum(r['ok'] for r in rows)} ok), "
-                  f"exit {proc.returncode}, load at start {load:.1f}; causes: "
-                  + "; ".join(f"{n}x {c}" for c, n in causes.most_common(3)), flush=True)
+            print(
+                f"failing sheet {kind} (backend {backend}): wall {wall:.0f} s, {len(rows)} runs ({sum(r['ok'] for r in rows)} ok), "
+                f"exit {proc.returncode}, load at start {load:.1f}; causes: "
+                + "; ".join(f"{n}x {c}" for c, n in causes.most_common(3)),
+                flush=True,
+            )
             if kind == "loopback":
                 for r in rows:
                     if not r["ok"]:
@@ -91,5 +115,7 @@ def run(argv: list[str]) -> int:
                 for sweep in sorted({r["sweep"] for r in rows}):
                     good = [r["goodput_kBps"] for r in rows if r["sweep"] == sweep and r["ok"]]
                     if good:
-                        print(f"  {sweep}: mean goodput over the ok runs {sum(good) / len(good):.1f} KB/s ({len(good)} runs)")
+                        print(
+                            f"  {sweep}: mean goodput over the ok runs {sum(good) / len(good):.1f} KB/s ({len(good)} runs)"
+                        )
     return 0

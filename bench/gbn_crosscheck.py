@@ -7,6 +7,7 @@ gap to the model is the model's own error.
 
     python -m bench gbn_crosscheck [--seeds N] [--windows 8,16,64]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,18 +34,30 @@ def timeout_for(window: int) -> float:
 def simulated(window: int, timeout: float, seed: int) -> float:
     data = bytes((i * 7919) % 251 for i in range(SIZE))
     cfg = CoreConfig(timeout=timeout, window=window, seq_modulus=2**16)
-    res = simulate(make_sender("gbn", data, cfg), make_receiver("gbn", cfg),
-                   Channel(delay=DELAY_S, loss=LOSS, rate=10e6), data=data, seed=seed, sizes=COMN_SIZES)
+    res = simulate(
+        make_sender("gbn", data, cfg),
+        make_receiver("gbn", cfg),
+        Channel(delay=DELAY_S, loss=LOSS, rate=10e6),
+        data=data,
+        seed=seed,
+        sizes=COMN_SIZES,
+    )
     return SIZE / 1024 / res.completion_time
 
 
 def real(window: int, timeout: float, seed: int) -> float:
     res = run_transfer(
-        Program(f"python3 {COMN}/Sender3.py {{receiver_host}} {{receiver_port}} {{file}} {round(timeout * 1000)} {window}",
-                output_format="comn"),
+        Program(
+            f"python3 {COMN}/Sender3.py {{receiver_host}} {{receiver_port}} {{file}} {round(timeout * 1000)} {window}",
+            output_format="comn",
+        ),
         Program(f"python3 {COMN}/Receiver3.py {{listen_port}} {{output}}"),
         Link(f"delay {DELAY_S * 1000:g}ms loss {LOSS * 100:g}% rate 10mbit"),
-        size=SIZE, seed=seed, backend="local", time_limit=600)
+        size=SIZE,
+        seed=seed,
+        backend="local",
+        time_limit=600,
+    )
     if not res.ok:
         raise RuntimeError(f"real transfer failed (seed {seed}): {res.error}")
     return res.goodput_kBps
@@ -63,15 +76,20 @@ def run(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     seeds = range(1, args.seeds + 1)
     print(f"GBN, 25 ms each way, 5% loss each way, 10 Mbit/s full duplex, COMN format, 1 MiB, {args.seeds} seeds")
-    print("| window | timeout ms | model KiB/s | simulated KiB/s (mean ± sd) | real KiB/s (mean ± sd) | model vs real |")
+    print(
+        "| window | timeout ms | model KiB/s | simulated KiB/s (mean ± sd) | real KiB/s (mean ± sd) | model vs real |"
+    )
     print("|---|---|---|---|---|---|")
     for w in (int(x) for x in args.windows.split(",")):
         to = timeout_for(w)
         model = gbn_timeout(ModelLink(delay_s=DELAY_S, loss=LOSS, shared_queue=False), w, to)
         sim = [simulated(w, to, s) for s in seeds]
-        with ThreadPoolExecutor(3) as pool:   # light transfers; 3 at once keep the lag low on 2 cores
+        with ThreadPoolExecutor(3) as pool:  # light transfers; 3 at once keep the lag low on 2 cores
             rl = list(pool.map(lambda s: real(w, to, s), seeds))
         fmt = lambda xs: f"{statistics.mean(xs):.1f} ± {statistics.stdev(xs):.1f}"
-        print(f"| {w} | {to * 1000:.0f} | {model:.1f} | {fmt(sim)} | {fmt(rl)} | "
-              f"{(model - statistics.mean(rl)) / statistics.mean(rl):+.0%} |", flush=True)
+        print(
+            f"| {w} | {to * 1000:.0f} | {model:.1f} | {fmt(sim)} | {fmt(rl)} | "
+            f"{(model - statistics.mean(rl)) / statistics.mean(rl):+.0%} |",
+            flush=True,
+        )
     return 0

@@ -9,6 +9,7 @@ every 0.25 s until all are ready; then stops everything and removes what it made
 Needs root, the hub's images (`make hub-images`) and no hub on this machine (the same
 names). Figures go in BENCHMARKS.md ("The course hub").
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,18 +49,27 @@ class Hub:
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
         form = opener.open(f"{url}/hub/login", timeout=10).read().decode()
         xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form).group(1)
-        opener.open(f"{url}/hub/login", urllib.parse.urlencode(
-            {"_xsrf": xsrf, "username": admin, "password": password}).encode(), timeout=30)
+        opener.open(
+            f"{url}/hub/login",
+            urllib.parse.urlencode({"_xsrf": xsrf, "username": admin, "password": password}).encode(),
+            timeout=30,
+        )
         xsrf = next(c.value for c in jar if c.name == "_xsrf")
-        request = urllib.request.Request(f"{url}/hub/api/users/{admin}/tokens", method="POST",
-                                         data=json.dumps({"note": "bench.hub_spawn", "expires_in": 3600}).encode(),
-                                         headers={"X-XSRFToken": xsrf, "Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"{url}/hub/api/users/{admin}/tokens",
+            method="POST",
+            data=json.dumps({"note": "bench.hub_spawn", "expires_in": 3600}).encode(),
+            headers={"X-XSRFToken": xsrf, "Content-Type": "application/json"},
+        )
         self.token = json.load(opener.open(request, timeout=30))["token"]
 
     def api(self, method: str, path: str, body=None, timeout: float = 30):
-        request = urllib.request.Request(f"{self.url}/hub/api/{path}", method=method,
-                                         data=None if body is None else json.dumps(body).encode(),
-                                         headers={"Authorization": f"token {self.token}"})
+        request = urllib.request.Request(
+            f"{self.url}/hub/api/{path}",
+            method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"token {self.token}"},
+        )
         with urllib.request.urlopen(request, timeout=timeout) as answer:
             text = answer.read()
             return json.loads(text) if text else None
@@ -79,10 +89,12 @@ def run(argv: list[str]) -> int:
     if os.geteuid() != 0:
         print("bench.hub_spawn: needs root (the hub's firewall rules)", file=sys.stderr)
         return 2
-    if docker("ps", "-aq", "--filter", "name=^rdtlab-hub$").strip() or \
-            any(docker("volume", "ls", "-q", "--filter", f"name=^{v}$").strip() for v in HUB_VOLUMES):
-        print("bench.hub_spawn: a course hub (or its volumes) is on this machine; it uses the same names",
-              file=sys.stderr)
+    if docker("ps", "-aq", "--filter", "name=^rdtlab-hub$").strip() or any(
+        docker("volume", "ls", "-q", "--filter", f"name=^{v}$").strip() for v in HUB_VOLUMES
+    ):
+        print(
+            "bench.hub_spawn: a course hub (or its volumes) is on this machine; it uses the same names", file=sys.stderr
+        )
         return 2
     names = [f"stu{i:03d}" for i in range(args.students)]
     state = tempfile.mkdtemp(prefix="rdtlab-hub-bench-")
@@ -115,8 +127,12 @@ def run(argv: list[str]) -> int:
         poller.start()
         asked = time.monotonic()
         # all at once: the hub answers a spawn's POST only when it is ready or after 10 s
-        askers = [threading.Thread(target=hub.api, args=("POST", f"users/{name}/server"), kwargs={"timeout": 120},
-                                   daemon=True) for name in names]
+        askers = [
+            threading.Thread(
+                target=hub.api, args=("POST", f"users/{name}/server"), kwargs={"timeout": 120}, daemon=True
+            )
+            for name in names
+        ]
         for asker in askers:
             asker.start()
         ready: dict[str, float] = {}
@@ -130,20 +146,32 @@ def run(argv: list[str]) -> int:
             asker.join(timeout=1)
         stop.set()
         poller.join()
-        killed = [n for n in names if docker("inspect", "-f", "{{.State.OOMKilled}}", f"rdtlab-hub-{n}").strip() == "true"]
+        killed = [
+            n for n in names if docker("inspect", "-f", "{{.State.OOMKilled}}", f"rdtlab-hub-{n}").strip() == "true"
+        ]
         memory = docker("stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}}")
         load = open("/proc/loadavg").read().split()[:3]
         finite = [x for x in latencies if x != float("inf")]
-        print(json.dumps({
-            "students": len(names), "cores": os.cpu_count(), "hub_up_s": round(hub_up, 1),
-            "ready": len(ready), "all_ready_s": round(max(ready.values()), 1) if ready else None,
-            "first_ready_s": round(min(ready.values()), 1) if ready else None,
-            "median_ready_s": round(statistics.median(ready.values()), 1) if ready else None,
-            "oom_killed": killed, "api_polls": len(latencies), "api_failed": len(latencies) - len(finite),
-            "api_max_s": round(max(finite), 3) if finite else None,
-            "api_p95_s": round(sorted(finite)[int(0.95 * (len(finite) - 1))], 3) if finite else None,
-            "load": load,
-        }, indent=1))
+        print(
+            json.dumps(
+                {
+                    "students": len(names),
+                    "cores": os.cpu_count(),
+                    "hub_up_s": round(hub_up, 1),
+                    "ready": len(ready),
+                    "all_ready_s": round(max(ready.values()), 1) if ready else None,
+                    "first_ready_s": round(min(ready.values()), 1) if ready else None,
+                    "median_ready_s": round(statistics.median(ready.values()), 1) if ready else None,
+                    "oom_killed": killed,
+                    "api_polls": len(latencies),
+                    "api_failed": len(latencies) - len(finite),
+                    "api_max_s": round(max(finite), 3) if finite else None,
+                    "api_p95_s": round(sorted(finite)[int(0.95 * (len(finite) - 1))], 3) if finite else None,
+                    "load": load,
+                },
+                indent=1,
+            )
+        )
         print(memory)
         ok = len(ready) == len(names) and not killed and finite and max(finite) < 1.0 and len(finite) == len(latencies)
         return 0 if ok else 1

@@ -13,6 +13,7 @@ subtracting the same process without the step measured:
     the kernel, as autograde runs it), with nbgrader's own jsonschema.validate and with
     grader/schema_once.py.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,14 +34,17 @@ def _case(step: str, arg: str) -> None:
     if step.startswith("figure"):
         from IPython.core.pylabtools import print_figure
         from harness.plots import draw
+
         fig = draw(arg, figsize=(11, 5.5), title="t")
         if step != "figure-drawn":
             print_figure(fig, "png", bbox_inches="tight" if step == "figure-tight" else None, base64=True)
     else:
         import nbformat
         from nbgrader.preprocessors import CheckCellMetadata
+
         if step == "schema-once":
             from grader import schema_once
+
             schema_once.install()
         nb = nbformat.read(arg, as_version=4)
         if step != "schema-read":
@@ -50,9 +54,23 @@ def _case(step: str, arg: str) -> None:
 
 def _instructions(step: str, arg: str) -> int:
     with tempfile.TemporaryDirectory(prefix="rdt-callgrind-") as tmp:
-        out = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out",
-                              sys.executable, "-m", "bench.instructions", "--case", step, arg],
-                             cwd=REPO, env={**os.environ, "PYTHONMALLOC": "malloc"}, capture_output=True, text=True)
+        out = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={tmp}/out",
+                sys.executable,
+                "-m",
+                "bench.instructions",
+                "--case",
+                step,
+                arg,
+            ],
+            cwd=REPO,
+            env={**os.environ, "PYTHONMALLOC": "malloc"},
+            capture_output=True,
+            text=True,
+        )
     found = re.search(r"Collected : (\d+)", out.stderr)
     if out.returncode != 0 or not found:
         sys.exit(f"bench.instructions: {step} failed under callgrind: {(out.stderr.strip().splitlines() or ['?'])[-1]}")
@@ -61,11 +79,17 @@ def _instructions(step: str, arg: str) -> int:
 
 def _record_trace(path: str) -> None:
     from harness import Link, Program, run_transfer
+
     ref = os.path.join(REPO, "reference", "comn")
-    res = run_transfer(Program(f"python3 {ref}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} 20"),
-                       Program(f"python3 {ref}/Receiver2.py {{listen_port}} {{output}}"),
-                       Link("loss 5% delay 5ms rate 10mbit", shared_queue=True), size=100 << 10, seed=3,
-                       backend="local", trace=path)
+    res = run_transfer(
+        Program(f"python3 {ref}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} 20"),
+        Program(f"python3 {ref}/Receiver2.py {{listen_port}} {{output}}"),
+        Link("loss 5% delay 5ms rate 10mbit", shared_queue=True),
+        size=100 << 10,
+        seed=3,
+        backend="local",
+        trace=path,
+    )
     if not res.ok:
         sys.exit(f"bench.instructions: the transfer to draw failed: {res.error}")
 
@@ -94,10 +118,14 @@ def main(argv: list[str] | None = None) -> int:
         tight, own = (_instructions(s, trace) - drawn for s in ("figure-tight", "figure-own"))
         read = _instructions("schema-read", NOTEBOOK)
         nbgrader, once = (_instructions(s, NOTEBOOK) - read for s in ("schema-nbgrader", "schema-once"))
-    print(f"a time-sequence graph shown: {tight / 1e6:.0f} M instructions with the tight box, {own / 1e6:.0f} M at "
-          f"its own size ({own / tight - 1:+.0%})")
-    print(f"nbgrader's metadata check of the comn notebook, twice: {nbgrader / 1e6:.0f} M instructions, "
-          f"{once / 1e6:.0f} M with the schema checked once ({once / nbgrader - 1:+.0%})")
+    print(
+        f"a time-sequence graph shown: {tight / 1e6:.0f} M instructions with the tight box, {own / 1e6:.0f} M at "
+        f"its own size ({own / tight - 1:+.0%})"
+    )
+    print(
+        f"nbgrader's metadata check of the comn notebook, twice: {nbgrader / 1e6:.0f} M instructions, "
+        f"{once / 1e6:.0f} M with the schema checked once ({once / nbgrader - 1:+.0%})"
+    )
     return 0
 
 

@@ -13,6 +13,7 @@ relative difference, and how many container means the host's runs accept by the
 grading's re-measurement rule (harness.notebook.accepted_range). Needs root and the
 image (`make images`); the load average is printed with each run (BENCHMARKS.md).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,14 +33,40 @@ IMAGE = "rdtlab/lab:latest"
 # Stand-alone COMN programs, as a student hands them in (the image has no reference/comn,
 # which the reference programs import).
 STUDENT = os.path.join(REPO, "tests", "fixtures", "students")
-CAPS = ["--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN", "--device", "/dev/net/tun",
-        "--security-opt", "apparmor:unconfined"]
-AS_JOVYAN = ["setpriv", "--reuid=1000", "--regid=100", "--init-groups", "--inh-caps=+net_admin,+sys_admin",
-             "--ambient-caps=+net_admin,+sys_admin", "--"]
-EXECUTE = ["jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace",
-           "--ExecutePreprocessor.allow_errors=True", "--ExecutePreprocessor.timeout=1800", "results_sheet.ipynb"]
-DUMP = ("import json\njson.dump({'lab': repr(lab), **{q: globals()[q + '_measured'].to_dict('records') "
-        "for q in ('q1', 'q3', 'q5', 'q7')}}, open('tables.json', 'w'), default=float)")
+CAPS = [
+    "--cap-add",
+    "NET_ADMIN",
+    "--cap-add",
+    "SYS_ADMIN",
+    "--device",
+    "/dev/net/tun",
+    "--security-opt",
+    "apparmor:unconfined",
+]
+AS_JOVYAN = [
+    "setpriv",
+    "--reuid=1000",
+    "--regid=100",
+    "--init-groups",
+    "--inh-caps=+net_admin,+sys_admin",
+    "--ambient-caps=+net_admin,+sys_admin",
+    "--",
+]
+EXECUTE = [
+    "jupyter",
+    "nbconvert",
+    "--to",
+    "notebook",
+    "--execute",
+    "--inplace",
+    "--ExecutePreprocessor.allow_errors=True",
+    "--ExecutePreprocessor.timeout=1800",
+    "results_sheet.ipynb",
+]
+DUMP = (
+    "import json\njson.dump({'lab': repr(lab), **{q: globals()[q + '_measured'].to_dict('records') "
+    "for q in ('q1', 'q3', 'q5', 'q7')}}, open('tables.json', 'w'), default=float)"
+)
 
 
 def sh(*argv, **kw) -> subprocess.CompletedProcess:
@@ -55,6 +82,7 @@ def student_folder(dest: str) -> None:
     """The image's release of comn, the student's programs, and the dump cell."""
     import nbformat
     from nbformat.v4 import new_code_cell
+
     cid = sh("docker", "create", IMAGE).stdout.strip()
     try:
         sh("docker", "cp", f"{cid}:/opt/rdtlab/release/comn", dest)
@@ -70,8 +98,11 @@ def student_folder(dest: str) -> None:
 
 
 def on_host(folder: str, mode: str) -> None:
-    env = {**os.environ, "RDTLAB_NOTEBOOK_MODE": mode,
-           "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    env = {
+        **os.environ,
+        "RDTLAB_NOTEBOOK_MODE": mode,
+        "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
+    }
     sh(*EXECUTE, cwd=folder, env=env)
 
 
@@ -85,8 +116,18 @@ def in_container(work: str, mode: str) -> None:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{name} did not start: {sh('docker', 'logs', name).stdout[-500:]}")
             time.sleep(0.5)
-        sh("docker", "exec", "-w", "/home/jovyan/work/comn", name, *AS_JOVYAN, "env", "HOME=/home/jovyan",
-           f"RDTLAB_NOTEBOOK_MODE={mode}", *EXECUTE)
+        sh(
+            "docker",
+            "exec",
+            "-w",
+            "/home/jovyan/work/comn",
+            name,
+            *AS_JOVYAN,
+            "env",
+            "HOME=/home/jovyan",
+            f"RDTLAB_NOTEBOOK_MODE={mode}",
+            *EXECUTE,
+        )
     finally:
         subprocess.run(["docker", "rm", "-f", name], capture_output=True)
 
@@ -94,13 +135,15 @@ def in_container(work: str, mode: str) -> None:
 def timed(label: str, fn, *args) -> None:
     start, at = time.monotonic(), load()
     fn(*args)
-    print(f"  {label}: {time.monotonic() - start:.0f} s, load {at}-{load()} ({time.strftime('%H:%M:%S')} UTC)",
-          flush=True)
+    print(
+        f"  {label}: {time.monotonic() - start:.0f} s, load {at}-{load()} ({time.strftime('%H:%M:%S')} UTC)", flush=True
+    )
 
 
 def compare(host_dir: str, ctr_dir: str) -> str:
     from harness import notebook as nb
     from harness.assignments import get
+
     a, b = (json.load(open(os.path.join(d, "tables.json"))) for d in (host_dir, ctr_dir))
     total = within = 0
     diffs = []
@@ -124,8 +167,10 @@ def compare(host_dir: str, ctr_dir: str) -> str:
             low, high = nb.accepted_range([r[m] for r in runs[0][key]], tolerance.get(m, 0.0))
             checked += 1
             accepted += low <= statistics.mean(r[m] for r in rows) <= high
-    return (f"{within}/{total} figures within the CIs; |diff| median {statistics.median(diffs):.1%}, largest "
-            f"{max(diffs):.0%}; the host's runs accept {accepted}/{checked} container means")
+    return (
+        f"{within}/{total} figures within the CIs; |diff| median {statistics.median(diffs):.1%}, largest "
+        f"{max(diffs):.0%}; the host's runs accept {accepted}/{checked} container means"
+    )
 
 
 def _runs(folder: str) -> dict:

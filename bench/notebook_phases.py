@@ -8,6 +8,7 @@ nbgrader's autograde of the notebook (the kernel in the jail), each measured cel
 in the kernel (nbclient's execution timestamps), and the grader's re-measurement outside
 the kernel (grader/remeasure.py), with the children's CPU-seconds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,14 +30,14 @@ def parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    from tests.support import course as C   # the course tests' helpers (run from the repository's root)
+    from tests.support import course as C  # the course tests' helpers (run from the repository's root)
     import nbformat
     from grader.autograde import autograde_students
     from grader.planted import reference_submission
     from bench.notebooks import machine_cpu_s
     from bench._own_cpu import OwnCpu
 
-    root = tempfile.mkdtemp(prefix="rdtlab-bench-course-", dir="/opt")   # /opt: a folder the jail shows
+    root = tempfile.mkdtemp(prefix="rdtlab-bench-course-", dir="/opt")  # /opt: a folder the jail shows
     os.chmod(root, 0o755)
     try:
         started = time.monotonic()
@@ -51,14 +52,20 @@ def run(argv: list[str]) -> int:
             [result] = autograde_students(course, "comn", ["ann"], jobs=1)
             after, busy = resource.getrusage(resource.RUSAGE_CHILDREN), machine_cpu_s() - busy
         cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-        print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {args.mode} mode, load "
-              f"{os.getloadavg()[0]:.1f}: autograde {result.seconds:.1f} s, re-measurement "
-              f"{result.remeasure_seconds:.1f} s, {time.monotonic() - began:.1f} s in all; children "
-              f"{cpu:.1f} CPU-s, this process {time.process_time():.1f} CPU-s; the machine busy {busy:.1f} CPU-s "
-              f"(the jailed kernel's processes are killed, not reaped: the children's figure misses them); "
-              + (f"the grading's own processes {own.seconds:.1f} CPU-s (its cpuacct group); " if own.seconds is not None else "")
-              + result.remeasure_line())
-        for verdict in result.remeasured:    # the grader's runs per cell: how many rounds it took
+        print(
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {args.mode} mode, load "
+            f"{os.getloadavg()[0]:.1f}: autograde {result.seconds:.1f} s, re-measurement "
+            f"{result.remeasure_seconds:.1f} s, {time.monotonic() - began:.1f} s in all; children "
+            f"{cpu:.1f} CPU-s, this process {time.process_time():.1f} CPU-s; the machine busy {busy:.1f} CPU-s "
+            f"(the jailed kernel's processes are killed, not reaped: the children's figure misses them); "
+            + (
+                f"the grading's own processes {own.seconds:.1f} CPU-s (its cpuacct group); "
+                if own.seconds is not None
+                else ""
+            )
+            + result.remeasure_line()
+        )
+        for verdict in result.remeasured:  # the grader's runs per cell: how many rounds it took
             for line in verdict.figures:
                 print(f"  {line}")
         nb = nbformat.read(os.path.join(course, "autograded", "ann", "comn", C.NOTEBOOK), as_version=4)
@@ -66,8 +73,10 @@ def run(argv: list[str]) -> int:
         for cell in nb.cells:
             ex = cell.get("metadata", {}).get("execution", {})
             if "iopub.execute_input" in ex and "shell.execute_reply" in ex:
-                took = (datetime.fromisoformat(ex["shell.execute_reply"].replace("Z", "+00:00"))
-                        - datetime.fromisoformat(ex["iopub.execute_input"].replace("Z", "+00:00"))).total_seconds()
+                took = (
+                    datetime.fromisoformat(ex["shell.execute_reply"].replace("Z", "+00:00"))
+                    - datetime.fromisoformat(ex["iopub.execute_input"].replace("Z", "+00:00"))
+                ).total_seconds()
                 total += took
                 if took >= 0.5:
                     print(f"  cell {cell.get('id')}: {took:.1f} s")

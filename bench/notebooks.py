@@ -9,6 +9,7 @@ notebooks per hour, each notebook's time, the CPU a notebook cost, the host's sp
 a start of the jails' python3 costs it, before and after) and steal, and checks each
 scored every autograded point.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,16 +48,21 @@ def make_course(root: str, assignment: str) -> str:
     course = os.path.join(root, "course")
     os.makedirs(os.path.join(course, "source"))
     shutil.copy(os.path.join(REPO, "assignments", "nbgrader_config.py"), course)
-    shutil.copytree(os.path.join(REPO, "assignments", "source", assignment), os.path.join(course, "source", assignment),
-                    ignore=shutil.ignore_patterns(".rdtlab", "__pycache__", ".ipynb_checkpoints"))
+    shutil.copytree(
+        os.path.join(REPO, "assignments", "source", assignment),
+        os.path.join(course, "source", assignment),
+        ignore=shutil.ignore_patterns(".rdtlab", "__pycache__", ".ipynb_checkpoints"),
+    )
     nbgrader = os.path.join(os.path.dirname(sys.executable), "nbgrader")
-    subprocess.run([nbgrader, "generate_assignment", assignment, "--force"], cwd=course, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [nbgrader, "generate_assignment", assignment, "--force"], cwd=course, check=True, capture_output=True
+    )
     return course
 
 
 def hand_in(course: str, assignment: str, student: str) -> None:
     from assignments import build_results_sheet
+
     dest = os.path.join(course, "submitted", student, assignment)
     shutil.copytree(os.path.join(course, "release", assignment), dest)
     package, names = reference_programs(assignment)
@@ -74,6 +80,7 @@ def hand_in(course: str, assignment: str, student: str) -> None:
 def points(course: str, assignment: str, student: str) -> tuple[float, float, list[str]]:
     """(autograded points scored, out of, the tests that lost points)."""
     from nbgrader.api import Gradebook
+
     with Gradebook("sqlite:///" + os.path.join(course, "gradebook.db")) as gb:
         nb = gb.find_submission_notebook(NOTEBOOK[:-6], assignment, student)
         graded = [g for g in nb.grades if g.auto_score is not None and g.name.startswith("test_")]
@@ -91,8 +98,12 @@ def machine_cpu_s() -> float:
 
 def _most_runs(result) -> int:
     """The most runs the grader made of one re-measured cell (its figure lines list them)."""
-    counts = [len(line.split(" re-measured ", 1)[1].split(" (", 1)[0].split(", "))
-              for v in result.remeasured for line in v.figures if " re-measured " in line]
+    counts = [
+        len(line.split(" re-measured ", 1)[1].split(" (", 1)[0].split(", "))
+        for v in result.remeasured
+        for line in v.figures
+        if " re-measured " in line
+    ]
     return max(counts, default=0)
 
 
@@ -147,44 +158,69 @@ def main(argv: list[str] | None = None) -> int:
             hand_in(course, args.assignment, s)
         with OwnCpu() as own:
             started, busy, steal_before = time.monotonic(), machine_cpu_s(), cpu_times()
-            finished = []    # (start, end) of each grading, first round or again
-            results = autograde_students(course, args.assignment, students, jobs=args.jobs,
-                                         done=lambda r: finished.append((time.monotonic() - r.seconds
-                                                                         - r.remeasure_seconds, time.monotonic())))
+            finished = []  # (start, end) of each grading, first round or again
+            results = autograde_students(
+                course,
+                args.assignment,
+                students,
+                jobs=args.jobs,
+                done=lambda r: finished.append((time.monotonic() - r.seconds - r.remeasure_seconds, time.monotonic())),
+            )
             wall, busy = time.monotonic() - started, machine_cpu_s() - busy
         scores = {r.student: points(course, args.assignment, r.student) if r.ok else (0, 0, []) for r in results}
-    print(f"notebook bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): {args.students} {args.assignment} "
-          f"notebooks ({args.mode}), --jobs {args.jobs}, kernels jailed")
-    print(f"  wall {wall:.0f} s = {3600 * args.students / wall:.0f} notebooks/hour; each "
-          f"{', '.join(f'{r.seconds:.0f}' for r in results)} s; load average {load:.1f} before, "
-          f"{os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)")
-    steady = steady_rate(finished[:args.students])
+    print(
+        f"notebook bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}): {args.students} {args.assignment} "
+        f"notebooks ({args.mode}), --jobs {args.jobs}, kernels jailed"
+    )
+    print(
+        f"  wall {wall:.0f} s = {3600 * args.students / wall:.0f} notebooks/hour; each "
+        f"{', '.join(f'{r.seconds:.0f}' for r in results)} s; load average {load:.1f} before, "
+        f"{os.getloadavg()[0]:.1f} after ({os.cpu_count()} cores)"
+    )
+    steady = steady_rate(finished[: args.students])
     if steady is not None:
-        print(f"  in full swing (the starts from the first notebook done to the last started): "
-              f"{steady:.0f} notebooks/hour")
-    print(f"  the machine busy {busy:.0f} CPU-s = {busy / args.students:.1f} CPU-s per notebook (all its "
-          f"processes, the kernel's network work included; the course's set-up excluded)")
+        print(
+            f"  in full swing (the starts from the first notebook done to the last started): "
+            f"{steady:.0f} notebooks/hour"
+        )
+    print(
+        f"  the machine busy {busy:.0f} CPU-s = {busy / args.students:.1f} CPU-s per notebook (all its "
+        f"processes, the kernel's network work included; the course's set-up excluded)"
+    )
     if own.seconds is not None:
-        print(f"  the grading's own processes {own.seconds:.0f} CPU-s = {own.seconds / args.students:.1f} CPU-s per "
-              f"notebook (its cpuacct group: nothing else the machine ran; interrupt work excluded)")
-    print(f"  this host's speed: the jail's `python3 -c pass` took {start_before:.1f} CPU-ms a start before the "
-          f"grading, {python_start_ms():.1f} after ({START_REPS} starts each; each of a notebook's ~138 program "
-          f"starts pays it)")
+        print(
+            f"  the grading's own processes {own.seconds:.0f} CPU-s = {own.seconds / args.students:.1f} CPU-s per "
+            f"notebook (its cpuacct group: nothing else the machine ran; interrupt work excluded)"
+        )
+    print(
+        f"  this host's speed: the jail's `python3 -c pass` took {start_before:.1f} CPU-ms a start before the "
+        f"grading, {python_start_ms():.1f} after ({START_REPS} starts each; each of a notebook's ~138 program "
+        f"starts pays it)"
+    )
     steal = stolen_share(steal_before, cpu_times())
     if steal is not None:
         print(f"  the VM's host held back {steal:.1%} of the CPU time during the grading (steal)")
-    print(f"  re-measured outside the kernels in {', '.join(f'{r.remeasure_seconds:.0f}' for r in results)} s "
-          f"(included above)")
-    print(f"  the grader's runs of a re-measured cell, most per notebook (more than one a seed: a figure fell "
-          f"outside the first round): {', '.join(str(_most_runs(r)) for r in results)}")
-    print(f"  tasks waiting for a CPU (share of each grading's time): "
-          f"{', '.join('-' if r.cpu_waiting is None else f'{r.cpu_waiting:.0%}' for r in results)}")
+    print(
+        f"  re-measured outside the kernels in {', '.join(f'{r.remeasure_seconds:.0f}' for r in results)} s "
+        f"(included above)"
+    )
+    print(
+        f"  the grader's runs of a re-measured cell, most per notebook (more than one a seed: a figure fell "
+        f"outside the first round): {', '.join(str(_most_runs(r)) for r in results)}"
+    )
+    print(
+        f"  tasks waiting for a CPU (share of each grading's time): "
+        f"{', '.join('-' if r.cpu_waiting is None else f'{r.cpu_waiting:.0%}' for r in results)}"
+    )
     for r in results:
         if r.again:
             print(f"  {r.student}: {r.again}")
     bad = {s: v for s, v in scores.items() if v[1] == 0 or v[0] != v[1]}
-    print("  every notebook scored every autograded point" if not bad else
-          f"  NOT full marks: {', '.join(f'{s} {v[0]:g}/{v[1]:g}' for s, v in bad.items())}")
+    print(
+        "  every notebook scored every autograded point"
+        if not bad
+        else f"  NOT full marks: {', '.join(f'{s} {v[0]:g}/{v[1]:g}' for s, v in bad.items())}"
+    )
     for r in results:
         if not r.ok:
             print(f"  {r.student}: {r.reason}")

@@ -15,6 +15,7 @@ non-zero; the failure line says which (e.g. the sender's "no acknowledgement"). 
 harness's no-progress stop is off: at 50% each way a sender may wait 10 s for its last
 ACK now and then (0.75**17, ~0.7% of runs), which is the reference's to ride out.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,7 @@ from dataclasses import replace
 from bench.reference import fixed_timeout_ms, programs
 
 LOSSES = (0.30, 0.50)
-KINDS = {   # name -> (programs kind, window, max in flight, timeout ms, share of --size)
+KINDS = {  # name -> (programs kind, window, max in flight, timeout ms, share of --size)
     "sr-ext": ("sr-ext", 1024, 96, 100, 1.0),
     "sr-comn": ("sr", 64, None, fixed_timeout_ms(64), 0.25),
     "gbn-comn": ("gbn", 8, None, fixed_timeout_ms(8), 1 / 32),
@@ -35,17 +36,24 @@ KINDS = {   # name -> (programs kind, window, max in flight, timeout ms, share o
 
 def one_run(name: str, loss: float, seed: int, size: int):
     from harness import Link, run_transfer
+
     kind, window, cap, timeout_ms, share = KINDS[name]
     sender, receiver = programs(kind, window, cap)
     order = "little" if kind != "sr-ext" and seed % 2 == 0 else "big"
     if kind != "sr-ext":
         sender, receiver = (replace(p, env={"RDT_BYTE_ORDER": order}) for p in (sender, receiver))
     began = time.monotonic()
-    res = run_transfer(sender=sender, receiver=receiver,
-                       link=Link(forward=f"delay 25ms loss {loss * 100:g}% rate 10mbit"),
-                       params={"impl": "reference/comn", "timeout": timeout_ms, "window": window},
-                       size=max(1024, int(size * share)), seed=seed, backend="local", time_limit=900,
-                       no_progress=0)   # the reference's own ending is measured, not the harness's rule
+    res = run_transfer(
+        sender=sender,
+        receiver=receiver,
+        link=Link(forward=f"delay 25ms loss {loss * 100:g}% rate 10mbit"),
+        params={"impl": "reference/comn", "timeout": timeout_ms, "window": window},
+        size=max(1024, int(size * share)),
+        seed=seed,
+        backend="local",
+        time_limit=900,
+        no_progress=0,
+    )  # the reference's own ending is measured, not the harness's rule
     return res, order, time.monotonic() - began
 
 
@@ -69,6 +77,7 @@ def run(argv: list[str]) -> int:
         print(f"reference_ending: --runs and --size must be >= 1, --only from {', '.join(KINDS)}", file=sys.stderr)
         return 2
     from harness.engine import find_linkemu
+
     try:
         find_linkemu()
     except Exception as e:
@@ -90,10 +99,12 @@ def run(argv: list[str]) -> int:
                     failures.append(f"seed {seed} ({order}-endian): {res.error}")
             failed += len(failures)
             size = max(1024, int(args.size * KINDS[name][4]))
-            spread = (f"{statistics.median(goodputs):.1f} ({min(goodputs):.1f}-{max(goodputs):.1f})"
-                      if goodputs else "—")
-            print(f"| {name} | {loss:.0%} | {size // 1024} KiB | {ok}/{args.runs} | {spread} | "
-                  f"{statistics.median(times):.1f} ({max(times):.1f}) |", flush=True)
+            spread = f"{statistics.median(goodputs):.1f} ({min(goodputs):.1f}-{max(goodputs):.1f})" if goodputs else "—"
+            print(
+                f"| {name} | {loss:.0%} | {size // 1024} KiB | {ok}/{args.runs} | {spread} | "
+                f"{statistics.median(times):.1f} ({max(times):.1f}) |",
+                flush=True,
+            )
             for line in failures:
                 print(f"  FAILED {name} {loss:.0%} {line}", flush=True)
     return 1 if failed else 0

@@ -16,6 +16,7 @@ and best over the seeds; packets per unique; the real/simulated ratio of the mea
 Targets: mean >= 95% at 5% and 15% (worst >= 92%), mean >= 90% at 30% (worst >= 85%),
 every transfer byte-exact and ended, simulator and sockets within 10%.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,7 +29,7 @@ from reference.sim import IP_UDP, Channel, WireSizes, simulate
 
 RATE = 10e6
 LOSSES = (0.05, 0.15, 0.30)
-TARGETS = {0.05: (0.95, 0.92), 0.15: (0.95, 0.92), 0.30: (0.90, 0.85)}   # (mean, worst)
+TARGETS = {0.05: (0.95, 0.92), 0.15: (0.95, 0.92), 0.30: (0.90, 0.85)}  # (mean, worst)
 # The sender's options (the receiver takes the format and the window).
 OPTIONS = ("--format", "ext", "--window", "1024", "--max-in-flight", "96", "--adaptive", "--timeout", "100")
 BEFORE = ("--tail-copies", "1")
@@ -43,33 +44,51 @@ def capacity_Bps() -> float:
 def sim_config(*extra: str):
     """The sender's core configuration exactly as `python3 -m reference send` builds it."""
     from reference.cli import build_parser, settings
-    args = build_parser().parse_args(["send", "--protocol", "sr", "--host", "h", "--port", "1", "--file", "f",
-                                      *OPTIONS, *extra])
+
+    args = build_parser().parse_args(
+        ["send", "--protocol", "sr", "--host", "h", "--port", "1", "--file", "f", *OPTIONS, *extra]
+    )
     return settings(args)[0]
 
 
 def simulated(loss: float, seed: int, size: int, extra: tuple[str, ...] = ()) -> dict:
     from reference.core import make_receiver, make_sender
+
     config = sim_config(*extra)
     data = random.Random(seed).randbytes(size)
-    res = simulate(make_sender("sr", data, config), make_receiver("sr", config),
-                   Channel(delay=0.025, loss=loss, rate=RATE), seed=seed, sizes=ETH_EXT)
-    return {"ok": res.ok, "share": res.goodput_Bps / capacity_Bps() if res.ok else 0.0,
-            "per_unique": res.packets_per_unique}
+    res = simulate(
+        make_sender("sr", data, config),
+        make_receiver("sr", config),
+        Channel(delay=0.025, loss=loss, rate=RATE),
+        seed=seed,
+        sizes=ETH_EXT,
+    )
+    return {
+        "ok": res.ok,
+        "share": res.goodput_Bps / capacity_Bps() if res.ok else 0.0,
+        "per_unique": res.packets_per_unique,
+    }
 
 
 def real(loss: float, seed: int, size: int, extra: tuple[str, ...] = ()) -> dict:
     from bench.reference import measure
+
     row = measure("sr-ext", loss, 1024, size, seed, 96, " ".join(extra))
-    return {"ok": row["ok"], "share": (row["goodput"] or 0) * 1024 / capacity_Bps() if row["ok"] else 0.0,
-            "per_unique": row["per_unique"] or 0.0, "error": row["error"]}
+    return {
+        "ok": row["ok"],
+        "share": (row["goodput"] or 0) * 1024 / capacity_Bps() if row["ok"] else 0.0,
+        "per_unique": row["per_unique"] or 0.0,
+        "error": row["error"],
+    }
 
 
 def summary(runs: list[dict]) -> str:
     shares = [r["share"] for r in runs]
     failed = sum(not r["ok"] for r in runs)
-    return (f"{100 * statistics.mean(shares):.1f}% | {100 * min(shares):.1f}% | {100 * max(shares):.1f}% | "
-            f"{statistics.mean(r['per_unique'] for r in runs):.3f} | {len(runs) - failed}/{len(runs)}")
+    return (
+        f"{100 * statistics.mean(shares):.1f}% | {100 * min(shares):.1f}% | {100 * max(shares):.1f}% | "
+        f"{statistics.mean(r['per_unique'] for r in runs):.3f} | {len(runs) - failed}/{len(runs)}"
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -94,9 +113,10 @@ def run(argv: list[str]) -> int:
     sockets = not args.no_sockets
     if sockets:
         from harness.engine import find_linkemu
+
         try:
             find_linkemu()
-        except Exception as e:   # not built: say so, as the other benchmarks do
+        except Exception as e:  # not built: say so, as the other benchmarks do
             print(f"bench reference_loss: needs the link engine ({e}); run `make build`", file=sys.stderr)
             return 1
     seeds = range(1, args.seeds + 1)
@@ -122,8 +142,9 @@ def run(argv: list[str]) -> int:
                 target = ""
                 if version == "after":
                     want_mean, want_worst = TARGETS[loss]
-                    met = all(r["ok"] for r in runs) and means[where, version] >= want_mean \
-                        and min(shares) >= want_worst
+                    met = (
+                        all(r["ok"] for r in runs) and means[where, version] >= want_mean and min(shares) >= want_worst
+                    )
                     ok &= met
                     target = f"{want_mean:.0%}, {want_worst:.0%}: {'met' if met else 'MISSED'}"
                 print(f"| {loss:.0%} | {where} | {version} | {summary(runs)} | {target} |", flush=True)
@@ -131,8 +152,11 @@ def run(argv: list[str]) -> int:
             ratio = means["sockets", "after"] / means["sim", "after"]
             agree = abs(ratio - 1) <= 0.10
             ok &= agree
-            print(f"| {loss:.0%} | sockets / sim | after | {ratio:.3f} | | | | | within 10%: "
-                  f"{'yes' if agree else 'NO'} |", flush=True)
+            print(
+                f"| {loss:.0%} | sockets / sim | after | {ratio:.3f} | | | | | within 10%: "
+                f"{'yes' if agree else 'NO'} |",
+                flush=True,
+            )
     print(f"\n({time.monotonic() - started:.0f} s)")
     return 0 if ok else 1
 

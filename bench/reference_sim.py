@@ -10,6 +10,7 @@
    Go-Back-N at the part-3 settings (windows 1-256 x 5/25/100 ms at 5%), netem on lo
    (one shared queue), COMN format, against harness.models.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,10 +27,10 @@ from reference.core.sr import TAIL_COPIES
 from reference.sim import IP_UDP, Channel, SimPath, WireSizes, simulate
 
 RATE = 10e6
-EXT = WireSizes()                                            # IPv4 + UDP + 12-byte header
+EXT = WireSizes()  # IPv4 + UDP + 12-byte header
 # netem on lo counts the Ethernet header too (harness/models/link.py): 14 + 28 + 3.
 COMN_LO = WireSizes(data_overhead=14 + IP_UDP + 3, ack_bytes=14 + IP_UDP + 2, sack_range_bytes=0)
-GBN_TIMEOUTS = {0.005: 0.020, 0.025: 0.066, 0.100: 0.219}    # seed 004's choices
+GBN_TIMEOUTS = {0.005: 0.020, 0.025: 0.066, 0.100: 0.219}  # seed 004's choices
 
 
 def parser() -> argparse.ArgumentParser:
@@ -64,8 +65,9 @@ def goodput(protocol: str, config: CoreConfig, data: bytes, link, seeds, sizes: 
     """Mean goodput (bytes/s) and packets sent per unique packet over ``seeds``."""
     rates, ppu = [], []
     for seed in seeds:
-        res = simulate(make_sender(protocol, data, config), make_receiver(protocol, config), link,
-                       seed=seed, sizes=sizes)
+        res = simulate(
+            make_sender(protocol, data, config), make_receiver(protocol, config), link, seed=seed, sizes=sizes
+        )
         if not res.ok:
             raise RuntimeError(f"{protocol} {config} seed {seed}: transfer failed")
         rates.append(res.goodput_Bps)
@@ -89,15 +91,18 @@ def sr_best_window(data: bytes, seeds, quick: bool) -> bool:
             for cap in caps:
                 if cap is not None and cap >= window:
                     continue
-                config = CoreConfig(window=window, max_in_flight=cap, adaptive=True, sack=True,
-                                    tail_copies=TAIL_COPIES)   # as `python3 -m reference` sends
+                config = CoreConfig(
+                    window=window, max_in_flight=cap, adaptive=True, sack=True, tail_copies=TAIL_COPIES
+                )  # as `python3 -m reference` sends
                 results.append((*goodput("sr", config, data, link, seeds, EXT), window, cap))
         classic = max(r for r in results if r[3] is None)
         best = max(results)
         for rate, ppu, window, cap in (classic, best):
             share = rate / ceiling
-            print(f"| {loss:.0%} | {window} | {cap or window} | {rate / 1e3:.1f} | {share:.1%} | {ppu:.3f} | "
-                  f"{'>=' if cap else '(plain SR)'} {target:.0%} |")
+            print(
+                f"| {loss:.0%} | {window} | {cap or window} | {rate / 1e3:.1f} | {share:.1%} | {ppu:.3f} | "
+                f"{'>=' if cap else '(plain SR)'} {target:.0%} |"
+            )
         ok &= best[0] / ceiling >= target
     return ok
 
@@ -114,15 +119,16 @@ def stop_and_wait_vs_model(data: bytes, seeds) -> bool:
         retx = []
         rates = []
         for seed in seeds:
-            res = simulate(make_sender("sw", data, config), make_receiver("sw", config), link,
-                           seed=seed, sizes=COMN_LO)
+            res = simulate(make_sender("sw", data, config), make_receiver("sw", config), link, seed=seed, sizes=COMN_LO)
             retx.append(res.sender_stats.retransmissions)
             rates.append(res.goodput_Bps / 1024)
         model = stop_and_wait(model_link, timeout_ms / 1000, len(data))
         error = statistics.mean(rates) / model.throughput_kBps - 1
         ok &= abs(error) <= 0.15
-        print(f"| {timeout_ms} | {statistics.mean(retx):.0f} | {model.retransmissions:.0f} | "
-              f"{statistics.mean(rates):.1f} | {model.throughput_kBps:.1f} | {error:+.1%} |")
+        print(
+            f"| {timeout_ms} | {statistics.mean(retx):.0f} | {model.retransmissions:.0f} | "
+            f"{statistics.mean(rates):.1f} | {model.throughput_kBps:.1f} | {error:+.1%} |"
+        )
     return ok
 
 
@@ -144,7 +150,7 @@ def gbn_vs_model(data: bytes, seeds, quick: bool) -> bool:
             print(f"| {delay * 1000:.0f} | {window} | {rate / 1024:.1f} | {model:.1f} | {error:+.1%} |")
     within = sum(abs(e) <= 0.15 for e in errors)
     print(f"\nwithin 15% of the model: {within} of {len(errors)} settings")
-    return True   # reported, not enforced: see BENCHMARKS.md for where the model departs
+    return True  # reported, not enforced: see BENCHMARKS.md for where the model departs
 
 
 if __name__ == "__main__":

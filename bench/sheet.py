@@ -10,6 +10,7 @@ transfers in parallel changes what they measure.
   confidence intervals must overlap. Prints the engine's lag p99 in both modes.
 Figures go in BENCHMARKS.md, section "The sheets".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,7 @@ def run(argv: list[str]) -> int:
         return int(e.code or 0)
     status = 0
     for part in parts:
-        status |= {"quick": lambda: time_sheet(True), "full": lambda: time_sheet(False),
-                   "agreement": agreement}[part]()
+        status |= {"quick": lambda: time_sheet(True), "full": lambda: time_sheet(False), "agreement": agreement}[part]()
     return status
 
 
@@ -62,7 +62,7 @@ def run_sheet(argv: list[str], out: str) -> tuple[subprocess.CompletedProcess, f
 
 
 def time_sheet(quick: bool) -> int:
-    out = os.path.join("out", "bench-sheet-quick" if quick else "bench-sheet-full")   # kept to look at
+    out = os.path.join("out", "bench-sheet-quick" if quick else "bench-sheet-full")  # kept to look at
     argv = [sys.executable, "-m", "rdtlab", "sheet", "comn", "--fresh", "--no-progress", "--out", out]
     argv += ["--quick"] if quick else []
     proc, wall, rows = run_sheet(argv, out)
@@ -70,9 +70,11 @@ def time_sheet(quick: bool) -> int:
     ok = sum(1 for r in rows if r.get("ok"))
     lags = sorted(r["lag_p99_us"] for r in rows if r.get("lag_p99_us") is not None)
     name = "comn --quick" if quick else "comn (full)"
-    print(f"sheet {name}: wall {wall:.0f} s, {len(rows)} runs ({ok} ok), serial estimate {serial:.0f} s "
-          f"(x{serial / wall:.1f} from parallelism); engine lag p99 per run: median "
-          f"{_pct(lags, 50):.0f} us, 90th pct {_pct(lags, 90):.0f} us; exit {proc.returncode}; output {out}/comn")
+    print(
+        f"sheet {name}: wall {wall:.0f} s, {len(rows)} runs ({ok} ok), serial estimate {serial:.0f} s "
+        f"(x{serial / wall:.1f} from parallelism); engine lag p99 per run: median "
+        f"{_pct(lags, 50):.0f} us, 90th pct {_pct(lags, 90):.0f} us; exit {proc.returncode}; output {out}/comn"
+    )
     if proc.returncode not in (0, 1):
         print(proc.stderr[-2000:], file=sys.stderr)
     return 0 if proc.returncode == 0 else 1
@@ -84,16 +86,19 @@ def agreement() -> int:
 
     sheet = comn.build(comn.REFERENCE, comn.FULL, "auto", runs=5, questions=("q1", "q3"))
     q1, q3 = sheet.sections[0].sweeps[0], sheet.sections[2].sweeps[0]
-    picks = [(q1, {"delay": 5, "loss": 5, "timeout": 20}),
-             (q3, {"delay": 5, "loss": 5, "timeout": 20, "window": 16}),
-             (q3, {"delay": 5, "loss": 5, "timeout": 20, "window": 256}),
-             (q3, {"delay": 25, "loss": 5, "timeout": 60, "window": 64}),
-             (q3, {"delay": 25, "loss": 5, "timeout": 60, "window": 8})]
-    sweeps = [Sweep(f"{s.name}-{i}", s.run_one, [c], runs=5, seed=s.seed, cost=s.cost, load=s.load,
-                    cpu=s.cpu)
-              for i, (s, c) in enumerate(picks)]
+    picks = [
+        (q1, {"delay": 5, "loss": 5, "timeout": 20}),
+        (q3, {"delay": 5, "loss": 5, "timeout": 20, "window": 16}),
+        (q3, {"delay": 5, "loss": 5, "timeout": 20, "window": 256}),
+        (q3, {"delay": 25, "loss": 5, "timeout": 60, "window": 64}),
+        (q3, {"delay": 25, "loss": 5, "timeout": 60, "window": 8}),
+    ]
+    sweeps = [
+        Sweep(f"{s.name}-{i}", s.run_one, [c], runs=5, seed=s.seed, cost=s.cost, load=s.load, cpu=s.cpu)
+        for i, (s, c) in enumerate(picks)
+    ]
     results = {}
-    for mode, jobs in (("serial", 1), ("parallel", None)):   # same sweeps, so the same seeds
+    for mode, jobs in (("serial", 1), ("parallel", None)):  # same sweeps, so the same seeds
         started = time.monotonic()
         frames = run_sweeps(sweeps, jobs=jobs, progress=False)
         results[mode] = ([frames[s.name] for s in sweeps], time.monotonic() - started)
@@ -104,10 +109,14 @@ def agreement() -> int:
         b = summarize_cells(results["parallel"][0][i], s.param_names, "goodput_kBps").iloc[0]
         overlap = abs(a["mean"] - b["mean"]) <= a["margin"] + b["margin"]
         status |= 0 if overlap else 1
-        lag = [results[m][0][i]["lag_p99_us"].median() if "lag_p99_us" in results[m][0][i] else float("nan")
-               for m in ("serial", "parallel")]
-        print(f"{s.name} {c} | {a['mean']:.1f} ±{a['margin']:.1f} | {b['mean']:.1f} ±{b['margin']:.1f} | "
-              f"{'yes' if overlap else 'NO'} | {lag[0]:.0f}/{lag[1]:.0f}")
+        lag = [
+            results[m][0][i]["lag_p99_us"].median() if "lag_p99_us" in results[m][0][i] else float("nan")
+            for m in ("serial", "parallel")
+        ]
+        print(
+            f"{s.name} {c} | {a['mean']:.1f} ±{a['margin']:.1f} | {b['mean']:.1f} ±{b['margin']:.1f} | "
+            f"{'yes' if overlap else 'NO'} | {lag[0]:.0f}/{lag[1]:.0f}"
+        )
     print(f"agreement: serial {results['serial'][1]:.0f} s, parallel {results['parallel'][1]:.0f} s")
     return status
 

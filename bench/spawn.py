@@ -12,6 +12,7 @@ load changes hit both alike. Per start: this process's CPU (the fork, the pipes'
 threads, the stop), the children's CPU (the forked copy's set-up and exec, the program),
 the wall time `start()` takes (its return: the program exec'd), the whole cycle's.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,6 +31,7 @@ PROGRAMS = (("/bin/true", ["/bin/true"], 1.0), ("python -c pass", [sys.executabl
 
 def import_grader() -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot  # noqa: F401
     import nbgrader.apps.autogradeapp  # noqa: F401
@@ -44,6 +46,7 @@ def import_grader() -> None:
 def path(mode: str):
     """`preexec`: the fallback through _child_setup; `helper`: through rdtexec."""
     from harness.procs import EXEC_HELPER_ENV
+
     old = os.environ.get(EXEC_HELPER_ENV)
     if mode == "preexec":
         os.environ[EXEC_HELPER_ENV] = "off"
@@ -63,7 +66,12 @@ def cpu(usage) -> float:
 def cycles(argv: list[str], n: int, cwd: str) -> tuple[float, float, list[float], float]:
     """n starts of argv: (this process's CPU-s, children's CPU-s, start() times, wall s)."""
     from harness.procs import Processes
-    me, kids, began = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+
+    me, kids, began = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+        time.monotonic(),
+    )
     starts = []
     for _ in range(n):
         with Processes() as procs:
@@ -75,8 +83,12 @@ def cycles(argv: list[str], n: int, cwd: str) -> tuple[float, float, list[float]
             if proc.exit_code != 0:
                 raise RuntimeError(f"{argv} exited {proc.exit_code}: {proc.stderr()}")
     wall = time.monotonic() - began
-    return (cpu(resource.getrusage(resource.RUSAGE_SELF)) - cpu(me),
-            cpu(resource.getrusage(resource.RUSAGE_CHILDREN)) - cpu(kids), starts, wall)
+    return (
+        cpu(resource.getrusage(resource.RUSAGE_SELF)) - cpu(me),
+        cpu(resource.getrusage(resource.RUSAGE_CHILDREN)) - cpu(kids),
+        starts,
+        wall,
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -93,24 +105,29 @@ def run(argv: list[str]) -> int:
     if args.imports == "grader":
         import_grader()
     from harness.procs import exec_helper
+
     with path("helper"):
         helper = exec_helper()
     if helper is None:
         print("bench spawn: no exec helper (rdtexec) found: run `make build`", file=sys.stderr)
         return 1
     rss = int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load "
-          f"{os.getloadavg()[0]:.1f}, Python {sys.version.split()[0]}, imports {args.imports} "
-          f"(resident {rss:.0f} MB), helper {helper}")
-    print("| program | path | starts | this process CPU ms/start | children CPU ms/start "
-          "| start() ms median (p90) | cycle ms |")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, load "
+        f"{os.getloadavg()[0]:.1f}, Python {sys.version.split()[0]}, imports {args.imports} "
+        f"(resident {rss:.0f} MB), helper {helper}"
+    )
+    print(
+        "| program | path | starts | this process CPU ms/start | children CPU ms/start "
+        "| start() ms median (p90) | cycle ms |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="rdt-bench-spawn-") as cwd:
         for label, prog, share in PROGRAMS:
             n = max(ROUNDS, int(args.starts * share)) // ROUNDS
             totals = {mode: [0.0, 0.0, [], 0.0] for mode in ("preexec", "helper")}
             for r in range(ROUNDS):
-                for mode in (("preexec", "helper") if r % 2 == 0 else ("helper", "preexec")):
+                for mode in ("preexec", "helper") if r % 2 == 0 else ("helper", "preexec"):
                     with path(mode):
                         me, kids, starts, wall = cycles(prog, n, cwd)
                     t = totals[mode]
@@ -121,8 +138,10 @@ def run(argv: list[str]) -> int:
             for mode, (me, kids, starts, wall) in totals.items():
                 k = len(starts)
                 p90 = statistics.quantiles(starts, n=10)[-1]
-                print(f"| {label} | {mode} | {k} | {me / k * 1e3:.2f} | {kids / k * 1e3:.2f} "
-                      f"| {statistics.median(starts) * 1e3:.2f} ({p90 * 1e3:.2f}) | {wall / k * 1e3:.2f} |")
+                print(
+                    f"| {label} | {mode} | {k} | {me / k * 1e3:.2f} | {kids / k * 1e3:.2f} "
+                    f"| {statistics.median(starts) * 1e3:.2f} ({p90 * 1e3:.2f}) | {wall / k * 1e3:.2f} |"
+                )
     print(f"load after: {os.getloadavg()[0]:.1f}")
     return 0
 

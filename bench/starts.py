@@ -18,6 +18,7 @@ child (user + system, from rusage), the mean over `--reps` starts, interleaved i
     cannot write one), and with the cache its first start writes. Each program exits at its usage
     check: what is measured is its start, not its transfer.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,12 +32,33 @@ import tempfile
 
 from grader.launcher import SAFE_PATH
 
-SYSTEM_PYTHON = shutil.which("python3", path=SAFE_PATH)     # what a jail's PATH finds
+SYSTEM_PYTHON = shutil.which("python3", path=SAFE_PATH)  # what a jail's PATH finds
 ROUNDS = 4
 # every option, and uid 1, which the launcher refuses once it has parsed them
-LAUNCHER_OPTIONS = ["--uid", "1", "--scratch", "/nonexistent", "--memory", "1", "--processes", "1", "--cpu", "1",
-                    "--file-size", "1", "--open-files", "1", "--group-memory", "1", "--group-cpus", "1",
-                    "--group-tasks", "1", "--", "true"]
+LAUNCHER_OPTIONS = [
+    "--uid",
+    "1",
+    "--scratch",
+    "/nonexistent",
+    "--memory",
+    "1",
+    "--processes",
+    "1",
+    "--cpu",
+    "1",
+    "--file-size",
+    "1",
+    "--open-files",
+    "1",
+    "--group-memory",
+    "1",
+    "--group-cpus",
+    "1",
+    "--group-tasks",
+    "1",
+    "--",
+    "true",
+]
 
 
 def cpu_ms(argv: list[str], reps: int, cwd: str | None = None, env: dict | None = None) -> float:
@@ -50,11 +72,21 @@ def cpu_ms(argv: list[str], reps: int, cwd: str | None = None, env: dict | None 
 def launcher_start(tree: str, env: dict) -> list[str]:
     """How the tree's Sandbox.prefix() starts its launcher, after the interpreter
     (`-m grader.launcher`, `-S .../grader/launcher.py` or `-S -c ...`)."""
-    done = subprocess.run([sys.executable, "-c", "import json; from grader.sandbox import Sandbox; "
-                           "print(json.dumps(Sandbox(1, '/nonexistent').prefix()[1:]))"],
-                          cwd=tree, env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json; from grader.sandbox import Sandbox; "
+            "print(json.dumps(Sandbox(1, '/nonexistent').prefix()[1:]))",
+        ],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     words = json.loads(done.stdout)
-    return words[:words.index("--uid")]
+    return words[: words.index("--uid")]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -80,8 +112,17 @@ def run(argv: list[str]) -> int:
     sums: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="rdt-starts-") as tmp:
         sub = os.path.join(tmp, "sub")
-        subprocess.run([sys.executable, "-c", "import sys; from grader.planted import reference_submission; "
-                        "reference_submission(sys.argv[1])", sub], cwd=tree, env=kit_env, check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from grader.planted import reference_submission; reference_submission(sys.argv[1])",
+                sub,
+            ],
+            cwd=tree,
+            env=kit_env,
+            check=True,
+        )
 
         def clear_cache() -> None:
             for root, dirs, _ in os.walk(sub):
@@ -89,11 +130,16 @@ def run(argv: list[str]) -> int:
                     if d == "__pycache__":
                         shutil.rmtree(os.path.join(root, d), ignore_errors=True)
 
-        cases = [("python -c pass (kit's interpreter)", lambda: cpu_ms([sys.executable, "-c", "pass"], reps, env=plain)),
-                 ("python3 -c pass (system)", lambda: cpu_ms([SYSTEM_PYTHON, "-c", "pass"], reps, env=plain)),
-                 (f"launcher ({' '.join(launcher)}, to its first check)",
-                  lambda: cpu_ms([sys.executable, *launcher, *LAUNCHER_OPTIONS], reps, cwd=tmp, env=kit_env))]
+        cases = [
+            ("python -c pass (kit's interpreter)", lambda: cpu_ms([sys.executable, "-c", "pass"], reps, env=plain)),
+            ("python3 -c pass (system)", lambda: cpu_ms([SYSTEM_PYTHON, "-c", "pass"], reps, env=plain)),
+            (
+                f"launcher ({' '.join(launcher)}, to its first check)",
+                lambda: cpu_ms([sys.executable, *launcher, *LAUNCHER_OPTIONS], reps, cwd=tmp, env=kit_env),
+            ),
+        ]
         for name in ("Sender2", "Receiver3", "Sender4"):
+
             def fresh(name=name) -> float:
                 clear_cache()
                 return cpu_ms([SYSTEM_PYTHON, f"{name}.py"], reps, cwd=sub, env=no_cache)
@@ -102,13 +148,16 @@ def run(argv: list[str]) -> int:
                 clear_cache()
                 subprocess.run([SYSTEM_PYTHON, f"{name}.py"], cwd=sub, env=plain, capture_output=True)
                 return cpu_ms([SYSTEM_PYTHON, f"{name}.py"], reps, cwd=sub, env=plain)
+
             cases += [(f"{name}.py, no bytecode cache", fresh), (f"{name}.py, cached", cached)]
         for _ in range(ROUNDS):
             for name, measure in cases:
                 sums[name] = sums.get(name, 0.0) + measure()
         shim = open(os.path.join(sub, "Sender2.py")).read()
-    print(f"bench starts: {tree}, {reps * ROUNDS} starts each, load {os.getloadavg()[0]:.1f}; the shim "
-          f"{'runs runpy on' if 'import runpy' in shim else 'execs'} its program")
+    print(
+        f"bench starts: {tree}, {reps * ROUNDS} starts each, load {os.getloadavg()[0]:.1f}; the shim "
+        f"{'runs runpy on' if 'import runpy' in shim else 'execs'} its program"
+    )
     for name, _ in cases:
         print(f"  {name:48} {sums[name] / ROUNDS:6.1f} CPU-ms a start")
     return 0

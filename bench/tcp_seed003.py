@@ -17,6 +17,7 @@ reference/sim.py channel as ours (COMN sizes, separate queues, netem semantics).
 3. The sheet's loss sweep: 200,000 bytes, window 10,000, the adaptive RTO, k = 0/3/4.
 4. Ours with large windows on 10 Mbit/s, 25 ms (where copies would only cost capacity).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,7 +41,7 @@ class ReportSender:
     def __init__(self, data: bytes, window: int, same_acks: int, timeout: float = 1.0, payload: int = 1000):
         self.payloads = split(data, payload)
         self.window, self.same_acks_at, self.timeout = window, same_acks, timeout
-        self.base = self.next = 0        # bene's send buffer: oldest unacked, next to send
+        self.base = self.next = 0  # bene's send buffer: oldest unacked, next to send
         self.deadline: float | None = None
         self.same_acks = 0
         self.stats = SenderStats()
@@ -64,7 +65,7 @@ class ReportSender:
     def receive(self, ack: Ack, now: float) -> None:
         self.stats.acks_received += 1
         expected = ack.seq + 1
-        if expected > self.base:                       # new ACK: slide, restart the timer, fill the window
+        if expected > self.base:  # new ACK: slide, restart the timer, fill the window
             self.base, self.next = expected, max(self.next, expected)
             self.deadline = None
             self._start_timer(now)
@@ -84,7 +85,7 @@ class ReportSender:
             self._resend(now)
 
     def _resend(self, now: float) -> None:
-        self.next = self.base + 1                      # resend(reset=True): the rest counts as unsent
+        self.next = self.base + 1  # resend(reset=True): the rest counts as unsent
         self._start_timer(now)
         self._emit(self.base)
 
@@ -120,14 +121,19 @@ def one(sender_of, config: CoreConfig, size: int, link: Channel, seed: int, size
 def summary(sender_of, config, size, link, seeds, sizes=COMN_SIZES) -> dict:
     runs = [one(sender_of, config, size, link, s, sizes) for s in seeds]
     t = [r.completion_time for r in runs]
-    return {"mean": statistics.mean(t), "min": min(t), "max": max(t),
-            "timeouts": statistics.mean(r.sender_stats.timeouts for r in runs),
-            "per_unique": statistics.mean(r.sender_stats.packets_sent for r in runs) / -(-size // config.payload_size)}
+    return {
+        "mean": statistics.mean(t),
+        "min": min(t),
+        "max": max(t),
+        "timeouts": statistics.mean(r.sender_stats.timeouts for r in runs),
+        "per_unique": statistics.mean(r.sender_stats.packets_sent for r in runs) / -(-size // config.payload_size),
+    }
 
 
 def row(label: str, s: dict) -> str:
-    return (f"| {label} | {s['mean']:.2f} | {s['min']:.2f}-{s['max']:.2f} | {s['timeouts']:.1f} | "
-            f"{s['per_unique']:.2f} |")
+    return (
+        f"| {label} | {s['mean']:.2f} | {s['min']:.2f}-{s['max']:.2f} | {s['timeouts']:.1f} | {s['per_unique']:.2f} |"
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -153,46 +159,89 @@ def run(argv: list[str]) -> int:
     def fixed(window: int, k: int) -> CoreConfig:
         return CoreConfig(payload_size=1000, window_bytes=window, dup_ack_threshold=k, timeout=1.0)
 
-    print(f"1. 514,520 bytes, 20% loss each way, fixed 1 s timeout, {args.seeds} seeds "
-          "(report: 78.1 s off / 20.3 s on at window 10,000; 50 / 7 s at 15,000)\n")
+    print(
+        f"1. 514,520 bytes, 20% loss each way, fixed 1 s timeout, {args.seeds} seeds "
+        "(report: 78.1 s off / 20.3 s on at window 10,000; 50 / 7 s at 15,000)\n"
+    )
     for window in (10_000, 15_000):
         print(f"window {window:,}\n{head}")
         for k in (0, 3):
-            same_acks = k + 1 if k else 0      # its count includes the first ACK of the number
-            print(row(f"report's, {'off' if not k else 'on (4 ACKs of one number)'}",
-                      summary(lambda d: ReportSender(d, window // 1000, same_acks), fixed(window, k),
-                              FILE, report_link(0.2), seeds)))
-            for kk in ((0,) if not k else (3, 4)):
-                print(row(f"ours, k = {kk}", summary(lambda d, kk=kk: make_sender("tcp", d, fixed(window, kk)),
-                                                     fixed(window, kk), FILE, report_link(0.2), seeds)))
+            same_acks = k + 1 if k else 0  # its count includes the first ACK of the number
+            print(
+                row(
+                    f"report's, {'off' if not k else 'on (4 ACKs of one number)'}",
+                    summary(
+                        lambda d: ReportSender(d, window // 1000, same_acks),
+                        fixed(window, k),
+                        FILE,
+                        report_link(0.2),
+                        seeds,
+                    ),
+                )
+            )
+            for kk in (0,) if not k else (3, 4):
+                print(
+                    row(
+                        f"ours, k = {kk}",
+                        summary(
+                            lambda d, kk=kk: make_sender("tcp", d, fixed(window, kk)),
+                            fixed(window, kk),
+                            FILE,
+                            report_link(0.2),
+                            seeds,
+                        ),
+                    )
+                )
         print()
 
-    print(f"2. test.txt: 10,000 bytes, window 3000, no fast retransmit, fixed 1 s "
-          f"(report: 1.08 s at 10% and 20%, 16.1 s at 50%), {2 * args.seeds} seeds\n\n| loss | report's s | ours s |\n|---|---|---|")
+    print(
+        f"2. test.txt: 10,000 bytes, window 3000, no fast retransmit, fixed 1 s "
+        f"(report: 1.08 s at 10% and 20%, 16.1 s at 50%), {2 * args.seeds} seeds\n\n| loss | report's s | ours s |\n|---|---|---|"
+    )
     for loss in (0.1, 0.2, 0.5):
         seeds2 = range(1, 2 * args.seeds + 1)
         theirs = summary(lambda d: ReportSender(d, 3, 0), fixed(3000, 0), 10_000, report_link(loss), seeds2)
-        ours = summary(lambda d: make_sender("tcp", d, fixed(3000, 0)), fixed(3000, 0), 10_000, report_link(loss), seeds2)
+        ours = summary(
+            lambda d: make_sender("tcp", d, fixed(3000, 0)), fixed(3000, 0), 10_000, report_link(loss), seeds2
+        )
         print(f"| {loss:.0%} | {theirs['mean']:.2f} | {ours['mean']:.2f} |")
 
-    print(f"\n3. The sheet's loss sweep: 200,000 bytes, window 10,000, adaptive RTO (initial 100 ms), "
-          f"{max(1, args.seeds // 2)} seeds\n\n| loss | k = 0 s | k = 3 s | k = 4 s |\n|---|---|---|---|")
+    print(
+        f"\n3. The sheet's loss sweep: 200,000 bytes, window 10,000, adaptive RTO (initial 100 ms), "
+        f"{max(1, args.seeds // 2)} seeds\n\n| loss | k = 0 s | k = 3 s | k = 4 s |\n|---|---|---|---|"
+    )
     for loss in (0.1, 0.2, 0.3, 0.4, 0.5):
         cells = []
         for k in (0, 3, 4):
-            cfg = CoreConfig(payload_size=1000, window_bytes=10_000, dup_ack_threshold=k, adaptive=True,
-                             initial_rto=0.1, timeout=0.1)
-            cells.append(summary(lambda d, cfg=cfg: make_sender("tcp", d, cfg), cfg, 200_000, report_link(loss),
-                                 range(1, max(1, args.seeds // 2) + 1))["mean"])
+            cfg = CoreConfig(
+                payload_size=1000, window_bytes=10_000, dup_ack_threshold=k, adaptive=True, initial_rto=0.1, timeout=0.1
+            )
+            cells.append(
+                summary(
+                    lambda d, cfg=cfg: make_sender("tcp", d, cfg),
+                    cfg,
+                    200_000,
+                    report_link(loss),
+                    range(1, max(1, args.seeds // 2) + 1),
+                )["mean"]
+            )
         print(f"| {loss:.0%} | " + " | ".join(f"{c:.2f}" for c in cells) + " |")
 
-    print("\n4. Ours, 1 MiB, windows in packets of 1024 bytes, 10 Mbit/s, 25 ms each way, adaptive RTO, k = 3, "
-          "extended-format sizes, 5 seeds\n\n| window | loss | s | packets per segment |\n|---|---|---|---|")
+    print(
+        "\n4. Ours, 1 MiB, windows in packets of 1024 bytes, 10 Mbit/s, 25 ms each way, adaptive RTO, k = 3, "
+        "extended-format sizes, 5 seeds\n\n| window | loss | s | packets per segment |\n|---|---|---|---|"
+    )
     for window in (16, 64, 256):
         for loss in (0.01, 0.05, 0.15):
             cfg = CoreConfig(window=window, adaptive=True, dup_ack_threshold=3)
-            s = summary(lambda d, cfg=cfg: make_sender("tcp", d, cfg), cfg, 1 << 20,
-                        Channel(delay=0.025, rate=RATE, loss=loss), range(1, 6), sizes=WireSizes())
+            s = summary(
+                lambda d, cfg=cfg: make_sender("tcp", d, cfg),
+                cfg,
+                1 << 20,
+                Channel(delay=0.025, rate=RATE, loss=loss),
+                range(1, 6),
+                sizes=WireSizes(),
+            )
             print(f"| {window} | {loss:.0%} | {s['mean']:.2f} | {s['per_unique']:.2f} |")
     print(f"\n(simulated; {time.monotonic() - started:.0f} s on this machine)")
     return 0

@@ -8,6 +8,7 @@ Usage: python3 docker/requirements.py PYPROJECT          the requirements
        pip freeze | python3 docker/requirements.py --pins REQUIREMENTS
                                                   the freeze's lines for those packages
 """
+
 import re
 import sys
 import tomllib
@@ -15,7 +16,7 @@ import tomllib
 IMAGE_EXTRAS = ("course", "grade", "grader", "hub")
 HOST_TEST_ONLY = {"playwright", "pytest", "pytest-timeout", "hypothesis"}
 # What `pip install -e` of the kit needs when it cannot fetch build dependencies.
-BUILD = ["setuptools>=64,<85", "wheel"]   # <85: editable_mode=compat (pyproject.toml)
+BUILD = ["setuptools>=64,<85", "wheel"]  # <85: editable_mode=compat (pyproject.toml)
 
 
 def name_of(requirement: str) -> str:

@@ -10,6 +10,7 @@ the autograded/ folder) stays outside the jail; only the kernel, and so the
 student's code, is inside. After the child, whatever the notebook started is killed
 and the tmpfs unmounted, whether nbgrader finished, failed or was stopped.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,12 +48,12 @@ class Autograded:
     student: str
     ok: bool
     seconds: float
-    reason: str = ""                 # one line when not ok
-    remeasured: list = field(default_factory=list)   # grader.remeasure.Verdict per re-measured cell
+    reason: str = ""  # one line when not ok
+    remeasured: list = field(default_factory=list)  # grader.remeasure.Verdict per re-measured cell
     remeasure_seconds: float = 0.0
-    kernel_tcp: str = ""             # the student's congestion control, or why kernel TCP was not graded
+    kernel_tcp: str = ""  # the student's congestion control, or why kernel TCP was not graded
     cpu_waiting: float | None = None  # share of its grading's wall time some task waited for a CPU
-    again: str = ""                  # why this is a second grading, alone
+    again: str = ""  # why this is a second grading, alone
 
     def disturbed(self) -> bool:
         """A re-measured cell failed on figures the machine disturbed (see remeasure)."""
@@ -65,14 +66,18 @@ class Autograded:
 
     def remeasure_line(self) -> str:
         """The re-measured cells in one line: each question, passed or why not."""
-        return "; ".join(f"{v.question} {'passed' if v.passed else 'failed: ' + v.reason}" for v in self.remeasured) \
+        return (
+            "; ".join(f"{v.question} {'passed' if v.passed else 'failed: ' + v.reason}" for v in self.remeasured)
             + f" ({self.remeasure_seconds:.0f} s)"
+        )
 
 
 def students_with_notebooks(course_dir: str, assignment: str, students: list[str] | None = None) -> list[str]:
     """The students of `course_dir/submitted/` who handed in a notebook of `assignment`."""
-    found = {os.path.basename(os.path.dirname(os.path.dirname(p)))
-             for p in glob.glob(os.path.join(course_dir, "submitted", "*", assignment, "*.ipynb"))}
+    found = {
+        os.path.basename(os.path.dirname(os.path.dirname(p)))
+        for p in glob.glob(os.path.join(course_dir, "submitted", "*", assignment, "*.ipynb"))
+    }
     return sorted(s for s in found if students is None or s in students)
 
 
@@ -80,9 +85,16 @@ def time_limit_of_mode() -> float:
     return TIME_LIMITS.get(os.environ.get("RDTLAB_NOTEBOOK_MODE", "quick"), max(TIME_LIMITS.values()))
 
 
-def autograde_students(course_dir: str, assignment: str, students: list[str], jobs: int = 1,
-                       time_limit: float | None = None, extra_args: tuple[str, ...] = (),
-                       hidden: tuple[str, ...] = (), done=None) -> list[Autograded]:
+def autograde_students(
+    course_dir: str,
+    assignment: str,
+    students: list[str],
+    jobs: int = 1,
+    time_limit: float | None = None,
+    extra_args: tuple[str, ...] = (),
+    hidden: tuple[str, ...] = (),
+    done=None,
+) -> list[Autograded]:
     """Autograde each student's notebooks with a jailed kernel, `jobs` at once, then
     decide their re-measured cells outside the kernel (grader/remeasure.py) and write
     those scores over the kernel's in the gradebook. The course folder, and
@@ -103,8 +115,8 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
     if why:
         raise UsageError(f"students' notebooks are autograded only in the sandbox: {why}")
     course_dir = os.path.abspath(course_dir)
-    _create_gradebook(course_dir)       # before the children: two first opens would race to create it
-    shared = tempfile.mkdtemp(prefix=f"rdt-kernel-tcp-{os.getpid()}-")     # the class's kernel-TCP runs, root's alone
+    _create_gradebook(course_dir)  # before the children: two first opens would race to create it
+    shared = tempfile.mkdtemp(prefix=f"rdt-kernel-tcp-{os.getpid()}-")  # the class's kernel-TCP runs, root's alone
     time_limit = time_limit or time_limit_of_mode()
 
     def decided(result: Autograded, pressure: CpuPressure, at_once: int, kernel_crowded: str = "") -> Autograded:
@@ -114,8 +126,9 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
         began, ours = time.monotonic(), CpuPressure()
         crowded = lambda: _while("the grader re-measured", crowding(ours, at_once))  # noqa: E731
         remeasured = remeasure(course_dir, assignment, result.student, hidden, crowded, kernel_crowded)
-        return replace(result, remeasured=remeasured, remeasure_seconds=time.monotonic() - began,
-                       cpu_waiting=pressure.share())
+        return replace(
+            result, remeasured=remeasured, remeasure_seconds=time.monotonic() - began, cpu_waiting=pressure.share()
+        )
 
     def one(student: str, at_once: int, admission: Admission) -> Autograded:
         with admission:
@@ -125,8 +138,11 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
             result = autograde_one(course_dir, assignment, student, time_limit, extra_args, jail)
             if tcp_cc:
                 missing = tcp_cc_missing(tcp_cc)
-                result.kernel_tcp = (f"kernel TCP ({tcp_cc}) left ungraded, its cells keep their points: "
-                                     f"{missing.split(': ', 1)[1]}" if missing else f"kernel TCP measured with {tcp_cc}")
+                result.kernel_tcp = (
+                    f"kernel TCP ({tcp_cc}) left ungraded, its cells keep their points: {missing.split(': ', 1)[1]}"
+                    if missing
+                    else f"kernel TCP measured with {tcp_cc}"
+                )
             return decided(result, pressure, at_once, _while("your notebook ran", crowding(pressure, at_once)))
 
     def again(first: Autograded, at_once: int, admission: Admission) -> Autograded:
@@ -145,7 +161,7 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
 
     jobs = max(1, jobs)
     try:
-        compile_kit()               # what each kernel would otherwise make for itself
+        compile_kit()  # what each kernel would otherwise make for itself
         write_font_list(shared)
         admission = Admission()
         with ThreadPoolExecutor(jobs) as pool:
@@ -156,7 +172,9 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
                 break
             admission = Admission()
             with ThreadPoolExecutor(at_once) as pool:
-                regraded = {s: r for s, r in zip(firsts, pool.map(lambda s: again(firsts[s], at_once, admission), firsts))}
+                regraded = {
+                    s: r for s, r in zip(firsts, pool.map(lambda s: again(firsts[s], at_once, admission), firsts))
+                }
             for student, r in regraded.items():
                 why = next(v.disturbed for v in firsts[student].remeasured if v.disturbed)
                 what = "graded again" if firsts[student].kernel_disturbed() else "re-measured again"
@@ -164,11 +182,12 @@ def autograde_students(course_dir: str, assignment: str, students: list[str], jo
                 graded(r)
             results = [regraded.get(r.student, r) for r in results]
     finally:
-        nbgrader_child.stop()       # the server nbgrader's processes were forked from
+        nbgrader_child.stop()  # the server nbgrader's processes were forked from
         shutil.rmtree(shared, ignore_errors=True)
-    for result in results:     # one writer: the children (nbgrader) are done with the gradebook
-        set_cell_scores(course_dir, assignment, result.student,
-                        {(v.notebook, v.grade_id): v.passed for v in result.remeasured})
+    for result in results:  # one writer: the children (nbgrader) are done with the gradebook
+        set_cell_scores(
+            course_dir, assignment, result.student, {(v.notebook, v.grade_id): v.passed for v in result.remeasured}
+        )
     return results
 
 
@@ -187,8 +206,14 @@ def _while(when: str, crowded: str) -> str:
     return f"while {when}, {crowded}" if crowded else ""
 
 
-def remeasure(course_dir: str, assignment: str, student: str, hidden: tuple[str, ...], crowded=lambda: "",
-              kernel_crowded: str = "") -> list:
+def remeasure(
+    course_dir: str,
+    assignment: str,
+    student: str,
+    hidden: tuple[str, ...],
+    crowded=lambda: "",
+    kernel_crowded: str = "",
+) -> list:
     """The student's re-measured cells decided outside the (dead) kernel; if that breaks,
     each of them is 0 with the reason: the kernel's own verdict never stands."""
     try:
@@ -197,24 +222,34 @@ def remeasure(course_dir: str, assignment: str, student: str, hidden: tuple[str,
         return unmeasured(course_dir, assignment, student, f"{type(e).__name__}: {one_line(e)}")
 
 
-def autograde_one(course_dir: str, assignment: str, student: str, time_limit: float, extra_args: tuple[str, ...],
-                  jail: NotebookJail) -> Autograded:
+def autograde_one(
+    course_dir: str, assignment: str, student: str, time_limit: float, extra_args: tuple[str, ...], jail: NotebookJail
+) -> Autograded:
     """One student's autograde; `jail` says what to hide and share (its uid and scratch are made here)."""
     started = time.monotonic()
     uid = allocate_uid()
-    scratch = tempfile.mkdtemp(prefix=f"rdt-kernel-{os.getpid()}-")     # whose it is (tests, a sweep)
+    scratch = tempfile.mkdtemp(prefix=f"rdt-kernel-{os.getpid()}-")  # whose it is (tests, a sweep)
     mounted = False
     try:
         mount_scratch(scratch, jail.limits.scratch_bytes)
         mounted = True
-        env = {**os.environ, JAIL_ENV: replace(jail, uid=uid, scratch=scratch).to_env(), REMEASURED_OUTSIDE: "1",
-               "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
+        env = {
+            **os.environ,
+            JAIL_ENV: replace(jail, uid=uid, scratch=scratch).to_env(),
+            REMEASURED_OUTSIDE: "1",
+            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+        }
         # a process of its own per student, forked from one that imported nbgrader once
-        status, said = nbgrader_child.autograde([assignment, "--student", student, "--force", *extra_args],
-                                                course_dir, env, time_limit)
+        status, said = nbgrader_child.autograde(
+            [assignment, "--student", student, "--force", *extra_args], course_dir, env, time_limit
+        )
         if status is None:
-            return Autograded(student, False, time.monotonic() - started,
-                              f"autograde of {student}'s notebook stopped at its time limit ({time_limit:.0f} s)")
+            return Autograded(
+                student,
+                False,
+                time.monotonic() - started,
+                f"autograde of {student}'s notebook stopped at its time limit ({time_limit:.0f} s)",
+            )
         reason = "" if status == 0 else _last_error(said) or f"nbgrader exited with {status}"
         return Autograded(student, status == 0, time.monotonic() - started, reason)
     finally:
@@ -235,14 +270,18 @@ def _last_error(stderr: str) -> str:
     raised = [line.strip() for line in lines if _EXCEPTION.match(line)]
     if raised:
         return raised[-1][:300]
-    errors = [line.split("ERROR]", 1)[-1].strip() for line in lines
-              if "ERROR]" in line and not any(b in line for b in _BOILERPLATE)]
+    errors = [
+        line.split("ERROR]", 1)[-1].strip()
+        for line in lines
+        if "ERROR]" in line and not any(b in line for b in _BOILERPLATE)
+    ]
     return errors[-1][:300] if errors else ""
 
 
 def _create_gradebook(course_dir: str) -> None:
     from nbgrader.api import Gradebook
     from grader.gradebook import gradebook_url
+
     with Gradebook(gradebook_url(course_dir)):
         pass
 
@@ -251,8 +290,10 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if not os.environ.get("RDTLAB_KERNEL_JAIL"):
         # run by hand: one student, with the jail made here
-        p = argparse.ArgumentParser(prog="python -m grader.autograde",
-                                    description="autograde one student's notebooks with the kernel in the jail")
+        p = argparse.ArgumentParser(
+            prog="python -m grader.autograde",
+            description="autograde one student's notebooks with the kernel in the jail",
+        )
         p.add_argument("assignment")
         p.add_argument("--student", required=True)
         p.add_argument("--course", default=".", help="the nbgrader course folder (default: here)")
@@ -266,6 +307,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"  re-measured outside the kernel: {result.remeasure_line()}")
         sys.exit(0 if result.ok else 1)
     from grader.notebook_jail import run_nbgrader_autograde
+
     run_nbgrader_autograde(argv)
 
 

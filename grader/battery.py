@@ -4,6 +4,7 @@ folder's battery.toml, assignments/<name>/battery.toml).
 Every field an instructor writes is checked here, so a typo is one line naming the
 scenario and the field, not a failure half-way through grading a class.
 """
+
 from __future__ import annotations
 
 import tomllib
@@ -18,10 +19,35 @@ from grader import limits
 from grader.limits import MODELS
 
 MEETINGS = ("student", "sender", "receiver")
-SCENARIO_KEYS = {"name", "part", "what", "link", "reverse", "shared_queue", "size", "meet", "time_limit",
-                 "no_progress", "points", "public", "printed", "goodput_vs_ref", "retx_vs_ref", "repeat", "params",
-                 "retx_vs_losses", "reference_env", "paths", "schedule", "ipv6", "backend", "beyond_spec",
-                 "path_share", "sizes", "sent_vs_ref"}
+SCENARIO_KEYS = {
+    "name",
+    "part",
+    "what",
+    "link",
+    "reverse",
+    "shared_queue",
+    "size",
+    "meet",
+    "time_limit",
+    "no_progress",
+    "points",
+    "public",
+    "printed",
+    "goodput_vs_ref",
+    "retx_vs_ref",
+    "repeat",
+    "params",
+    "retx_vs_losses",
+    "reference_env",
+    "paths",
+    "schedule",
+    "ipv6",
+    "backend",
+    "beyond_spec",
+    "path_share",
+    "sizes",
+    "sent_vs_ref",
+}
 CONVENTION_KEYS = ("byte_order", "numbering", "first_seq", "eof_value", "ack")
 # What a battery's grader probes per submission ([battery] detect): COMN's open
 # conventions, only the byte order of a format whose data messages start with a
@@ -33,13 +59,14 @@ SCHEDULE_COMMANDS = ("down", "up")
 @dataclass(frozen=True)
 class Programs:
     """One part's programs: command templates whose first word names the program."""
+
     sender: str
     receiver: str
     output_format: str | None
     params: dict
-    model: str = "stop-and-wait"    # the protocol's model for time limits (grader/limits.py)
-    model_timeout: float | None = None   # ms: the timeout the limits assume where the command line
-                                         # sets none (an adaptive RTO's back-off ceiling)
+    model: str = "stop-and-wait"  # the protocol's model for time limits (grader/limits.py)
+    model_timeout: float | None = None  # ms: the timeout the limits assume where the command line
+    # sets none (an adaptive RTO's back-off ceiling)
 
     def name(self, role: str) -> str:
         return getattr(self, role).split()[0]
@@ -55,8 +82,8 @@ class Scenario:
     shared_queue: bool
     size: int
     meet: str
-    time_limit: float          # seconds; derived from the part's model unless the battery sets it
-    no_progress: float         # seconds without progress before a run is stopped (likewise)
+    time_limit: float  # seconds; derived from the part's model unless the battery sets it
+    no_progress: float  # seconds without progress before a run is stopped (likewise)
     points: float
     public: bool
     printed: bool
@@ -64,18 +91,18 @@ class Scenario:
     retx_vs_ref: tuple[float, ...] | None
     repeat: int
     params: dict
-    retx_vs_losses: tuple[float, ...] | None = None   # retransmissions <= factor x losses + slack
-    reference_env: dict = field(default_factory=dict)   # the reference programs' extra environment
-    paths: tuple = ()            # several paths: ((forward, reverse or None), ...); else `link` alone
-    schedule: tuple = ()         # the engine's events: ({"at_ms", "cmd": down | up, "path": p0 ...}, ...)
+    retx_vs_losses: tuple[float, ...] | None = None  # retransmissions <= factor x losses + slack
+    reference_env: dict = field(default_factory=dict)  # the reference programs' extra environment
+    paths: tuple = ()  # several paths: ((forward, reverse or None), ...); else `link` alone
+    schedule: tuple = ()  # the engine's events: ({"at_ms", "cmd": down | up, "path": p0 ...}, ...)
     ipv6: bool = False
-    backend: str | None = None   # the backend it needs (netns: IP fragments over TUN), when the grader's is auto
-    beyond_spec: bool = False    # tests more than the assignment's spec exercises
-    scored: bool = True          # False: beyond the spec and the course does not score it (points 0)
-    path_share: float | None = None   # each path carries at least this share of the data messages
-    sizes: tuple = ()            # files of these sizes, one per run (seed 001's objects); else `size`
-    sent_vs_ref: tuple[float, ...] | None = None   # data messages into the link, those sent into
-                                                     # a down path too, <= factor x the reference's + slack
+    backend: str | None = None  # the backend it needs (netns: IP fragments over TUN), when the grader's is auto
+    beyond_spec: bool = False  # tests more than the assignment's spec exercises
+    scored: bool = True  # False: beyond the spec and the course does not score it (points 0)
+    path_share: float | None = None  # each path carries at least this share of the data messages
+    sizes: tuple = ()  # files of these sizes, one per run (seed 001's objects); else `size`
+    sent_vs_ref: tuple[float, ...] | None = None  # data messages into the link, those sent into
+    # a down path too, <= factor x the reference's + slack
 
     def size_of(self, run: int) -> int:
         """The file size of the scenario's run number `run`."""
@@ -94,28 +121,39 @@ class Battery:
     programs: dict[int, Programs]
     scenarios: list[Scenario] = field(default_factory=list)
     source: str = ""
-    reference: str = "reference/comn"    # the reference programs, relative to the kit's root
-    conventions: dict = field(default_factory=dict)   # conventions the course fixes ([conventions])
-    detect: str = "comn"                 # what is probed per submission (DETECT)
-    seq_bytes: int = 2                   # detect = "byte_order": the sequence number's width
+    reference: str = "reference/comn"  # the reference programs, relative to the kit's root
+    conventions: dict = field(default_factory=dict)  # conventions the course fixes ([conventions])
+    detect: str = "comn"  # what is probed per submission (DETECT)
+    seq_bytes: int = 2  # detect = "byte_order": the sequence number's width
 
     @property
     def max_score(self) -> float:
         return sum(s.points for s in self.scenarios)
 
-    def select(self, part: int | None = None, public_only: bool = False,
-               names: list[str] | None = None) -> "Battery":
+    def select(self, part: int | None = None, public_only: bool = False, names: list[str] | None = None) -> "Battery":
         """A battery with only some scenarios (a part, the public ones, named ones)."""
-        keep = [s for s in self.scenarios
-                if (part is None or s.part == part) and (not public_only or s.public)
-                and (names is None or s.name in names)]
-        return Battery(self.name, self.title, self.programs, keep, self.source, self.reference, self.conventions,
-                       self.detect, self.seq_bytes)
+        keep = [
+            s
+            for s in self.scenarios
+            if (part is None or s.part == part) and (not public_only or s.public) and (names is None or s.name in names)
+        ]
+        return Battery(
+            self.name,
+            self.title,
+            self.programs,
+            keep,
+            self.source,
+            self.reference,
+            self.conventions,
+            self.detect,
+            self.seq_bytes,
+        )
 
 
 def batteries() -> dict[str, str]:
     """assignment -> its battery's path, for the assignments that have one."""
     import assignments
+
     return {name: a.battery for name, a in assignments.by_name().items() if a.battery}
 
 
@@ -148,8 +186,9 @@ def parse_battery(data: dict, source: str = "<battery>") -> Battery:
         unknown = set(p) - {"sender", "receiver", "output_format", "params", "model", "model_timeout"}
         if unknown:
             raise UsageError(f"{where}: unknown key(s) {sorted(unknown)}")
-        programs[int(part)] = Programs(p["sender"], p["receiver"], p.get("output_format"), dict(p.get("params", {})),
-                                       model, p.get("model_timeout"))
+        programs[int(part)] = Programs(
+            p["sender"], p["receiver"], p.get("output_format"), dict(p.get("params", {})), model, p.get("model_timeout")
+        )
     defaults = data.get("defaults", {})
     detect = head.get("detect", "comn")
     if detect not in DETECT:
@@ -160,10 +199,16 @@ def parse_battery(data: dict, source: str = "<battery>") -> Battery:
     score_beyond = head.get("score_beyond_spec", False)
     if not isinstance(score_beyond, bool):
         raise UsageError(f"battery {source}, [battery]: score_beyond_spec must be true or false, not {score_beyond!r}")
-    battery = Battery(head.get("name", Path(source).stem), head.get("title", ""), programs, source=source,
-                      reference=head.get("reference", "reference/comn"),
-                      conventions=_conventions(data.get("conventions", {}), source), detect=detect,
-                      seq_bytes=seq_bytes)
+    battery = Battery(
+        head.get("name", Path(source).stem),
+        head.get("title", ""),
+        programs,
+        source=source,
+        reference=head.get("reference", "reference/comn"),
+        conventions=_conventions(data.get("conventions", {}), source),
+        detect=detect,
+        seq_bytes=seq_bytes,
+    )
     names = set()
     for raw in data.get("scenario", []):
         s = _scenario({**defaults, **raw}, programs, source, score_beyond)
@@ -194,7 +239,9 @@ def _conventions(table, source: str) -> dict:
 def _paths(value, where: str) -> tuple:
     """`paths = ["delay 5ms", {link = "delay 60ms", reverse = "..."}]` -> ((forward, reverse), ...)."""
     if not isinstance(value, list) or not value:
-        raise UsageError(f"{where}: paths must be a list of link specs (or tables with link and reverse), not {value!r}")
+        raise UsageError(
+            f"{where}: paths must be a list of link specs (or tables with link and reverse), not {value!r}"
+        )
     out = []
     for p in value:
         if isinstance(p, str):
@@ -212,10 +259,18 @@ def _schedule(value, n_paths: int, where: str) -> tuple:
         raise UsageError(f"{where}: schedule must be a list of {{at_ms, cmd, path}} tables, not {value!r}")
     names = [f"p{k}" for k in range(n_paths)]
     for e in value:
-        if not (isinstance(e, dict) and set(e) == {"at_ms", "cmd", "path"} and isinstance(e["at_ms"], int)
-                and e["at_ms"] >= 0 and e["cmd"] in SCHEDULE_COMMANDS and e["path"] in names):
-            raise UsageError(f"{where}: a schedule event must be {{at_ms = <ms>, cmd = down|up, path = "
-                             f"{'|'.join(names)}}}, not {e!r}")
+        if not (
+            isinstance(e, dict)
+            and set(e) == {"at_ms", "cmd", "path"}
+            and isinstance(e["at_ms"], int)
+            and e["at_ms"] >= 0
+            and e["cmd"] in SCHEDULE_COMMANDS
+            and e["path"] in names
+        ):
+            raise UsageError(
+                f"{where}: a schedule event must be {{at_ms = <ms>, cmd = down|up, path = "
+                f"{'|'.join(names)}}}, not {e!r}"
+            )
     return tuple(dict(e) for e in sorted(value, key=lambda e: e["at_ms"]))
 
 
@@ -246,8 +301,10 @@ def _scenario(d: dict, programs: dict[int, Programs], source: str, score_beyond:
     if d.get("meet", "student") not in MEETINGS:
         raise UsageError(f"{where}: meet must be one of {MEETINGS}, not {d.get('meet')!r}")
     if d.get("shared_queue", True) and d.get("reverse") not in (None, d.get("link", "")):
-        raise UsageError(f"{where}: a shared queue (netem on lo) has one spec for both directions; "
-                         f"set shared_queue = false for a different reverse link")
+        raise UsageError(
+            f"{where}: a shared queue (netem on lo) has one spec for both directions; "
+            f"set shared_queue = false for a different reverse link"
+        )
     retx = d.get("retx_vs_ref")
     if retx is not None and (not isinstance(retx, list) or len(retx) != 2):
         raise UsageError(f"{where}: retx_vs_ref must be [factor, slack], not {retx!r}")
@@ -279,32 +336,55 @@ def _scenario(d: dict, programs: dict[int, Programs], source: str, score_beyond:
         reverse = paths[0][1] if paths else d.get("reverse")
         size = _positive(d.get("size", max(sizes, default=65536)), where, "size", zero=True)
         params = {**programs[part].params, **d.get("params", {})}
-        modelled = {**params, "timeout": params.get("timeout") or programs[part].model_timeout} \
-            if programs[part].model_timeout else params
+        modelled = (
+            {**params, "timeout": params.get("timeout") or programs[part].model_timeout}
+            if programs[part].model_timeout
+            else params
+        )
         if "time_limit" in d:
             limit = _positive(d["time_limit"], where, "time_limit")
         else:
-            limit = max(limits.time_limit(limits.expected_seconds(programs[part].model, f, r or f, size, modelled, shared)
-                                          + outage_seconds(schedule))
-                        for f, r in (paths or ((link, reverse),)))
+            limit = max(
+                limits.time_limit(
+                    limits.expected_seconds(programs[part].model, f, r or f, size, modelled, shared)
+                    + outage_seconds(schedule)
+                )
+                for f, r in (paths or ((link, reverse),))
+            )
         if "no_progress" in d:
             quiet = _positive(d["no_progress"], where, "no_progress")
         else:
             quiet = max(limits.no_progress_window(f, r or f, modelled) for f, r in (paths or ((link, reverse),)))
         return Scenario(
-            name=name, part=part, what=str(d.get("what", "")), link=link,
-            reverse=reverse, shared_queue=shared, size=size, meet=d.get("meet", "student"),
-            time_limit=limit, no_progress=quiet,
+            name=name,
+            part=part,
+            what=str(d.get("what", "")),
+            link=link,
+            reverse=reverse,
+            shared_queue=shared,
+            size=size,
+            meet=d.get("meet", "student"),
+            time_limit=limit,
+            no_progress=quiet,
             points=_positive(d.get("points", 1), where, "points", zero=True) if scored else 0.0,
             public=bool(d.get("public", False)),
-            printed=bool(d.get("printed", False)), goodput_vs_ref=d.get("goodput_vs_ref"),
+            printed=bool(d.get("printed", False)),
+            goodput_vs_ref=d.get("goodput_vs_ref"),
             retx_vs_ref=tuple(float(x) for x in retx) if retx else None,
-            repeat=int(_positive(d.get("repeat", len(sizes) or 1), where, "repeat")), params=params,
-            retx_vs_losses=tuple(float(x) for x in losses) if losses else None, reference_env=dict(ref_env),
-            paths=paths, schedule=schedule, ipv6=bool(d.get("ipv6", False)), backend=d.get("backend"),
-            beyond_spec=beyond, scored=scored, path_share=share, sizes=tuple(sizes),
+            repeat=int(_positive(d.get("repeat", len(sizes) or 1), where, "repeat")),
+            params=params,
+            retx_vs_losses=tuple(float(x) for x in losses) if losses else None,
+            reference_env=dict(ref_env),
+            paths=paths,
+            schedule=schedule,
+            ipv6=bool(d.get("ipv6", False)),
+            backend=d.get("backend"),
+            beyond_spec=beyond,
+            scored=scored,
+            path_share=share,
+            sizes=tuple(sizes),
             sent_vs_ref=tuple(float(x) for x in sent) if sent else None,
-            )
+        )
     except (TypeError, ValueError) as e:
         raise UsageError(f"{where}: {e}") from None
 

@@ -3,6 +3,7 @@ once per submission: harness/resolver.py's rules (Name.py, Java, C, C++, Cargo, 
 Makefile, an executable), each build command run under the submission's uid with no
 network, its output in the submission's scratch copy (.rdtlab/build).
 """
+
 from __future__ import annotations
 
 import os
@@ -29,8 +30,10 @@ def prepare(folder: str, names, sandbox: Sandbox | None, time_limit: float = BUI
     def run(argv: list[str], cwd: str, env: dict, timeout: float) -> tuple[int | None, str]:
         # `env -C`: the jail starts in its scratch folder; the build runs in the submission's
         try:
-            return run_here(jailed.prefix() + ["env", "-C", cwd, *(f"{k}={v}" for k, v in env.items()), *argv],
-                            here, {}, timeout)
+            return run_here(
+                jailed.prefix() + ["env", "-C", cwd, *(f"{k}={v}" for k, v in env.items()), *argv], here, {}, timeout
+            )
         finally:
             kill_uid(sandbox.uid)
+
     return resolve(folder, names, out, run, time_limit, owner=sandbox.uid)

@@ -16,6 +16,7 @@ read-only): the sandbox then says so once and relies on its per-process limits.
 The launcher joins the group before it drops to the jail's uid, so everything the jail
 starts is in it; `remove()` kills what is left and deletes the group.
 """
+
 from __future__ import annotations
 
 import os
@@ -44,8 +45,10 @@ def available(root: str = ROOT) -> str | None:
     """None when jails get control groups here, else why not."""
     found = version(root)
     if found is None:
-        return (f"no cgroup with the {', '.join(CONTROLLERS)} controllers at {root} "
-                "(neither one v1 mount per controller nor a v2 hierarchy offering them)")
+        return (
+            f"no cgroup with the {', '.join(CONTROLLERS)} controllers at {root} "
+            "(neither one v1 mount per controller nor a v2 hierarchy offering them)"
+        )
     folders = [os.path.join(root, c) for c in CONTROLLERS] if found == 1 else [root]
     for folder in folders:
         if not os.access(folder, os.W_OK):
@@ -134,14 +137,15 @@ def oom_kills(uid: int, root: str = ROOT) -> int:
 def throttled_seconds(uid: int, root: str = ROOT) -> float:
     """How long the CPU cap held the jail's processes back (0 without the group)."""
     stat = _fields(os.path.join(_folders(uid, root)["cpu"], "cpu.stat"))
-    if "throttled_usec" in stat:                     # v2
+    if "throttled_usec" in stat:  # v2
         return int(stat["throttled_usec"]) / 1e6
     return int(stat.get("throttled_time", 0)) / 1e9  # v1, nanoseconds
 
 
 def remove(uid: int, root: str = ROOT) -> None:
     """Kill whatever is left in jail `uid`'s group and delete the group."""
-    import signal     # here: the jail's launcher imports this module, and signal (with enum) slows its start
+    import signal  # here: the jail's launcher imports this module, and signal (with enum) slows its start
+
     folders = set(_folders(uid, root).values())
     for _ in range(50):
         pids = members(uid, root)
@@ -157,7 +161,7 @@ def remove(uid: int, root: str = ROOT) -> None:
             except FileNotFoundError:
                 pass
             except OSError:
-                gone = False             # busy: a killed process is still exiting
+                gone = False  # busy: a killed process is still exiting
         if gone:
             return
         time.sleep(0.02)
@@ -180,7 +184,7 @@ def sweep_orphans(owner_of, root: str = ROOT) -> list[int]:
             if uid is None or owner_of(uid) in alive:
                 continue
             try:
-                os.rmdir(os.path.join(parent, name))     # refused while a process is in it
+                os.rmdir(os.path.join(parent, name))  # refused while a process is in it
                 swept.add(uid)
             except OSError:
                 pass

@@ -2,6 +2,7 @@
 why; numbers come from the harness (what crossed the link), never from what the
 program printed, except the printed-line check itself.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,8 +20,9 @@ class Check:
     detail: str
 
 
-def evaluate(scenario: Scenario, programs: Programs, runs: list[TransferResult],
-             references: list[TransferResult | None]) -> list[Check]:
+def evaluate(
+    scenario: Scenario, programs: Programs, runs: list[TransferResult], references: list[TransferResult | None]
+) -> list[Check]:
     """Every check of the scenario over its runs (a run failing one fails it)."""
     checks = [delivered(runs, wraps=scenario.size > WRAP_BYTES)]
     if scenario.printed and scenario.meet != "receiver" and programs.output_format:
@@ -42,18 +44,25 @@ def sent(runs: list[TransferResult], refs: list[TransferResult | None], factor: 
     """Data messages the sender put into the link, counting those sent into a path that
     was down (which no retransmission count sees), against the reference's on the same
     link and seed: a sender that does not back off keeps sending into an outage."""
+
     def into(r):
         return (r.packets or {}).get("forward")
+
     for r, ref in zip(runs, refs):
         if not (r.ok and ref is not None and ref.ok) or into(r) is None or into(ref) is None:
             continue
         allowed = factor * into(ref) + slack
         if into(r) > allowed:
-            return Check("sent", False, f"{into(r)} data messages into the link, the reference sent {into(ref)} "
-                                        f"(at most {allowed:g} allowed)")
+            return Check(
+                "sent",
+                False,
+                f"{into(r)} data messages into the link, the reference sent {into(ref)} (at most {allowed:g} allowed)",
+            )
     mine = [into(r) for r in runs if into(r) is not None]
     theirs = [into(ref) for ref in refs if ref is not None and into(ref) is not None]
-    return Check("sent", True, f"{sum(mine)} data messages into the link" + (f", the reference {sum(theirs)}" if theirs else ""))
+    return Check(
+        "sent", True, f"{sum(mine)} data messages into the link" + (f", the reference {sum(theirs)}" if theirs else "")
+    )
 
 
 def path_share(runs: list[TransferResult], least: float) -> Check:
@@ -73,11 +82,15 @@ def path_share(runs: list[TransferResult], least: float) -> Check:
         return Check("paths", True, "no path counters to compare")
     share, name, n, total = worst
     verdict = share >= least
-    return Check("paths", verdict, f"path {name} carried {n} of the {total} data messages ({share:.0%})"
-                 + ("" if verdict else f"; each path must carry at least {least:.0%}"))
+    return Check(
+        "paths",
+        verdict,
+        f"path {name} carried {n} of the {total} data messages ({share:.0%})"
+        + ("" if verdict else f"; each path must carry at least {least:.0%}"),
+    )
 
 
-WRAP_BYTES = 65536 * 1024      # a file larger than this needs more messages than 16-bit numbers name
+WRAP_BYTES = 65536 * 1024  # a file larger than this needs more messages than 16-bit numbers name
 
 
 def receiver_gone(r: TransferResult) -> bool:
@@ -93,8 +106,14 @@ def sender_gave_up(r: TransferResult) -> bool:
     own, whatever its exit status: what the spec asks of a sender whose receiver
     finished first ("take appropriate measures for terminating your sender ...")."""
     tx = r.sender
-    return (r.verified and receiver_gone(r) and tx is not None and tx.exit_code is not None
-            and not tx.timed_out and r.error_kind == ErrorKind.SENDER_FAILED)
+    return (
+        r.verified
+        and receiver_gone(r)
+        and tx is not None
+        and tx.exit_code is not None
+        and not tx.timed_out
+        and r.error_kind == ErrorKind.SENDER_FAILED
+    )
 
 
 def delivered(runs: list[TransferResult], wraps: bool = False) -> Check:
@@ -108,16 +127,29 @@ def delivered(runs: list[TransferResult], wraps: bool = False) -> Check:
         which = f"run {k + 1} (seed {r.seed}): " if k else ""
         why = r.error or "failed"
         if r.verified and receiver_gone(r) and r.sender is not None and r.sender.timed_out:
-            why = ("the file arrived whole and the receiver had gone, but your sender never ended on its own "
-                   f"(it must stop waiting once the receiver is gone): {why}")
+            why = (
+                "the file arrived whole and the receiver had gone, but your sender never ended on its own "
+                f"(it must stop waiting once the receiver is gone): {why}"
+            )
         elif wraps:
-            why = ("across the wrap (more than 65536 messages: sequence numbers pass 65535 and start again "
-                   f"at 0, modulo 65536): {why}")
+            why = (
+                "across the wrap (more than 65536 messages: sequence numbers pass 65535 and start again "
+                f"at 0, modulo 65536): {why}"
+            )
         return Check("delivered", False, which + why)
-    note = (f"; the receiver had gone and the sender gave up in {gave_up} run{'s' if gave_up > 1 else ''}, "
-            "as the spec allows") if gave_up else ""
-    return Check("delivered", True, "the file arrived byte for byte"
-                 + (f" in all {len(runs)} runs" if len(runs) > 1 else "") + note)
+    note = (
+        (
+            f"; the receiver had gone and the sender gave up in {gave_up} run{'s' if gave_up > 1 else ''}, "
+            "as the spec allows"
+        )
+        if gave_up
+        else ""
+    )
+    return Check(
+        "delivered",
+        True,
+        "the file arrived byte for byte" + (f" in all {len(runs)} runs" if len(runs) > 1 else "") + note,
+    )
 
 
 def retx_vs_losses(runs: list[TransferResult], factor: float, slack: float) -> Check:
@@ -129,13 +161,15 @@ def retx_vs_losses(runs: list[TransferResult], factor: float, slack: float) -> C
     for r in runs:
         if not r.ok or r.retransmissions is None or not r.link:
             continue
-        lost = sum(((r.link.get(d) or {}).get(k) or 0) for d in ("forward", "reverse")
-                   for k in ("lost", "queue_drops"))
+        lost = sum(((r.link.get(d) or {}).get(k) or 0) for d in ("forward", "reverse") for k in ("lost", "queue_drops"))
         allowed = factor * lost + slack
         if r.retransmissions > allowed:
-            return Check("retransmissions", False,
-                         f"{r.retransmissions} retransmissions on the wire for {lost} messages and ACKs the link "
-                         f"lost (at most {allowed:g} allowed)")
+            return Check(
+                "retransmissions",
+                False,
+                f"{r.retransmissions} retransmissions on the wire for {lost} messages and ACKs the link "
+                f"lost (at most {allowed:g} allowed)",
+            )
         total_retx, total_lost = total_retx + r.retransmissions, total_lost + lost
     return Check("retransmissions", True, f"{total_retx} retransmissions on the wire for {total_lost} losses")
 
@@ -153,7 +187,7 @@ def goodput(runs: list[TransferResult], refs: list[TransferResult | None], fract
     worst = None
     for r, ref in zip(runs, refs):
         if not (r.ok and ref is not None and ref.ok and r.goodput_kBps and ref.goodput_kBps):
-            continue        # no comparison: a failed reference run never costs the student
+            continue  # no comparison: a failed reference run never costs the student
         ratio = r.goodput_kBps / ref.goodput_kBps
         if worst is None or ratio < worst[0]:
             worst = (ratio, r.goodput_kBps, ref.goodput_kBps)
@@ -161,21 +195,32 @@ def goodput(runs: list[TransferResult], refs: list[TransferResult | None], fract
         return Check("goodput", True, "no reference figure to compare with")
     ratio, mine, theirs = worst
     verdict = ratio >= fraction
-    return Check("goodput", verdict, f"goodput {mine:.1f} KB/s, {ratio:.0%} of the reference's {theirs:.1f} KB/s"
-                 + ("" if verdict else f" (at least {fraction:.0%} needed)"))
+    return Check(
+        "goodput",
+        verdict,
+        f"goodput {mine:.1f} KB/s, {ratio:.0%} of the reference's {theirs:.1f} KB/s"
+        + ("" if verdict else f" (at least {fraction:.0%} needed)"),
+    )
 
 
-def retransmissions(runs: list[TransferResult], refs: list[TransferResult | None], factor: float,
-                    slack: float) -> Check:
+def retransmissions(
+    runs: list[TransferResult], refs: list[TransferResult | None], factor: float, slack: float
+) -> Check:
     for r, ref in zip(runs, refs):
         if not (r.ok and ref is not None and ref.ok) or r.retransmissions is None or ref.retransmissions is None:
             continue
         allowed = factor * ref.retransmissions + slack
         if r.retransmissions > allowed:
-            return Check("retransmissions", False,
-                         f"{r.retransmissions} retransmissions on the wire, the reference needed "
-                         f"{ref.retransmissions} (at most {allowed:g} allowed)")
+            return Check(
+                "retransmissions",
+                False,
+                f"{r.retransmissions} retransmissions on the wire, the reference needed "
+                f"{ref.retransmissions} (at most {allowed:g} allowed)",
+            )
     mine = [r.retransmissions for r in runs if r.retransmissions is not None]
     theirs = [ref.retransmissions for ref in refs if ref is not None and ref.retransmissions is not None]
-    return Check("retransmissions", True, f"{sum(mine)} retransmissions on the wire"
-                 + (f", the reference {sum(theirs)}" if theirs else ""))
+    return Check(
+        "retransmissions",
+        True,
+        f"{sum(mine)} retransmissions on the wire" + (f", the reference {sum(theirs)}" if theirs else ""),
+    )

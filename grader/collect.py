@@ -9,6 +9,7 @@ Layouts, as courses have them:
 COMN asks every source file to start with `# Forename Surname Matric`; that names the
 student where the folder does not (an archive named cw2.tar.gz).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,14 +25,14 @@ from harness.procs import UsageError
 ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
 HEADER = re.compile(r"^\s*(?:#|//|/\*+)\s*([A-Za-z][\w'.-]*(?:\s+[A-Za-z][\w'.-]*)*)\s+([sS]?\d{5,9})\s*(?:\*+/)?\s*$")
 GENERIC = {"cw2", "cw", "submission", "coursework", "src", "code"}
-MAX_ARCHIVE_BYTES = 64 << 20     # more unpacked than this is not a coursework
+MAX_ARCHIVE_BYTES = 64 << 20  # more unpacked than this is not a coursework
 
 
 @dataclass(frozen=True)
 class Submission:
-    student: str       # the id results are filed under (folder name, or matric)
-    path: str          # the folder holding the programs
-    name: str = ""     # "Forename Surname" from the header, if any
+    student: str  # the id results are filed under (folder name, or matric)
+    path: str  # the folder holding the programs
+    name: str = ""  # "Forename Surname" from the header, if any
     matric: str = ""
 
 
@@ -39,8 +40,11 @@ BUILD_FILES = ("Makefile", "Cargo.toml", "go.mod")
 
 
 def has_programs(folder: Path) -> bool:
-    return any(p.name.startswith(("Sender", "Receiver")) or p.name in BUILD_FILES for p in folder.iterdir()
-               if not p.name.startswith("."))
+    return any(
+        p.name.startswith(("Sender", "Receiver")) or p.name in BUILD_FILES
+        for p in folder.iterdir()
+        if not p.name.startswith(".")
+    )
 
 
 def header_of(folder: Path) -> tuple[str, str]:
@@ -48,8 +52,13 @@ def header_of(folder: Path) -> tuple[str, str]:
     (`//` and `/* ... */` comments too), the folder's own files first, then its
     subfolders' (a Go or Rust layout)."""
     files = sorted(p for p in folder.iterdir() if p.is_file())
-    files += sorted(p for p in folder.rglob("*") if p.is_file() and p.parent != folder
-                    and not any(part.startswith(".") or part == "target" for part in p.relative_to(folder).parts))
+    files += sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and p.parent != folder
+        and not any(part.startswith(".") or part == "target" for part in p.relative_to(folder).parts)
+    )
     for p in files:
         if p.suffix in (".py", ".c", ".cpp", ".cc", ".java", ".rs", ".go", ".h", ".hpp"):
             try:
@@ -80,8 +89,10 @@ def find_submissions(root: str, assignment: str, unpack_dir: str) -> list[Submis
         if folder is not None:
             found.append(_submission(_stem(entry), folder))
     if not found:
-        raise UsageError(f"no submissions in {root} (expected a folder per student, nbgrader's "
-                         f"submitted/<student>/{assignment}/, or one archive per student)")
+        raise UsageError(
+            f"no submissions in {root} (expected a folder per student, nbgrader's "
+            f"submitted/<student>/{assignment}/, or one archive per student)"
+        )
     return found
 
 
@@ -166,7 +177,7 @@ def submission_digest(folder: str) -> str:
     """A hash of the submission's files (names and contents): the root of its seeds."""
     h = hashlib.sha256()
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d != ".rdtlab")      # the lab's build of the sources
+        dirs[:] = sorted(d for d in dirs if d != ".rdtlab")  # the lab's build of the sources
         for name in sorted(files):
             path = os.path.join(root, name)
             if os.path.islink(path) or "__pycache__" in path:

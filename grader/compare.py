@@ -6,6 +6,7 @@ as they were (the seeds come from the submission and the scenario: a rerun would
 the same), and says per student which verdicts and scores moved and the symptom before
 and after.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,8 +21,11 @@ def definition(scenario: Scenario, battery: Battery) -> str:
     """A digest of everything that decides a scenario's verdict."""
     fields = dataclasses.asdict(scenario)
     programs = dataclasses.asdict(battery.programs[scenario.part])
-    text = json.dumps({"scenario": fields, "programs": programs, "reference": battery.reference,
-                       "conventions": battery.conventions}, sort_keys=True, default=str)
+    text = json.dumps(
+        {"scenario": fields, "programs": programs, "reference": battery.reference, "conventions": battery.conventions},
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -41,9 +45,13 @@ def to_run(battery: Battery, before: dict | None) -> list[str]:
     if before is None:
         return [s.name for s in battery.scenarios]
     kept = {r["name"]: r for r in before["scenarios"]}
-    return [s.name for s in battery.scenarios
-            if s.name not in kept or kept[s.name].get("definition") != definition(s, battery)
-            or kept[s.name].get("ungraded")]
+    return [
+        s.name
+        for s in battery.scenarios
+        if s.name not in kept
+        or kept[s.name].get("definition") != definition(s, battery)
+        or kept[s.name].get("ungraded")
+    ]
 
 
 def merge(battery: Battery, before: dict, fresh: dict) -> dict:
@@ -52,9 +60,15 @@ def merge(battery: Battery, before: dict, fresh: dict) -> dict:
     new = {r["name"]: r for r in fresh["scenarios"]}
     old = {r["name"]: r for r in before["scenarios"]}
     scenarios = [new.get(s.name) or old[s.name] for s in battery.scenarios if s.name in new or s.name in old]
-    return {**fresh, "scenarios": scenarios, "score": round(sum(r["score"] for r in scenarios), 3),
-            "max_score": battery.max_score, "ungraded": [r["name"] for r in scenarios if r.get("ungraded")],
-            "regraded": sorted(new), "execution_time": fresh["execution_time"]}
+    return {
+        **fresh,
+        "scenarios": scenarios,
+        "score": round(sum(r["score"] for r in scenarios), 3),
+        "max_score": battery.max_score,
+        "ungraded": [r["name"] for r in scenarios if r.get("ungraded")],
+        "regraded": sorted(new),
+        "execution_time": fresh["execution_time"],
+    }
 
 
 def changes(before: dict | None, after: dict) -> list[dict]:
@@ -67,8 +81,15 @@ def changes(before: dict | None, after: dict) -> list[dict]:
         was = old.get(r["name"])
         if was is None or (was["passed"], was["score"]) == (r["passed"], r["score"]):
             continue
-        out.append({"scenario": r["name"], "score_before": was["score"], "score_after": r["score"],
-                    "passed_before": was["passed"], "passed_after": r["passed"],
-                    "symptom_before": (was.get("symptom") or {}).get("kind"),
-                    "symptom_after": (r.get("symptom") or {}).get("kind")})
+        out.append(
+            {
+                "scenario": r["name"],
+                "score_before": was["score"],
+                "score_after": r["score"],
+                "passed_before": was["passed"],
+                "passed_after": r["passed"],
+                "symptom_before": (was.get("symptom") or {}).get("kind"),
+                "symptom_after": (r.get("symptom") or {}).get("kind"),
+            }
+        )
     return out

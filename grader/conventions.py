@@ -14,6 +14,7 @@ remaining combinations tried, jointly, against the reference, the likeliest firs
 with a bound on the tries. A battery may fix a convention ([conventions] in its TOML):
 the reference then speaks the fixed one, and a departure is reported as wrong.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -30,30 +31,44 @@ from reference.comn.conventions import CHOICES, Conventions
 from grader.battery import Battery
 from grader.scenario import Side, isolation
 
-PROBE_BYTES = 3000     # three messages, the last one short: 0, 1, 0 (alternating) or 0, 1, 2 (counting)
+PROBE_BYTES = 3000  # three messages, the last one short: 0, 1, 0 (alternating) or 0, 1, 2 (counting)
 PROBE_LINK = Link("delay 1ms", shared_queue=False)
 PROBE_TIME_LIMIT = 5.0
-MAX_TRIES = 4          # active tries per part when the wire could not tell ...
-MAX_TRIES_IN_ALL = 8   # ... and per submission: a broken submission costs seconds, not minutes
-NAMES = {"byte_order": "byte order", "numbering": "numbering", "first_seq": "first sequence number",
-         "eof_value": "end-of-file byte", "ack": "ACK meaning"}
+MAX_TRIES = 4  # active tries per part when the wire could not tell ...
+MAX_TRIES_IN_ALL = 8  # ... and per submission: a broken submission costs seconds, not minutes
+NAMES = {
+    "byte_order": "byte order",
+    "numbering": "numbering",
+    "first_seq": "first sequence number",
+    "eof_value": "end-of-file byte",
+    "ack": "ACK meaning",
+}
 
 
 @dataclass
 class Detected:
     """One part's conventions, how they were found, and departures from the battery's fixed ones."""
+
     conventions: Conventions
-    how: str                                   # "wire", "tried", "default"
+    how: str  # "wire", "tried", "default"
     why: str
-    departures: list[str] = field(default_factory=list)   # one line each
-    acks: bool = True                          # the part has ACKs (not part 1)
-    summary: str | None = None                 # what was probed, in words (else COMN's conventions)
+    departures: list[str] = field(default_factory=list)  # one line each
+    acks: bool = True  # the part has ACKs (not part 1)
+    summary: str | None = None  # what was probed, in words (else COMN's conventions)
 
     def to_dict(self) -> dict:
         c = self.conventions
-        return {"summary": self.summary or c.describe(self.acks), "byte_order": c.byte_order, "numbering": c.numbering, "first_seq": c.first_seq,
-                "eof_value": c.eof_value, "ack": c.ack, "how": self.how, "why": self.why,
-                "departures": self.departures}
+        return {
+            "summary": self.summary or c.describe(self.acks),
+            "byte_order": c.byte_order,
+            "numbering": c.numbering,
+            "first_seq": c.first_seq,
+            "eof_value": c.eof_value,
+            "ack": c.ack,
+            "how": self.how,
+            "why": self.why,
+            "departures": self.departures,
+        }
 
 
 def fixed_conventions(battery: Battery) -> dict:
@@ -75,22 +90,32 @@ def detect(battery: Battery, student: Side, reference: Side, backend: str) -> di
     for part in sorted(parts, key=lambda p: (battery.programs[p].model == "blast", p)):
         model = battery.programs[part].model
         # a fixed numbering is stop-and-wait's (alternating bit or counting); ACKs are not part 1's
-        applies = {k: v for k, v in fixed.items() if (k != "numbering" or model == "stop-and-wait")
-                   and (k != "ack" or model != "blast")}
+        applies = {
+            k: v
+            for k, v in fixed.items()
+            if (k != "numbering" or model == "stop-and-wait") and (k != "ack" or model != "blast")
+        }
         told = next((k for k, d in found.items() if d.how == "wire"), None)
         if model == "blast" and told is not None:
             c = found[told].conventions
-            found[part] = _against_fixed(Detected(
-                Conventions(c.byte_order, "count", c.first_seq, c.eof_value, "last"), "wire",
-                f"as in part {told}: part {part}'s receiver checks no numbers", acks=False), applies)
+            found[part] = _against_fixed(
+                Detected(
+                    Conventions(c.byte_order, "count", c.first_seq, c.eof_value, "last"),
+                    "wire",
+                    f"as in part {told}: part {part}'s receiver checks no numbers",
+                    acks=False,
+                ),
+                applies,
+            )
             continue
         found[part] = _detect_part(battery, part, student, reference, backend, applies, budget)
         found[part].acks = battery.programs[part].model != "blast"
     return dict(sorted(found.items()))
 
 
-def _detect_part(battery: Battery, part: int, student: Side, reference: Side, backend: str,
-                 fixed: dict, budget: list[int]) -> Detected:
+def _detect_part(
+    battery: Battery, part: int, student: Side, reference: Side, backend: str, fixed: dict, budget: list[int]
+) -> Detected:
     programs = battery.programs[part]
     sender, receiver = programs.name("sender"), programs.name("receiver")
     has_tx, has_rx = not student.missing(sender), not student.missing(receiver)
@@ -120,27 +145,42 @@ def _detect_part(battery: Battery, part: int, student: Side, reference: Side, ba
                 continue
             budget[0] -= 1
             if _works(programs, tx, rx, conv, reference, backend):
-                whose = f"your {sender} with the reference {receiver}" if tx is student else \
-                    f"the reference {sender} with your {receiver}"
+                whose = (
+                    f"your {sender} with the reference {receiver}"
+                    if tx is student
+                    else f"the reference {sender} with your {receiver}"
+                )
                 return _against_fixed(Detected(conv, "tried", f"{why}; {whose} worked with {conv.describe()}"), fixed)
-            break   # one direction per try: the sender's if there is one
+            break  # one direction per try: the sender's if there is one
     default = Conventions(**{k: v for k, v in fixed.items()})
-    return _against_fixed(Detected(default, "default", f"{why}; nothing worked, so the default "
-                                   f"({default.describe()})"), fixed)
+    return _against_fixed(
+        Detected(default, "default", f"{why}; nothing worked, so the default ({default.describe()})"), fixed
+    )
 
 
 def _space(alternating: bool, acks: bool) -> list[Conventions]:
-    return [Conventions(byte_order=o, numbering=n, first_seq=f, ack=a)
-            for o, n, f, a in itertools.product(CHOICES["byte_order"],
-                                                CHOICES["numbering"] if alternating else ("count",),
-                                                CHOICES["first_seq"], CHOICES["ack"] if acks else ("last",))]
+    return [
+        Conventions(byte_order=o, numbering=n, first_seq=f, ack=a)
+        for o, n, f, a in itertools.product(
+            CHOICES["byte_order"],
+            CHOICES["numbering"] if alternating else ("count",),
+            CHOICES["first_seq"],
+            CHOICES["ack"] if acks else ("last",),
+        )
+    ]
 
 
 def _likelihood(c: Conventions) -> tuple:
     """Defaults first, then one departure at a time, ..."""
     default = Conventions()
-    return (sum(getattr(c, k) != getattr(default, k) for k in NAMES), c.byte_order != "big", c.numbering,
-            c.eof_value != 1, c.first_seq, c.ack)
+    return (
+        sum(getattr(c, k) != getattr(default, k) for k in NAMES),
+        c.byte_order != "big",
+        c.numbering,
+        c.eof_value != 1,
+        c.first_seq,
+        c.ack,
+    )
 
 
 def _sniff(programs, tx: Side, rx: Side, backend: str):
@@ -149,11 +189,21 @@ def _sniff(programs, tx: Side, rx: Side, backend: str):
         trace = os.path.join(tmp, "trace.jsonl")
         sender = Program(tx.template(programs.sender), env=tx.env)
         receiver = Program(rx.template(programs.receiver), env=rx.env)
-        run_transfer(sender, receiver, PROBE_LINK, params=programs.params, size=PROBE_BYTES, seed=1,
-                     backend=backend, time_limit=PROBE_TIME_LIMIT, trace=trace, isolate=isolation(tx, rx))
+        run_transfer(
+            sender,
+            receiver,
+            PROBE_LINK,
+            params=programs.params,
+            size=PROBE_BYTES,
+            seed=1,
+            backend=backend,
+            time_limit=PROBE_TIME_LIMIT,
+            trace=trace,
+            isolate=isolation(tx, rx),
+        )
         try:
             copies = read_trace(trace).copies if os.path.exists(trace) else []
-        except Exception:       # a cut or missing trace tells nothing
+        except Exception:  # a cut or missing trace tells nothing
             copies = []
     return sorted((c for c in copies if not c.duplicate and c.t_in is not None), key=lambda c: c.t_in)
 
@@ -198,8 +248,17 @@ def _works(programs, tx: Side, rx: Side, conv: Conventions, reference: Side, bac
     rx = replace(rx, env=env) if rx is reference else rx
     sender = Program(tx.template(programs.sender), env=tx.env)
     receiver = Program(rx.template(programs.receiver), env=rx.env)
-    result = run_transfer(sender, receiver, PROBE_LINK, params=programs.params, size=PROBE_BYTES, seed=1,
-                          backend=backend, time_limit=PROBE_TIME_LIMIT, isolate=isolation(tx, rx))
+    result = run_transfer(
+        sender,
+        receiver,
+        PROBE_LINK,
+        params=programs.params,
+        size=PROBE_BYTES,
+        seed=1,
+        backend=backend,
+        time_limit=PROBE_TIME_LIMIT,
+        isolate=isolation(tx, rx),
+    )
     return result.ok
 
 
@@ -211,16 +270,17 @@ def _against_fixed(found: Detected, fixed: dict) -> Detected:
     for name, value in fixed.items():
         mine = getattr(conv, name)
         if mine != value and found.how != "default":
-            found.departures.append(f"the battery fixes the {NAMES[name]} as {value}, "
-                                    f"your programs use {mine}")
+            found.departures.append(f"the battery fixes the {NAMES[name]} as {value}, your programs use {mine}")
     found.conventions = conv._replace(**fixed)
     return found
 
 
 # ---- formats whose only open choice is the byte order (tcp-like, multihoming) ----------
 
-def detect_byte_order(battery: Battery, parts: list[int], student: Side, reference: Side,
-                      backend: str) -> dict[int, Detected]:
+
+def detect_byte_order(
+    battery: Battery, parts: list[int], student: Side, reference: Side, backend: str
+) -> dict[int, Detected]:
     """The byte order of the sequence number a data message starts with (the battery's
     `seq_bytes` wide), read off the wire of one probe run, or else tried against the
     reference; one finding for every part (the programs share their format)."""
@@ -245,8 +305,7 @@ def detect_byte_order(battery: Battery, parts: list[int], student: Side, referen
     if order is None:
         order = fixed or "big"
         why += f"; nothing told, so {order}-endian"
-    found = Detected(Conventions(byte_order=order), how, why.lstrip("; "),
-                     summary=f"{order}-endian sequence numbers")
+    found = Detected(Conventions(byte_order=order), how, why.lstrip("; "), summary=f"{order}-endian sequence numbers")
     if fixed and order != fixed and how != "default":
         found.departures.append(f"the battery fixes the byte order as {fixed}, your programs use {order}")
         found.conventions = Conventions(byte_order=fixed)
@@ -260,8 +319,11 @@ def _order_on_wire(copies, width: int) -> tuple[str | None, str]:
     if len(heads) < 2:
         return None, f"your sender put {len(heads)} distinct data message(s) on the wire: not enough to tell"
     shown = ", ".join(h.hex(" ") for h in heads[:4])
-    fits = [order for order in ("big", "little")
-            if all(int.from_bytes(b, order) - int.from_bytes(a, order) == 1 for a, b in zip(heads, heads[1:4]))]
+    fits = [
+        order
+        for order in ("big", "little")
+        if all(int.from_bytes(b, order) - int.from_bytes(a, order) == 1 for a, b in zip(heads, heads[1:4]))
+    ]
     if len(fits) != 1:
         return None, f"your sender's first data messages began {shown}: neither byte order counts up by one"
     return fits[0], f"your sender's first data messages began {shown}"

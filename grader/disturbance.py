@@ -36,6 +36,7 @@ or the VM's host stealing CPU time, which PSI does not show
 (grader.remeasure.disturbed_kernel: its word can only buy a second grading). The
 students so disturbed are graded alone at least once.
 """
+
 from __future__ import annotations
 
 import threading
@@ -137,8 +138,14 @@ class Admission:
     once than the machine takes grows only as far as it stays uncrowded. Without PSI,
     the pool's size alone bounds it."""
 
-    def __init__(self, settle: float = 10.0, bar: float = CROWDED, waiting=cpu_waiting_avg10,
-                 clock=time.monotonic, sleep=time.sleep):
+    def __init__(
+        self,
+        settle: float = 10.0,
+        bar: float = CROWDED,
+        waiting=cpu_waiting_avg10,
+        clock=time.monotonic,
+        sleep=time.sleep,
+    ):
         self.settle, self.bar, self._waiting, self._clock, self._sleep = settle, bar, waiting, clock, sleep
         self.running, self._last, self._lock = 0, None, threading.Lock()
 
@@ -186,8 +193,9 @@ class CpuPressure:
 # (`own_failure`). So is a program that crashed before the link carried anything for it
 # (`crashed_first`).
 TIMING_CHECKS = frozenset({"retransmissions", "goodput", "sent", "paths"})
-OWN_RUN_FAILURES = frozenset({ErrorKind.OUTPUT_DIFFERS, ErrorKind.NOT_FOUND, ErrorKind.UNREACHABLE,
-                              ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS})
+OWN_RUN_FAILURES = frozenset(
+    {ErrorKind.OUTPUT_DIFFERS, ErrorKind.NOT_FOUND, ErrorKind.UNREACHABLE, ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS}
+)
 
 
 def crashed_first(run) -> bool:
@@ -205,15 +213,26 @@ def crashed_first(run) -> bool:
 
 # What a program's own timer says when it fires unhandled: Python's (socket.timeout is
 # TimeoutError), Java's, and the words a C, Rust or Go program prints for EAGAIN.
-TIMER_EXCEPTIONS = ("TimeoutError", "socket.timeout", "SocketTimeoutException", "timed out",
-                    "Resource temporarily unavailable", "WouldBlock", "i/o timeout")
+TIMER_EXCEPTIONS = (
+    "TimeoutError",
+    "socket.timeout",
+    "SocketTimeoutException",
+    "timed out",
+    "Resource temporarily unavailable",
+    "WouldBlock",
+    "i/o timeout",
+)
 
 
 def timer_exit(program) -> bool:
     """A program that exited on its own with an error its own timer raised (a receiver
     that gives up after seconds of silence): a starved peer can cause that."""
-    return (program is not None and not program.timed_out and program.exit_code not in (None, 0)
-            and any(word in (program.stderr_tail or "") for word in TIMER_EXCEPTIONS))
+    return (
+        program is not None
+        and not program.timed_out
+        and program.exit_code not in (None, 0)
+        and any(word in (program.stderr_tail or "") for word in TIMER_EXCEPTIONS)
+    )
 
 
 def own_failure(run) -> bool:
@@ -261,6 +280,7 @@ def crowding(pressure: CpuPressure, at_once: int) -> str:
     if at_once <= 1:
         return ""
     share = pressure.share()
-    busy = f"tasks waited for a CPU {share:.0%} of the time" if share is not None else \
-        f"how busy unknown (no {PRESSURE})"
+    busy = (
+        f"tasks waited for a CPU {share:.0%} of the time" if share is not None else f"how busy unknown (no {PRESSURE})"
+    )
     return f"graded {at_once} at a time, {busy}"

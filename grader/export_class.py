@@ -4,6 +4,7 @@ part, pass rates, each symptom with who shows it, scenarios every submission fai
 the machine disturbed and what was graded again, how long the grading took). Static
 HTML with its plots embedded, readable offline.
 """
+
 from __future__ import annotations
 
 import base64
@@ -24,10 +25,20 @@ def summary(results: list[dict]) -> dict:
     who: dict = defaultdict(set)
     for r in results:
         for s in r["scenarios"]:
-            row = scenarios.setdefault(s["name"], {"name": s["name"], "part": s["part"], "max_score": s["max_score"],
-                                                   "what": s.get("what", ""), "passed": [], "failed": [],
-                                                   "ungraded": [], "symptoms": Counter(),
-                                                   "beyond_spec": bool(s.get("beyond_spec")) and not s.get("scored", True)})
+            row = scenarios.setdefault(
+                s["name"],
+                {
+                    "name": s["name"],
+                    "part": s["part"],
+                    "max_score": s["max_score"],
+                    "what": s.get("what", ""),
+                    "passed": [],
+                    "failed": [],
+                    "ungraded": [],
+                    "symptoms": Counter(),
+                    "beyond_spec": bool(s.get("beyond_spec")) and not s.get("scored", True),
+                },
+            )
             if s.get("ungraded"):
                 row["ungraded"].append(r["student"])
             elif s["passed"]:
@@ -38,22 +49,28 @@ def summary(results: list[dict]) -> dict:
                 row["symptoms"][kind] += 1
                 who[(kind, s["name"])].add(r["student"])
             parts[s["part"]][r["student"]] += s["score"]
-    part_max: dict = defaultdict(float)     # each scenario once, whoever ran it
+    part_max: dict = defaultdict(float)  # each scenario once, whoever ran it
     for row in scenarios.values():
         part_max[row["part"]] += row["max_score"]
         graded = len(row["passed"]) + len(row["failed"])
         row["pass_rate"] = len(row["passed"]) / graded if graded else None
     everyone = [n for n, row in scenarios.items() if row["failed"] and not row["passed"] and len(results) > 1]
-    return {"students": len(results), "scenarios": scenarios, "parts": {p: dict(v) for p, v in sorted(parts.items())},
-            "part_max": dict(part_max), "who": {k: sorted(v) for k, v in who.items()},
-            "everyone_fails": everyone,
-            "ungraded": {r["student"]: r["ungraded"] for r in results if r.get("ungraded")},
-            "graded_again": {r["student"]: r["graded_again"] for r in results if r.get("graded_again")},
-            "seconds": round(sum(r.get("execution_time", 0) for r in results), 1)}
+    return {
+        "students": len(results),
+        "scenarios": scenarios,
+        "parts": {p: dict(v) for p, v in sorted(parts.items())},
+        "part_max": dict(part_max),
+        "who": {k: sorted(v) for k, v in who.items()},
+        "everyone_fails": everyone,
+        "ungraded": {r["student"]: r["ungraded"] for r in results if r.get("ungraded")},
+        "graded_again": {r["student"]: r["graded_again"] for r in results if r.get("graded_again")},
+        "seconds": round(sum(r.get("execution_time", 0) for r in results), 1),
+    }
 
 
-def write_class_view(results: list[dict], folder: str, wall_seconds: float | None = None,
-                     moved: dict | None = None) -> None:
+def write_class_view(
+    results: list[dict], folder: str, wall_seconds: float | None = None, moved: dict | None = None
+) -> None:
     """class.csv and class.html in `folder`, each written whole; `moved`: a regrade's
     changes per student (grader/compare.py), shown in class.html."""
     if not results:
@@ -73,11 +90,23 @@ def _write(path: str, text: str) -> None:
 def _csv(view: dict) -> str:
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["scenario", "part", "points", "passed", "failed", "ungraded", "pass_rate", "symptoms", "failed_students"])
+    w.writerow(
+        ["scenario", "part", "points", "passed", "failed", "ungraded", "pass_rate", "symptoms", "failed_students"]
+    )
     for row in view["scenarios"].values():
-        w.writerow([row["name"], row["part"], row["max_score"], len(row["passed"]), len(row["failed"]),
-                    len(row["ungraded"]), "" if row["pass_rate"] is None else f"{row['pass_rate']:.2f}",
-                    "; ".join(f"{k} x{n}" for k, n in row["symptoms"].most_common()), " ".join(row["failed"])])
+        w.writerow(
+            [
+                row["name"],
+                row["part"],
+                row["max_score"],
+                len(row["passed"]),
+                len(row["failed"]),
+                len(row["ungraded"]),
+                "" if row["pass_rate"] is None else f"{row['pass_rate']:.2f}",
+                "; ".join(f"{k} x{n}" for k, n in row["symptoms"].most_common()),
+                " ".join(row["failed"]),
+            ]
+        )
     return out.getvalue()
 
 
@@ -85,6 +114,7 @@ def _png(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
     import matplotlib.pyplot as plt
+
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
@@ -92,8 +122,10 @@ def _png(fig) -> str:
 def _plots(view: dict) -> tuple[str, str]:
     """(the scores per part, the pass rate per scenario) as embedded PNGs."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     parts = view["parts"]
     fig, axes = plt.subplots(1, len(parts), figsize=(3.2 * len(parts), 2.4), squeeze=False)
     for ax, (part, scores) in zip(axes[0], parts.items()):
@@ -106,8 +138,11 @@ def _plots(view: dict) -> tuple[str, str]:
     scores = _png(fig)
     rows = [r for r in view["scenarios"].values() if r["pass_rate"] is not None]
     fig, ax = plt.subplots(figsize=(7, 0.22 * len(rows) + 0.8))
-    ax.barh([r["name"] for r in rows][::-1], [100 * r["pass_rate"] for r in rows][::-1],
-            color=["#cc6677" if r["pass_rate"] < 0.5 else "#44aa99" for r in rows][::-1])
+    ax.barh(
+        [r["name"] for r in rows][::-1],
+        [100 * r["pass_rate"] for r in rows][::-1],
+        color=["#cc6677" if r["pass_rate"] < 0.5 else "#44aa99" for r in rows][::-1],
+    )
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of the class passing", fontsize=8)
     ax.tick_params(labelsize=7)
@@ -118,10 +153,13 @@ def _html(view: dict, results: list[dict], wall_seconds: float | None, moved: di
     e = html.escape
     battery = e(results[0].get("battery", ""))
     scores_png, rates_png = _plots(view)
-    out = ["<!doctype html><meta charset='utf-8'>", f"<title>{battery}: the class</title>",
-           "<style>body{font-family:sans-serif;max-width:1100px}td,th{padding:2px 8px;text-align:left}"
-           "tr:nth-child(even){background:#f4f4f4}.warn{background:#fdd;padding:6px}</style>",
-           f"<h1>{battery}: {view['students']} submission{'s' if view['students'] != 1 else ''}</h1>"]
+    out = [
+        "<!doctype html><meta charset='utf-8'>",
+        f"<title>{battery}: the class</title>",
+        "<style>body{font-family:sans-serif;max-width:1100px}td,th{padding:2px 8px;text-align:left}"
+        "tr:nth-child(even){background:#f4f4f4}.warn{background:#fdd;padding:6px}</style>",
+        f"<h1>{battery}: {view['students']} submission{'s' if view['students'] != 1 else ''}</h1>",
+    ]
     took = f"{view['seconds']:.0f} s of grading (the submissions' own times)"
     if wall_seconds is not None:
         took += f", {wall_seconds:.0f} s by the wall"
@@ -129,33 +167,50 @@ def _html(view: dict, results: list[dict], wall_seconds: float | None, moved: di
     if moved is not None:
         rows = [(student, c) for student, cs in sorted(moved.items()) for c in cs]
         regraded = sum(len(r.get("regraded", [])) for r in results)
-        out.append(f"<h2>What the regrade changed</h2><p>{regraded} scenario grading(s) run again; "
-                   f"{len(rows)} verdict(s) moved.</p>")
+        out.append(
+            f"<h2>What the regrade changed</h2><p>{regraded} scenario grading(s) run again; "
+            f"{len(rows)} verdict(s) moved.</p>"
+        )
         if rows:
             out.append("<table><tr><th>student</th><th>scenario</th><th>score</th><th>what went wrong</th></tr>")
             for student, c in rows:
-                out.append(f"<tr><td>{e(student)}</td><td>{e(c['scenario'])}</td>"
-                           f"<td>{c['score_before']:g} &rarr; {c['score_after']:g}</td>"
-                           f"<td>{e(KINDS.get(c['symptom_before'] or '', 'passed'))} &rarr; "
-                           f"{e(KINDS.get(c['symptom_after'] or '', 'passed'))}</td></tr>")
+                out.append(
+                    f"<tr><td>{e(student)}</td><td>{e(c['scenario'])}</td>"
+                    f"<td>{c['score_before']:g} &rarr; {c['score_after']:g}</td>"
+                    f"<td>{e(KINDS.get(c['symptom_before'] or '', 'passed'))} &rarr; "
+                    f"{e(KINDS.get(c['symptom_after'] or '', 'passed'))}</td></tr>"
+                )
             out.append("</table>")
     if view["everyone_fails"]:
-        out.append("<p class='warn'><b>Every submission fails:</b> " + ", ".join(e(n) for n in view["everyone_fails"])
-                   + ". A scenario no one passes is more likely a problem of the battery than of the class.</p>")
-    out += ["<h2>Scores per part</h2>", f"<img alt='scores per part' src='{scores_png}'>",
-            "<h2>Scenarios</h2>", f"<img alt='pass rate per scenario' src='{rates_png}'>",
-            "<table><tr><th>part</th><th>scenario</th><th>passed</th><th>failed</th><th>what went wrong</th></tr>"]
+        out.append(
+            "<p class='warn'><b>Every submission fails:</b> "
+            + ", ".join(e(n) for n in view["everyone_fails"])
+            + ". A scenario no one passes is more likely a problem of the battery than of the class.</p>"
+        )
+    out += [
+        "<h2>Scores per part</h2>",
+        f"<img alt='scores per part' src='{scores_png}'>",
+        "<h2>Scenarios</h2>",
+        f"<img alt='pass rate per scenario' src='{rates_png}'>",
+        "<table><tr><th>part</th><th>scenario</th><th>passed</th><th>failed</th><th>what went wrong</th></tr>",
+    ]
     for row in view["scenarios"].values():
         symptoms = "; ".join(f"{e(KINDS.get(k, k))} ({n})" for k, n in row["symptoms"].most_common())
         name = e(row["name"]) + (" <i>(beyond the spec, not scored)</i>" if row["beyond_spec"] else "")
-        out.append(f"<tr><td>{row['part']}</td><td title='{e(row['what'])}'>{name}</td><td>{len(row['passed'])}</td>"
-                   f"<td>{len(row['failed'])}</td><td>{symptoms}</td></tr>")
+        out.append(
+            f"<tr><td>{row['part']}</td><td title='{e(row['what'])}'>{name}</td><td>{len(row['passed'])}</td>"
+            f"<td>{len(row['failed'])}</td><td>{symptoms}</td></tr>"
+        )
     out.append("</table>")
-    out += ["<h2>What went wrong, and who</h2>",
-            "<table><tr><th>symptom</th><th>scenario</th><th>students</th><th>how many</th></tr>"]
+    out += [
+        "<h2>What went wrong, and who</h2>",
+        "<table><tr><th>symptom</th><th>scenario</th><th>students</th><th>how many</th></tr>",
+    ]
     for (kind, scenario), students in sorted(view["who"].items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        out.append(f"<tr><td>{e(KINDS.get(kind, kind))}</td><td>{e(scenario)}</td>"
-                   f"<td>{e(', '.join(students))}</td><td>{len(students)}</td></tr>")
+        out.append(
+            f"<tr><td>{e(KINDS.get(kind, kind))}</td><td>{e(scenario)}</td>"
+            f"<td>{e(', '.join(students))}</td><td>{len(students)}</td></tr>"
+        )
     out.append("</table>")
     if view["ungraded"] or view["graded_again"]:
         out.append("<h2>The machine</h2><ul>")
@@ -167,7 +222,9 @@ def _html(view: dict, results: list[dict], wall_seconds: float | None, moved: di
     out += ["<h2>Students</h2>", "<table><tr><th>student</th><th>name</th><th>score</th></tr>"]
     for r in sorted(results, key=lambda r: r["student"]):
         link = f"{e(r['student'])}/feedback.html"
-        out.append(f"<tr><td><a href='{link}'>{e(r['student'])}</a></td><td>{e(r.get('name') or '')}</td>"
-                   f"<td>{r['score']:g} / {r['max_score']:g}</td></tr>")
+        out.append(
+            f"<tr><td><a href='{link}'>{e(r['student'])}</a></td><td>{e(r.get('name') or '')}</td>"
+            f"<td>{r['score']:g} / {r['max_score']:g}</td></tr>"
+        )
     out.append("</table>")
     return "\n".join(out) + "\n"

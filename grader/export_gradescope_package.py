@@ -7,6 +7,7 @@ installs the kit from the package (rdtlab/) and grades with the local backend (n
 privileges: the Gradescope container is the sandbox). The link engine goes in built
 when it is built here (same Linux x86-64 ABI), else setup.sh builds it with cargo.
 """
+
 from __future__ import annotations
 
 import os
@@ -60,7 +61,7 @@ fi
 
 def write_package(zip_path: str, assignment: str, battery: str | None = None) -> None:
     """The package for `assignment` (its battery, or the TOML file `battery`)."""
-    source = load_battery(battery or assignment).source       # checked before anything is written
+    source = load_battery(battery or assignment).source  # checked before anything is written
     tmp = zip_path + ".part"
     try:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
@@ -85,7 +86,7 @@ def _add_text(z: zipfile.ZipFile, name: str, text: str, executable: bool = False
 
 
 def _add_file(z: zipfile.ZipFile, path: str, name: str) -> None:
-    z.write(path, name)     # keeps the mode bits (the engine stays executable)
+    z.write(path, name)  # keeps the mode bits (the engine stays executable)
 
 
 def _add_tree(z: zipfile.ZipFile, path: str, name: str) -> None:

@@ -7,6 +7,7 @@ over the emulated link. Whatever the submission does, this returns a result: a
 program that is missing, does not build, crashes, hangs or attacks its jail gets 0
 for the scenarios it breaks, with the reason in one line.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,23 +26,33 @@ from grader import cgroups, checks as checks_mod, compare, conventions, disturba
 from grader.battery import Battery, Scenario
 from grader.build import BUILD_TIME_LIMIT, prepare
 from grader.collect import Submission, submission_digest
-from grader.sandbox import (UID_BASE, Limits, Sandbox, available, kill_uid, mount_scratch, prepare_scratch,
-                            sweep_scratch, unmount_runs, unmount_scratch)
+from grader.sandbox import (
+    UID_BASE,
+    Limits,
+    Sandbox,
+    available,
+    kill_uid,
+    mount_scratch,
+    prepare_scratch,
+    sweep_scratch,
+    unmount_runs,
+    unmount_scratch,
+)
 from grader.scenario import Side, pairing, reference_side, replay_command, run_pair, scenario_seed
 from grader.score import reason, scenario_points
 
-TIMEOUTS_BEFORE_SKIP = 2     # a part whose programs hang this often with the same partner: its other
-                             # scenarios with that partner are not run (the student's sender with the
-                             # reference receiver, and the other way round, are still graded)
+TIMEOUTS_BEFORE_SKIP = 2  # a part whose programs hang this often with the same partner: its other
+# scenarios with that partner are not run (the student's sender with the
+# reference receiver, and the other way round, are still graded)
 
 
 @dataclass
 class Options:
     backend: str = "auto"
-    sandbox: bool | None = None          # None: when this machine can make jails
-    hidden: list[str] = field(default_factory=list)   # also unreadable from the jail
+    sandbox: bool | None = None  # None: when this machine can make jails
+    hidden: list[str] = field(default_factory=list)  # also unreadable from the jail
     limits: Limits = field(default_factory=Limits)
-    pcaps: bool = True                   # keep the pcap and the picture of each failing run
+    pcaps: bool = True  # keep the pcap and the picture of each failing run
     build_time_limit: float = BUILD_TIME_LIMIT
     # The machine grading is a disposable runner with no network worth reaching
     # (Gradescope's): jailed programs may run on the local backend without a network
@@ -51,7 +62,7 @@ class Options:
 
 _uids = itertools.count()
 _uid_lock = threading.Lock()
-_swept = False           # this process has swept the jail groups of graders gone
+_swept = False  # this process has swept the jail groups of graders gone
 _reference_runs: dict[tuple, Future] = {}
 _reference_lock = threading.Lock()
 
@@ -75,11 +86,17 @@ def uid_owner(uid: int) -> int:
     return (uid - UID_BASE) // 100
 
 
-def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = None,
-                     options: Options | None = None, write_results: bool = True) -> dict:
+def grade_submission(
+    sub: Submission,
+    battery: Battery,
+    out_dir: str | None = None,
+    options: Options | None = None,
+    write_results: bool = True,
+) -> dict:
     """Grade `sub`; write `out_dir/<student>/` (results.json, feedback, the failing runs'
     pcaps) if given; `write_results=False`: the pcaps only (a part, merged by the caller)."""
-    from grader.feedback import write_outputs     # the exports import this module's result shape
+    from grader.feedback import write_outputs  # the exports import this module's result shape
+
     options = options or Options()
     jail = options.sandbox if options.sandbox is not None else available() is None
     if jail and available():
@@ -87,72 +104,96 @@ def grade_submission(sub: Submission, battery: Battery, out_dir: str | None = No
     unisolated = local_unisolated(options.backend) if jail else None
     own_network = jail and not (options.runner_isolates_network and unisolated)
     if own_network and unisolated:
-        raise UsageError(f"refusing to grade untrusted programs on the local backend: {unisolated}, "
-                         "so they could reach this machine's loopback services; use --backend netns, or pass "
-                         "--runner-isolates-network if this runner is itself isolated")
+        raise UsageError(
+            f"refusing to grade untrusted programs on the local backend: {unisolated}, "
+            "so they could reach this machine's loopback services; use --backend netns, or pass "
+            "--runner-isolates-network if this runner is itself isolated"
+        )
     started = time.monotonic()
     digest = submission_digest(sub.path)
     student_dir = os.path.join(out_dir, sub.student) if out_dir else None
     if student_dir:
         os.makedirs(student_dir, exist_ok=True)
-    scratch = tempfile.mkdtemp(prefix=f"rdt-grade-{os.getpid()}-")     # whose it is, for the tests and a sweep
+    scratch = tempfile.mkdtemp(prefix=f"rdt-grade-{os.getpid()}-")  # whose it is, for the tests and a sweep
     uid = allocate_uid()
     mounted = False
-    pending: list[Future] = []          # reference runs started beside the student's
+    pending: list[Future] = []  # reference runs started beside the student's
     BUDGET.take()
     try:
         if jail:
             mount_scratch(scratch, options.limits.scratch_bytes)
             mounted = True
             folder = prepare_scratch(sub.path, scratch, uid)
-            sandbox = Sandbox(uid, folder, sorted({*options.hidden, *_always_hidden()}), options.limits,
-                              own_network=own_network)
+            sandbox = Sandbox(
+                uid, folder, sorted({*options.hidden, *_always_hidden()}), options.limits, own_network=own_network
+            )
         else:
             folder = shutil.copytree(sub.path, os.path.join(scratch, "sub"), symlinks=True)
             sandbox = None
         names = sorted({p.name(r) for p in battery.programs.values() for r in ("sender", "receiver")})
         built = prepare(folder, names, sandbox, options.build_time_limit)
-        build_error = built.error or next((why for why in built.programs.values()
-                                           if isinstance(why, str) and "compile" in why), None)
+        build_error = built.error or next(
+            (why for why in built.programs.values() if isinstance(why, str) and "compile" in why), None
+        )
         student = Side("student", built.programs, sandbox)
         detected = conventions.detect(battery, student, reference_side(battery), options.backend)
         reference = reference_side(battery, {p: d.conventions.env() for p, d in detected.items()})
-        if jail:                        # nothing the probe's runs started outlives them
+        if jail:  # nothing the probe's runs started outlives them
             kill_uid(uid)
             unmount_runs(uid)
         records, timeouts = [], {}
         for scenario in battery.scenarios:
             began = time.monotonic()
-            records.append(_grade_scenario(scenario, battery, student, reference, digest, options,
-                                           timeouts, student_dir, pending, detected.get(scenario.part)))
+            records.append(
+                _grade_scenario(
+                    scenario,
+                    battery,
+                    student,
+                    reference,
+                    digest,
+                    options,
+                    timeouts,
+                    student_dir,
+                    pending,
+                    detected.get(scenario.part),
+                )
+            )
             records[-1]["seconds"] = round(time.monotonic() - began, 2)
             if jail:
                 kill_uid(uid)
                 unmount_runs(uid)
     finally:
         BUDGET.give()
-        wait_futures(pending)           # no reference run outlives the submission's grading
+        wait_futures(pending)  # no reference run outlives the submission's grading
         if jail:
             kill_uid(uid)
             unmount_runs(uid)
         if mounted:
             unmount_scratch(scratch)
         shutil.rmtree(scratch, ignore_errors=True)
-    result = {"student": sub.student, "name": sub.name, "matric": sub.matric, "battery": battery.name,
-              "digest": digest, "sandbox": "bubblewrap" if jail else "none", "backend": options.backend,
-              "score": round(sum(r["score"] for r in records), 3), "max_score": battery.max_score,
-              "ungraded": [r["name"] for r in records if r.get("ungraded")],
-              "build_error": build_error, "scenarios": records,
-              "byte_order": next((d.conventions.byte_order for d in detected.values()), "big"),
-              "conventions": {str(p): d.to_dict() for p, d in detected.items()},
-              "execution_time": round(time.monotonic() - started, 1)}
+    result = {
+        "student": sub.student,
+        "name": sub.name,
+        "matric": sub.matric,
+        "battery": battery.name,
+        "digest": digest,
+        "sandbox": "bubblewrap" if jail else "none",
+        "backend": options.backend,
+        "score": round(sum(r["score"] for r in records), 3),
+        "max_score": battery.max_score,
+        "ungraded": [r["name"] for r in records if r.get("ungraded")],
+        "build_error": build_error,
+        "scenarios": records,
+        "byte_order": next((d.conventions.byte_order for d in detected.values()), "big"),
+        "conventions": {str(p): d.to_dict() for p, d in detected.items()},
+        "execution_time": round(time.monotonic() - started, 1),
+    }
     if student_dir and write_results:
         write_outputs(result, student_dir)
     return result
 
 
-def regrade_ungraded(sub: Submission, battery: Battery, out_dir: str | None, options: Options,
-                     result: dict) -> dict:
+def regrade_ungraded(sub: Submission, battery: Battery, out_dir: str | None, options: Options, result: dict) -> dict:
     """Grade again the scenarios of `result` that the machine disturbed (grader/disturbance.py),
     and merge them in; run when nothing else is being graded."""
     if not result.get("ungraded"):
@@ -161,12 +202,17 @@ def regrade_ungraded(sub: Submission, battery: Battery, out_dir: str | None, opt
     again = grade_submission(sub, battery.select(names=result["ungraded"]), out_dir, options, write_results=False)
     fresh = {r["name"]: r for r in again["scenarios"]}
     scenarios = [fresh.get(r["name"], r) for r in result["scenarios"]]
-    merged = {**result, "scenarios": scenarios, "score": round(sum(r["score"] for r in scenarios), 3),
-              "ungraded": [r["name"] for r in scenarios if r.get("ungraded")],
-              "graded_again": [*result.get("graded_again", []), *result["ungraded"]],
-              "execution_time": round(result["execution_time"] + again["execution_time"], 1)}
+    merged = {
+        **result,
+        "scenarios": scenarios,
+        "score": round(sum(r["score"] for r in scenarios), 3),
+        "ungraded": [r["name"] for r in scenarios if r.get("ungraded")],
+        "graded_again": [*result.get("graded_again", []), *result["ungraded"]],
+        "execution_time": round(result["execution_time"] + again["execution_time"], 1),
+    }
     if out_dir:
         from grader.feedback import write_outputs
+
         write_outputs(merged, os.path.join(out_dir, sub.student))
     return merged
 
@@ -175,69 +221,127 @@ def local_unisolated(backend: str) -> str | None:
     """Why runs on `backend` cannot get a network namespace of their own here, when it
     resolves to the local backend (None: they can, or it is not the local backend)."""
     from harness import backends
+
     try:
         if backends.resolve(backend) != "local":
             return None
     except UsageError:
-        return None                      # the run itself says why the backend cannot be had
+        return None  # the run itself says why the backend cannot be had
     return backends.isolation_unavailable_reason()
 
 
 def _always_hidden() -> list[str]:
     from harness.engine import REPO
+
     return [str(REPO)]
 
 
-def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, reference: Side, digest: str,
-                    options: Options, timeouts: dict, student_dir: str | None, pending: list[Future],
-                    detected=None) -> dict:
+def _grade_scenario(
+    scenario: Scenario,
+    battery: Battery,
+    student: Side,
+    reference: Side,
+    digest: str,
+    options: Options,
+    timeouts: dict,
+    student_dir: str | None,
+    pending: list[Future],
+    detected=None,
+) -> dict:
     programs = battery.programs[scenario.part]
     tx, rx = pairing(scenario, student, reference)
     seeds = [scenario_seed(digest, scenario.name, k) for k in range(scenario.repeat)]
 
     def replay(seed: int, run: int = 0) -> str:
-        return replay_command(scenario, programs, seed, options.backend, battery.reference,
-                              reference.part_env.get(scenario.part), run, student.programs)
-    record = {"name": scenario.name, "part": scenario.part, "what": scenario.what, "meet": scenario.meet,
-              "max_score": scenario.points, "public": scenario.public, "seeds": seeds,
-              "definition": compare.definition(scenario, battery),
-              **({"beyond_spec": True, "scored": scenario.scored} if scenario.beyond_spec else {}),
-              "replay": replay(seeds[0]),
-              "runs": [], "checks": [], "pcap": None}
-    missing = next((m for side, role in ((tx, "sender"), (rx, "receiver")) if side is student
-                    for m in [side.missing(programs.name(role))] if m), None)
+        return replay_command(
+            scenario,
+            programs,
+            seed,
+            options.backend,
+            battery.reference,
+            reference.part_env.get(scenario.part),
+            run,
+            student.programs,
+        )
+
+    record = {
+        "name": scenario.name,
+        "part": scenario.part,
+        "what": scenario.what,
+        "meet": scenario.meet,
+        "max_score": scenario.points,
+        "public": scenario.public,
+        "seeds": seeds,
+        "definition": compare.definition(scenario, battery),
+        **({"beyond_spec": True, "scored": scenario.scored} if scenario.beyond_spec else {}),
+        "replay": replay(seeds[0]),
+        "runs": [],
+        "checks": [],
+        "pcap": None,
+    }
+    missing = next(
+        (
+            m
+            for side, role in ((tx, "sender"), (rx, "receiver"))
+            if side is student
+            for m in [side.missing(programs.name(role))]
+            if m
+        ),
+        None,
+    )
     hangs = (scenario.part, scenario.meet)
     if missing is None and timeouts.get(hangs, 0) >= TIMEOUTS_BEFORE_SKIP:
         whose = {"student": "programs", "sender": "sender", "receiver": "receiver"}[scenario.meet]
-        missing = (f"not run: part {scenario.part}'s {whose} timed out or stalled in {TIMEOUTS_BEFORE_SKIP} "
-                   f"scenarios already")
+        missing = (
+            f"not run: part {scenario.part}'s {whose} timed out or stalled in {TIMEOUTS_BEFORE_SKIP} scenarios already"
+        )
     if missing:
-        return {**record, "score": 0.0, "passed": False, "reason": missing,
-                "checks": [{"name": "delivered", "passed": False, "detail": missing}],
-                "symptom": symptoms.from_reason(missing).to_dict()}
+        return {
+            **record,
+            "score": 0.0,
+            "passed": False,
+            "reason": missing,
+            "checks": [{"name": "delivered", "passed": False, "detail": missing}],
+            "symptom": symptoms.from_reason(missing).to_dict(),
+        }
     runs, refs = [], []
-    pressure = disturbance.CpuPressure()     # a failure in a crowded pool is not a grade either
+    pressure = disturbance.CpuPressure()  # a failure in a crowded pool is not a grade either
     # A departure from the battery's fixed conventions, seen on the wire, fails the
     # scenario whatever the machine did: no disturbance leaves it ungraded.
-    departure = [checks_mod.Check("conventions", False, "; ".join(detected.departures))] \
-        if detected is not None and detected.departures and scenario.meet != "student" else []
-    traces: list = []                  # each graded run's trace, for the picture of a failure
+    departure = (
+        [checks_mod.Check("conventions", False, "; ".join(detected.departures))]
+        if detected is not None and detected.departures and scenario.meet != "student"
+        else []
+    )
+    traces: list = []  # each graded run's trace, for the picture of a failure
     for k, seed in enumerate(seeds):
         pcap = os.path.join(student_dir, f"{scenario.name}-{seed}.pcap") if student_dir and options.pcaps else None
-        trace = os.path.join(student_dir, f"{scenario.name}-{seed}.trace.jsonl") \
-            if student_dir and options.pcaps and scenario.size_of(k) <= pictures.MAX_BYTES else None
-        for _ in range(disturbance.TRIES):       # the same seed again while the machine disturbs it
-            baseline = _reference_beside(scenario, battery, reference, seed, options.backend, k) \
-                if scenario.needs_reference_run else None
+        trace = (
+            os.path.join(student_dir, f"{scenario.name}-{seed}.trace.jsonl")
+            if student_dir and options.pcaps and scenario.size_of(k) <= pictures.MAX_BYTES
+            else None
+        )
+        for _ in range(disturbance.TRIES):  # the same seed again while the machine disturbs it
+            baseline = (
+                _reference_beside(scenario, battery, reference, seed, options.backend, k)
+                if scenario.needs_reference_run
+                else None
+            )
             run = run_pair(scenario, programs, tx, rx, seed, options.backend, pcap=pcap, run=k, trace=trace)
             if baseline is not None:
-                pending.append(baseline)     # a failed run does not wait for it (grade_submission does)
+                pending.append(baseline)  # a failed run does not wait for it (grade_submission does)
             ref = None
             if run.ok and scenario.needs_reference_run:
-                ref = baseline.result() if baseline is not None else \
-                    _reference_run(scenario, battery, reference, seed, options.backend, k)
-            disturbed = disturbance.unsettled(disturbance.why(run), disturbance.why(ref), lambda: disturbance.verdict(
-                departure + checks_mod.evaluate(scenario, programs, [run], [ref]), [run]))
+                ref = (
+                    baseline.result()
+                    if baseline is not None
+                    else _reference_run(scenario, battery, reference, seed, options.backend, k)
+                )
+            disturbed = disturbance.unsettled(
+                disturbance.why(run),
+                disturbance.why(ref),
+                lambda: disturbance.verdict(departure + checks_mod.evaluate(scenario, programs, [run], [ref]), [run]),
+            )
             if not disturbed:
                 break
             record["retried"] = record.get("retried", 0) + 1
@@ -245,20 +349,23 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
             for path in (pcap, trace, *traces):
                 if path and os.path.exists(path):
                     os.unlink(path)
-            return _not_graded({**record, "runs": [_run_record(r, f) for r, f in zip(runs + [run], refs + [ref])]},
-                               disturbed, disturbance.ungraded_reason(disturbed))
+            return _not_graded(
+                {**record, "runs": [_run_record(r, f) for r, f in zip(runs + [run], refs + [ref])]},
+                disturbed,
+                disturbance.ungraded_reason(disturbed),
+            )
         runs.append(run)
         refs.append(ref)
         traces.append(trace)
         if pcap and os.path.exists(pcap):
             if run.ok or record["pcap"]:
-                os.unlink(pcap)      # keep one pcap: the first failing run's
+                os.unlink(pcap)  # keep one pcap: the first failing run's
             else:
                 record["pcap"], record["replay"] = os.path.basename(pcap), replay(seed, k)
         if not run.ok:
             if run.sender and run.sender.timed_out or run.receiver and run.receiver.timed_out:
                 timeouts[hangs] = timeouts.get(hangs, 0) + 1
-            break     # one failed run decides the scenario
+            break  # one failed run decides the scenario
     checks = departure + checks_mod.evaluate(scenario, programs, runs, refs)
     record["runs"] = [_run_record(r, ref) for r, ref in zip(runs, refs)]
     crowded = disturbance.crowded_failure(checks, runs, pressure, BUDGET.size if BUDGET.pooled else 1)
@@ -266,8 +373,11 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
         for path in traces:
             if path and os.path.exists(path):
                 os.unlink(path)
-        return _not_graded(record, crowded, f"not graded yet: it failed in a way a crowded machine can cause, "
-                                            f"{crowded}; it is graded again alone")
+        return _not_graded(
+            record,
+            crowded,
+            f"not graded yet: it failed in a way a crowded machine can cause, {crowded}; it is graded again alone",
+        )
     record["checks"] = [c.__dict__ for c in checks]
     found = symptoms.diagnose(checks, runs)
     record["symptom"] = found.to_dict() if found else None
@@ -278,8 +388,17 @@ def _grade_scenario(scenario: Scenario, battery: Battery, student: Side, referen
     return record
 
 
-def _pictures(scenario: Scenario, battery: Battery, reference: Side, options: Options, folder: str | None,
-              runs: list, refs: list, traces: list, found) -> dict | None:
+def _pictures(
+    scenario: Scenario,
+    battery: Battery,
+    reference: Side,
+    options: Options,
+    folder: str | None,
+    runs: list,
+    refs: list,
+    traces: list,
+    found,
+) -> dict | None:
     """A failed scenario's pictures (grader/pictures.py): its first failing run, the
     reference's on the same link and seed (the run a check compared with, else one made
     now); the traces of the runs are not kept."""
@@ -290,12 +409,26 @@ def _pictures(scenario: Scenario, battery: Battery, reference: Side, options: Op
         seed = runs[k].seed
         # a delivered run's storm is of resends: marked at the first, not where new data stopped
         mark = "wasteful" if runs[k].ok and found.kind == "storm" else found.kind
-        mine = pictures.draw(traces[k], os.path.join(folder, f"{scenario.name}.png"),
-                             f"your run of {scenario.name} (seed {seed}): {found.title}", mark)
-        ref = refs[k] if refs[k] is not None and refs[k].trace else \
-            _reference_run(scenario, battery, reference, seed, options.backend, k)
-        theirs = pictures.draw(ref.trace, os.path.join(folder, f"{scenario.name}-reference.png"),
-                               "the reference on the same link and seed") if ref.trace else None
+        mine = pictures.draw(
+            traces[k],
+            os.path.join(folder, f"{scenario.name}.png"),
+            f"your run of {scenario.name} (seed {seed}): {found.title}",
+            mark,
+        )
+        ref = (
+            refs[k]
+            if refs[k] is not None and refs[k].trace
+            else _reference_run(scenario, battery, reference, seed, options.backend, k)
+        )
+        theirs = (
+            pictures.draw(
+                ref.trace,
+                os.path.join(folder, f"{scenario.name}-reference.png"),
+                "the reference on the same link and seed",
+            )
+            if ref.trace
+            else None
+        )
         return {"yours": mine, "reference": theirs} if mine else None
     finally:
         for path in traces:
@@ -305,8 +438,14 @@ def _pictures(scenario: Scenario, battery: Battery, reference: Side, options: Op
 
 def _not_graded(record: dict, disturbed: str, why: str) -> dict:
     """A scenario's record left unscored: the machine disturbed it (grader.disturbance)."""
-    return {**record, "score": 0.0, "passed": False, "ungraded": disturbed, "reason": why,
-            "checks": [{"name": "undisturbed", "passed": False, "detail": why}]}
+    return {
+        **record,
+        "score": 0.0,
+        "passed": False,
+        "ungraded": disturbed,
+        "reason": why,
+        "checks": [{"name": "undisturbed", "passed": False, "detail": why}],
+    }
 
 
 class Budget:
@@ -317,7 +456,7 @@ class Budget:
 
     def __init__(self, size: int):
         self.size, self.used, self._lock = size, 0, threading.Lock()
-        self.pooled = False     # grade_all's pool is grading several at once (grader.disturbance.crowding)
+        self.pooled = False  # grade_all's pool is grading several at once (grader.disturbance.crowding)
 
     def take(self, spare_only: bool = False) -> bool:
         with self._lock:
@@ -331,11 +470,12 @@ class Budget:
             self.used -= 1
 
 
-BUDGET = Budget(os.cpu_count() or 1)     # grade_all sets it to --jobs
+BUDGET = Budget(os.cpu_count() or 1)  # grade_all sets it to --jobs
 
 
-def _reference_beside(scenario: Scenario, battery: Battery, reference: Side, seed: int,
-                      backend: str, k: int = 0) -> Future | None:
+def _reference_beside(
+    scenario: Scenario, battery: Battery, reference: Side, seed: int, backend: str, k: int = 0
+) -> Future | None:
     """The reference pair on the same link and seed, started now in its own namespaces
     beside the student's run if the budget has a spare transfer (both then see the same
     load on the machine); None if not (`_reference_run` runs it afterwards)."""
@@ -352,6 +492,7 @@ def _reference_beside(scenario: Scenario, battery: Battery, reference: Side, see
             _settle(future, key, scenario, battery, reference, seed, backend, k)
         finally:
             BUDGET.give()
+
     threading.Thread(target=run, name=f"reference-{scenario.name}").start()
     return future
 
@@ -370,32 +511,49 @@ def _reference_run(scenario: Scenario, battery: Battery, reference: Side, seed: 
     return future.result()
 
 
-def _settle(future: Future, key: tuple, scenario: Scenario, battery: Battery, reference: Side, seed: int,
-            backend: str, k: int = 0) -> None:
+def _settle(
+    future: Future,
+    key: tuple,
+    scenario: Scenario,
+    battery: Battery,
+    reference: Side,
+    seed: int,
+    backend: str,
+    k: int = 0,
+) -> None:
     """Run the reference pair, again while the machine disturbs it; one still disturbed
     is handed to this caller (whose scenario then tries again) but not kept for others."""
-    trace = os.path.join(pictures.reference_traces(), f"{hashlib.sha256(repr(key).encode()).hexdigest()[:20]}.jsonl") \
-        if scenario.size_of(k) <= pictures.MAX_BYTES else None
+    trace = (
+        os.path.join(pictures.reference_traces(), f"{hashlib.sha256(repr(key).encode()).hexdigest()[:20]}.jsonl")
+        if scenario.size_of(k) <= pictures.MAX_BYTES
+        else None
+    )
     try:
         for _ in range(disturbance.TRIES):
-            run = run_pair(scenario, battery.programs[scenario.part], reference, reference, seed, backend, run=k,
-                           trace=trace)
+            run = run_pair(
+                scenario, battery.programs[scenario.part], reference, reference, seed, backend, run=k, trace=trace
+            )
             if not disturbance.why(run):
                 break
         else:
             with _reference_lock:
                 _reference_runs.pop(key, None)
         future.set_result(run)
-    except BaseException as e:       # bad usage: raised again where the result is read
+    except BaseException as e:  # bad usage: raised again where the result is read
         with _reference_lock:
             _reference_runs.pop(key, None)
         future.set_exception(e)
 
 
 def _run_record(run, ref) -> dict:
-    return {"seed": run.seed, "ok": run.ok, "error": run.error,
-            "error_kind": str(run.error_kind) if run.error_kind else None, "goodput_kBps": run.goodput_kBps,
-            "retransmissions": run.retransmissions, "printed": run.printed,
-            "reference_goodput_kBps": ref.goodput_kBps if ref is not None else None,
-            "reference_retransmissions": ref.retransmissions if ref is not None else None}
-
+    return {
+        "seed": run.seed,
+        "ok": run.ok,
+        "error": run.error,
+        "error_kind": str(run.error_kind) if run.error_kind else None,
+        "goodput_kBps": run.goodput_kBps,
+        "retransmissions": run.retransmissions,
+        "printed": run.printed,
+        "reference_goodput_kBps": ref.goodput_kBps if ref is not None else None,
+        "reference_retransmissions": ref.retransmissions if ref is not None else None,
+    }

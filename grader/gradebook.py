@@ -7,6 +7,7 @@ The assignment gets a notebook `protocol` (no .ipynb behind it) with one grade c
 per scenario; each student's submission of the assignment gets a graded copy of it
 (auto_score = the scenario's points). Re-importing overwrites the same grades.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,6 +21,7 @@ def gradebook_url(course_dir: str) -> str:
     """The course's db_url as its nbgrader_config.py sets it, else nbgrader's default
     (gradebook.db in the course root)."""
     from traitlets.config.loader import PyFileConfigLoader
+
     if not os.path.isdir(course_dir):
         raise UsageError(f"nbgrader course folder not found: {course_dir}")
     root = os.path.abspath(course_dir)
@@ -33,6 +35,7 @@ def gradebook_url(course_dir: str) -> str:
 
 def import_scores(course_dir: str, assignment: str, results: list[dict]) -> None:
     from nbgrader.api import Gradebook, Grade, MissingEntry, SubmittedNotebook
+
     with Gradebook(gradebook_url(course_dir)) as gb:
         gb.update_or_create_assignment(assignment)
         notebook = gb.update_or_create_notebook(PROTOCOL_NOTEBOOK, assignment)
@@ -41,8 +44,9 @@ def import_scores(course_dir: str, assignment: str, results: list[dict]) -> None
             for s in r["scenarios"]:
                 if s["name"] not in names:
                     names.append(s["name"])
-                    gb.update_or_create_grade_cell(s["name"], PROTOCOL_NOTEBOOK, assignment,
-                                                   max_score=s["max_score"], cell_type="code")
+                    gb.update_or_create_grade_cell(
+                        s["name"], PROTOCOL_NOTEBOOK, assignment, max_score=s["max_score"], cell_type="code"
+                    )
         for r in results:
             first, _, last = (r.get("name") or "").partition(" ")
             gb.update_or_create_student(r["student"], **({"first_name": first, "last_name": last} if first else {}))
@@ -69,6 +73,7 @@ def set_cell_scores(course_dir: str, assignment: str, student: str, scores: dict
     over nbgrader's (a cell the gradebook has no grade of, nbgrader having failed that
     notebook, is left alone)."""
     from nbgrader.api import Gradebook, MissingEntry
+
     with Gradebook(gradebook_url(course_dir)) as gb:
         for (notebook, grade_id), passed in scores.items():
             try:

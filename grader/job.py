@@ -9,6 +9,7 @@ Writes DIR/<student>/ (results.json, feedback, pcaps) and/or the Gradescope
 results.json at FILE; prints one JSON line {student, score, max_score}. Exit 0 when
 graded (whatever the score), 2 on bad usage.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,10 +27,18 @@ from grader.export_gradescope import gradescope_results
 from grader.grade import Options, grade_submission
 
 
-def grade_one(path: str, assignment: str = "comn", battery: str | None = None, student: str | None = None,
-              out: str | None = None, results: str | None = None, backend: str = "auto",
-              sandbox: bool | None = None, scenarios: list[str] | None = None,
-              runner_isolates_network: bool = False) -> dict:
+def grade_one(
+    path: str,
+    assignment: str = "comn",
+    battery: str | None = None,
+    student: str | None = None,
+    out: str | None = None,
+    results: str | None = None,
+    backend: str = "auto",
+    sandbox: bool | None = None,
+    scenarios: list[str] | None = None,
+    runner_isolates_network: bool = False,
+) -> dict:
     b = load_battery(battery or assignment)
     if scenarios:
         b = b.select(names=scenarios)
@@ -40,8 +49,12 @@ def grade_one(path: str, assignment: str = "comn", battery: str | None = None, s
         if student:
             sub = Submission(student, sub.path, sub.name, sub.matric)
         hidden = [p for p in (out, os.path.dirname(os.path.abspath(results)) if results else None) if p]
-        result = grade_submission(sub, b, out, Options(backend=backend, sandbox=sandbox, hidden=hidden,
-                                                       runner_isolates_network=runner_isolates_network))
+        result = grade_submission(
+            sub,
+            b,
+            out,
+            Options(backend=backend, sandbox=sandbox, hidden=hidden, runner_isolates_network=runner_isolates_network),
+        )
     if results:
         os.makedirs(os.path.dirname(os.path.abspath(results)), exist_ok=True)
         with open(results, "w") as f:
@@ -60,12 +73,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     p.add_argument("--no-sandbox", action="store_true")
     p.add_argument("--scenario", action="append")
-    p.add_argument("--runner-isolates-network", action="store_true",
-                   help="this runner is disposable and network-isolated (Gradescope's): see rdtlab grade --help")
+    p.add_argument(
+        "--runner-isolates-network",
+        action="store_true",
+        help="this runner is disposable and network-isolated (Gradescope's): see rdtlab grade --help",
+    )
     args = p.parse_args(argv)
     try:
-        r = grade_one(args.submission, args.assignment, args.battery, args.student, args.out, args.results,
-                      args.backend, False if args.no_sandbox else None, args.scenario, args.runner_isolates_network)
+        r = grade_one(
+            args.submission,
+            args.assignment,
+            args.battery,
+            args.student,
+            args.out,
+            args.results,
+            args.backend,
+            False if args.no_sandbox else None,
+            args.scenario,
+            args.runner_isolates_network,
+        )
     except UsageError as e:
         print(f"grader.job: {e}", file=sys.stderr)
         return 2

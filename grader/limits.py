@@ -7,6 +7,7 @@ policies, which hold every number and why.
 - no progress: GRADER_WINDOW (8 rounds of round trip, jitter and retry timeout, at
   least 5 s). A scenario's own `no_progress` wins.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -18,7 +19,8 @@ time_limit = time_limits.GRADER
 no_progress_window = partial(time_limits.no_progress_window, policy=time_limits.GRADER_WINDOW)
 
 
-def expected_seconds(model: str, forward: str, reverse: str, size: int, params: dict,
-                     shared_queue: bool = True) -> float:
+def expected_seconds(
+    model: str, forward: str, reverse: str, size: int, params: dict, shared_queue: bool = True
+) -> float:
     """The expected duration of a transfer of `size` bytes under `model`."""
     return time_limits.expected_seconds(forward, reverse, size, params, shared_queue, model=model)

@@ -10,6 +10,7 @@ student's process is still new, and nothing of one student's autograde reaches t
 next, but none of them imports anything. The server lives for one class's autograde
 (the grader calls `stop()` when the class is done): nothing of it outlives the grading.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -23,8 +24,14 @@ import threading
 # and pandas, the netns backend; jupyter_client's kernel specs: IPython), which each
 # student's process would otherwise import anew (BENCHMARKS.md, "Notebooks"). None of
 # them reads an RDTLAB_ setting on import: each child's environment is its own.
-PRELOAD = ["grader.notebook_jail", "nbgrader.apps.autogradeapp", "nbgrader.converters.autograde",
-           "harness.notebook", "harness.backends.netns", "IPython"]
+PRELOAD = [
+    "grader.notebook_jail",
+    "nbgrader.apps.autogradeapp",
+    "nbgrader.converters.autograde",
+    "harness.notebook",
+    "harness.backends.netns",
+    "IPython",
+]
 
 _context = None
 _lock = threading.Lock()
@@ -50,6 +57,7 @@ def stop() -> None:
         if _context is None:
             return
         from multiprocessing import forkserver, resource_tracker
+
         # the standard library's own way to stop them (its tests use it); a Python
         # without it keeps them until this process ends, as multiprocessing does
         for running in (forkserver._forkserver, resource_tracker._resource_tracker):
@@ -68,7 +76,7 @@ def run(target, args: tuple, cwd: str, env: dict[str, str], time_limit: float) -
     """`target(*args)` (a module's function) in a process forked from the server, in a
     session of its own: its exit status (negative: the signal that killed it) and what it
     wrote; at `time_limit` seconds its whole session is killed and the status is None."""
-    fd, log = tempfile.mkstemp(prefix="rdt-nbgrader-", suffix=".log")   # root's, outside every jail
+    fd, log = tempfile.mkstemp(prefix="rdt-nbgrader-", suffix=".log")  # root's, outside every jail
     os.close(fd)
     try:
         child = _server().Process(target=_child, args=(target, args, cwd, env, log), name="nbgrader autograde")
@@ -103,4 +111,5 @@ def _child(target, args: tuple, cwd: str, env: dict[str, str], log: str) -> None
 
 def _nbgrader(argv: list[str]) -> None:
     from grader.notebook_jail import run_nbgrader_autograde
+
     run_nbgrader_autograde(argv)

@@ -20,6 +20,7 @@ instead, configured by the driver (grader/autograde.py) in RDTLAB_KERNEL_JAIL:
 Everything the kernel starts dies with it; the driver kills the uid's leftovers and
 unmounts the tmpfs after each notebook.
 """
+
 from __future__ import annotations
 
 import ast
@@ -44,17 +45,29 @@ from nbgrader.preprocessors import Execute  # noqa: E402
 from grader.sandbox import SAFE_PATH, GroupLimits, Limits, Sandbox, prepare_scratch  # noqa: E402
 
 JAIL_ENV = "RDTLAB_KERNEL_JAIL"
-SOCKETS = os.path.join(".rdtlab", "kernel")   # the harness's own folder in the copy (never collected)
-MATPLOTLIB = os.path.join(".rdtlab", "matplotlib")   # the kernel's MPLCONFIGDIR, in its copy
-FONTS = "matplotlib"                          # in the class's shared folder: the font list every kernel starts from
+SOCKETS = os.path.join(".rdtlab", "kernel")  # the harness's own folder in the copy (never collected)
+MATPLOTLIB = os.path.join(".rdtlab", "matplotlib")  # the kernel's MPLCONFIGDIR, in its copy
+FONTS = "matplotlib"  # in the class's shared folder: the font list every kernel starts from
 
 # What of the kit a notebook imports (the harness, and the few reference modules it
 # uses: the wire format for time-sequence graphs, the RTO ceiling, kernel TCP's
 # program). Everything else of the kit is hidden: the reference protocols and
 # programs (the answers), the grader, its batteries, the course.
-KIT_VISIBLE = ("harness", "pyproject.toml", "reference/__init__.py", "reference/cli.py", "reference/ending.py", "reference/runtime.py",
-               "reference/wire.py", "reference/tcpfile.py", "reference/core/__init__.py", "reference/core/api.py",
-               "reference/core/config.py", "reference/core/rto.py", "assignments/__init__.py")
+KIT_VISIBLE = (
+    "harness",
+    "pyproject.toml",
+    "reference/__init__.py",
+    "reference/cli.py",
+    "reference/ending.py",
+    "reference/runtime.py",
+    "reference/wire.py",
+    "reference/tcpfile.py",
+    "reference/core/__init__.py",
+    "reference/core/api.py",
+    "reference/core/config.py",
+    "reference/core/rto.py",
+    "assignments/__init__.py",
+)
 # Of each assignment's folder (assignments/<name>/, and those of RDTLAB_ASSIGNMENTS_PATH):
 # what the Lab imports. Its notebook.py (reference answers, marking notes), battery and
 # the course's own files beside them stay hidden, wherever the course directory is.
@@ -68,9 +81,15 @@ ASSIGNMENT_VISIBLE = ("__init__.py", "sheet.py", "spec.py")
 # its period. A smaller quota throttles the notebook's bursts, engine and all: stalls that
 # fire stop-and-wait timeouts, so an honest table disagrees with the grader's unthrottled
 # re-measurement. Neighbours keep their share by the scheduler's fairness between groups.
-NOTEBOOK_LIMITS = Limits(memory_bytes=4 << 30, processes=256, cpu_seconds=1800, file_bytes=256 << 20,
-                         open_files=1024, scratch_bytes=512 << 20,
-                         group=GroupLimits(memory_bytes=3 << 30, cpus=2.0, tasks=512))
+NOTEBOOK_LIMITS = Limits(
+    memory_bytes=4 << 30,
+    processes=256,
+    cpu_seconds=1800,
+    file_bytes=256 << 20,
+    open_files=1024,
+    scratch_bytes=512 << 20,
+    group=GroupLimits(memory_bytes=3 << 30, cpus=2.0, tasks=512),
+)
 # One thread per numeric library: a kernel on a 64-core grading machine would otherwise
 # start 64 threads per library and meet the process limit.
 THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -84,12 +103,13 @@ QUIET_ENV = {"RDTLAB_NOTEBOOK_PROGRESS": "off"}
 class NotebookJail:
     """What the driver tells the kernel manager (through the environment: nbgrader
     builds the manager itself)."""
+
     uid: int
-    scratch: str                       # a tmpfs the driver mounted, owned by root
-    hidden: list[str] = field(default_factory=list)   # the course, the submissions, the results
+    scratch: str  # a tmpfs the driver mounted, owned by root
+    hidden: list[str] = field(default_factory=list)  # the course, the submissions, the results
     assignment: str = ""
-    shared: str = ""                   # the class's kernel-TCP runs (root's; see kernel_tcp_runs)
-    tcp_cc: str | None = None          # the congestion control the student's Lab asks for (asked_tcp_cc)
+    shared: str = ""  # the class's kernel-TCP runs (root's; see kernel_tcp_runs)
+    tcp_cc: str | None = None  # the congestion control the student's Lab asks for (asked_tcp_cc)
     limits: Limits = field(default_factory=lambda: NOTEBOOK_LIMITS)
 
     def to_env(self) -> str:
@@ -102,12 +122,20 @@ class NotebookJail:
             raise RuntimeError(f"{JAIL_ENV} is not set: the jailed kernel is started by grader.autograde")
         data = json.loads(text)
         limits = Limits(**{**data["limits"], "group": GroupLimits(**data["limits"]["group"])})
-        return cls(uid=data["uid"], scratch=data["scratch"], hidden=data["hidden"], assignment=data["assignment"],
-                   shared=data["shared"], tcp_cc=data.get("tcp_cc"), limits=limits)
+        return cls(
+            uid=data["uid"],
+            scratch=data["scratch"],
+            hidden=data["hidden"],
+            assignment=data["assignment"],
+            shared=data["shared"],
+            tcp_cc=data.get("tcp_cc"),
+            limits=limits,
+        )
 
 
 def kit_root() -> str:
     from harness.engine import REPO
+
     return str(REPO)
 
 
@@ -120,8 +148,13 @@ def kit_paths(root: str | None = None) -> tuple[list[str], list[str]]:
     allowed = [os.path.join(root, p) for p in KIT_VISIBLE]
     allowed += [p for p in (os.path.realpath(sys.prefix),) if p.startswith(root + "/")]
     searched = [os.path.join(root, "assignments")] + assignment_search_path()
-    allowed += [os.path.join(folder, name) for where in searched for folder in glob.glob(os.path.join(where, "*"))
-                if os.path.isfile(os.path.join(folder, "spec.py")) for name in ASSIGNMENT_VISIBLE]
+    allowed += [
+        os.path.join(folder, name)
+        for where in searched
+        for folder in glob.glob(os.path.join(where, "*"))
+        if os.path.isfile(os.path.join(folder, "spec.py"))
+        for name in ASSIGNMENT_VISIBLE
+    ]
     allowed = [p for p in allowed if os.path.exists(p)]
     return allowed, uncover([root] + searched[1:], allowed)
 
@@ -129,6 +162,7 @@ def kit_paths(root: str | None = None) -> tuple[list[str], list[str]]:
 def assignment_search_path() -> list[str]:
     """The course's folders of assignments beside the kit's (RDTLAB_ASSIGNMENTS_PATH)."""
     from assignments import PATH_ENV
+
     return [os.path.abspath(p) for p in os.environ.get(PATH_ENV, "").split(os.pathsep) if p]
 
 
@@ -150,8 +184,11 @@ def uncover(hidden: list[str], visible: list[str]) -> list[str]:
 
 def interpreter_paths() -> list[str]:
     """The interpreter and the venv, wherever they are (pyenv keeps it under /root)."""
-    paths = {os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix),
-             os.path.dirname(os.path.dirname(os.path.realpath(sys.executable)))}
+    paths = {
+        os.path.realpath(sys.prefix),
+        os.path.realpath(sys.base_prefix),
+        os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))),
+    }
     return sorted(paths)
 
 
@@ -166,11 +203,26 @@ def kernel_sandbox(jail: NotebookJail, work: str) -> Sandbox:
     # for what only the venv has.
     # PYTHONPATH: the kit the jail shows is the one imported, not wherever the venv's
     # editable install points (another checkout, which the jail does not show)
-    env.update({"PATH": SAFE_PATH + ":" + os.path.join(sys.prefix, "bin"), "PYTHONPATH": kit_root(),
-                "MPLCONFIGDIR": os.path.join(work, MATPLOTLIB), "IPYTHONDIR": "/tmp/ipython", "JUPYTER_RUNTIME_DIR": "/tmp/jupyter"})
-    hidden = uncover(sorted(set(hidden + jail.hidden)), visible)   # a course holding the assignments' folders
-    return Sandbox(jail.uid, work, hidden=sorted(set(hidden)), limits=jail.limits, network=False,
-                   visible=sorted(set(visible + interpreter_paths())), env=env, run_dir=False)
+    env.update(
+        {
+            "PATH": SAFE_PATH + ":" + os.path.join(sys.prefix, "bin"),
+            "PYTHONPATH": kit_root(),
+            "MPLCONFIGDIR": os.path.join(work, MATPLOTLIB),
+            "IPYTHONDIR": "/tmp/ipython",
+            "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
+        }
+    )
+    hidden = uncover(sorted(set(hidden + jail.hidden)), visible)  # a course holding the assignments' folders
+    return Sandbox(
+        jail.uid,
+        work,
+        hidden=sorted(set(hidden)),
+        limits=jail.limits,
+        network=False,
+        visible=sorted(set(visible + interpreter_paths())),
+        env=env,
+        run_dir=False,
+    )
 
 
 def private_copy(folder: str, jail: NotebookJail) -> str:
@@ -199,10 +251,12 @@ def write_font_list(shared: str) -> None:
     kernel cannot use (another matplotlib, a font it cannot see) is made again there,
     by matplotlib itself."""
     from matplotlib import font_manager
+
     folder = os.path.join(shared, FONTS)
     os.makedirs(folder, exist_ok=True)
-    font_manager.json_dump(font_manager.fontManager,
-                           os.path.join(folder, f"fontlist-v{font_manager.FontManager.__version__}.json"))
+    font_manager.json_dump(
+        font_manager.fontManager, os.path.join(folder, f"fontlist-v{font_manager.FontManager.__version__}.json")
+    )
 
 
 def compile_kit(root: str | None = None) -> None:
@@ -237,8 +291,9 @@ def asked_tcp_cc(folder: str) -> str | None:
             if cell.get("cell_type") != "code":
                 continue
             # IPython's magics and shell escapes are not Python
-            source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                               for line in cell.source.splitlines())
+            source = "\n".join(
+                "" if line.lstrip().startswith(("%", "!")) else line for line in cell.source.splitlines()
+            )
             try:
                 tree = ast.parse(source)
             except SyntaxError:
@@ -269,6 +324,7 @@ def kernel_tcp_runs(assignment: str, shared: str, tcp_cc: str | None = None) -> 
     import fcntl
     from harness import backends
     from harness.notebook import Lab, tcp_cc_missing
+
     if not assignment or not shared or backends.netns_unavailable_reason() or tcp_cc_missing(tcp_cc):
         return []
     with open(os.path.join(shared, ".lock"), "w") as lock:
@@ -319,17 +375,20 @@ class JailedExecute(Execute):
 
 # ---- the grader's child per student: nbgrader's autograde with the jailed Execute -------
 
+
 def run_nbgrader_autograde(argv: list[str]) -> None:
     """`nbgrader autograde ARGV` with the course's config, Execute jailed."""
     from nbgrader.apps.autogradeapp import AutogradeApp
     from nbgrader.converters.autograde import Autograde
     from grader import schema_once
+
     schema_once.install()
     app = AutogradeApp.instance()
     app.initialize(argv)
     configured = app.config.Autograde.get("autograde_preprocessors") or Autograde.autograde_preprocessors.default()
-    steps = [JailedExecute if step is Execute or step == "nbgrader.preprocessors.Execute" else step
-             for step in configured]
+    steps = [
+        JailedExecute if step is Execute or step == "nbgrader.preprocessors.Execute" else step for step in configured
+    ]
     if JailedExecute not in steps:
         sys.exit("grader.notebook_jail: the course's Autograde.autograde_preprocessors has no Execute to jail")
     app.config.Autograde.autograde_preprocessors = steps

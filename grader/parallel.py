@@ -7,6 +7,7 @@ beside the student's only while fewer jobs than that are running: the pool's tai
 Every job has its own jail uid, scratch folder and namespaces, so a hostile
 submission cannot disturb the one graded beside it.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,16 +28,22 @@ DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
 NOTEBOOK_JOBS = 8
 
 
-def grade_all(subs: list[Submission], battery: Battery, out_dir: str | None, options: Options,
-              jobs: int = DEFAULT_JOBS, done: Callable[[dict], None] | None = None,
-              battery_of: Callable[[Submission], Battery] | None = None) -> list[dict]:
+def grade_all(
+    subs: list[Submission],
+    battery: Battery,
+    out_dir: str | None,
+    options: Options,
+    jobs: int = DEFAULT_JOBS,
+    done: Callable[[dict], None] | None = None,
+    battery_of: Callable[[Submission], Battery] | None = None,
+) -> list[dict]:
     """Results in the order of `subs`; `done(result)` as each finishes. Scenarios the
     machine disturbed on every try, or that failed while the pool crowded the machine
     (grader/disturbance.py), are graded again at the end, one submission at a time.
     `battery_of(sub)`: a submission's own selection of scenarios (the calibration's
     planted bugs), `battery` for every one if not given."""
     battery_of = battery_of or (lambda sub: battery)
-    grade_module.BUDGET.size = jobs      # transfers at once, reference runs beside included
+    grade_module.BUDGET.size = jobs  # transfers at once, reference runs beside included
     grade_module.BUDGET.pooled = jobs > 1
     results: list = [None] * len(subs)
     if jobs <= 1:
@@ -46,8 +53,9 @@ def grade_all(subs: list[Submission], battery: Battery, out_dir: str | None, opt
                 done(results[k])
     else:
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="grade") as pool:
-            futures = {pool.submit(grade_submission, sub, battery_of(sub), out_dir, options): k
-                       for k, sub in enumerate(subs)}
+            futures = {
+                pool.submit(grade_submission, sub, battery_of(sub), out_dir, options): k for k, sub in enumerate(subs)
+            }
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
                 if done and not results[futures[future]]["ungraded"]:

@@ -3,6 +3,7 @@
 where its symptom points, beside the reference's run on the same link and seed. Small
 PNGs, embedded in feedback.html so it reads offline.
 """
+
 from __future__ import annotations
 
 import base64
@@ -12,7 +13,7 @@ from harness.procs import UsageError
 
 # a page that fails every scenario stays small: ~25 KB a picture at this size
 FIGSIZE, DPI = (9, 5), 56
-MAX_BYTES = 8 << 20        # larger transfers are not traced (the wrap's 64 MiB: 130,000 packets)
+MAX_BYTES = 8 << 20  # larger transfers are not traced (the wrap's 64 MiB: 130,000 packets)
 _traces: list = []
 
 
@@ -22,6 +23,7 @@ def reference_traces() -> str:
         import atexit
         import shutil
         import tempfile
+
         _traces.append(tempfile.mkdtemp(prefix="rdt-reftraces-"))
         atexit.register(shutil.rmtree, _traces[0], True)
     return _traces[0]
@@ -58,6 +60,7 @@ def draw(trace: str, png: str, title: str, kind: str | None = None) -> str | Non
     None when there is nothing to draw (the trace is missing or unreadable)."""
     from harness.plots import tsg
     from harness.plots.trace import load
+
     try:
         tr = load(trace)
     except (UsageError, OSError, ValueError):

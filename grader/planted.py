@@ -1,6 +1,7 @@
 """Submissions made for testing the grader: a copy of the reference laid out as a
 student hands it in, and variants of a solution with a planted bug (bugs.toml:
 find/replace patches naming the scenario that must catch each)."""
+
 from __future__ import annotations
 
 import os
@@ -20,14 +21,19 @@ with open(sys.argv[0]) as source:     # runpy would do, but its imports cost mor
 '''
 
 
-def reference_submission(dest: str, names: tuple[str, ...] = (), who: str = "Reference Solution s0000000",
-                         package: str = "comn") -> str:
+def reference_submission(
+    dest: str, names: tuple[str, ...] = (), who: str = "Reference Solution s0000000", package: str = "comn"
+) -> str:
     """`dest` holding a copy of reference/ and shims of reference/`package`'s programs
     (comn's SenderN.py/ReceiverN.py by default) headed `# Forename Surname Matric`
     (copies with different headers get different seeds)."""
     os.makedirs(dest, exist_ok=True)
-    shutil.copytree(os.path.join(REPO, "reference"), os.path.join(dest, "reference"), dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(
+        os.path.join(REPO, "reference"),
+        os.path.join(dest, "reference"),
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
     for name in names or [f"{role}{k}" for role in ("Sender", "Receiver") for k in range(1, 5)]:
         with open(os.path.join(dest, f"{name}.py"), "w") as f:
             f.write(SHIM.format(name=name, who=who, package=package))
@@ -47,7 +53,9 @@ def plant(source: str, bug: dict, dest: str, ignore=None) -> str:
     with open(path) as f:
         text = f.read()
     if text.count(bug["old"]) != 1:
-        raise ValueError(f"bug {bug['name']}: its old text occurs {text.count(bug['old'])} times in {bug['file']}, not once")
+        raise ValueError(
+            f"bug {bug['name']}: its old text occurs {text.count(bug['old'])} times in {bug['file']}, not once"
+        )
     with open(path, "w") as f:
         f.write(text.replace(bug["old"], bug["new"]))
     return dest

@@ -21,6 +21,7 @@ kernel, where an answer cell can patch whatever the test calls (the assertion, t
     figures as the cell's output in the autograded notebook, which nbgrader's
     generate_feedback shows the student.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -48,11 +49,11 @@ from harness.transfer import LAG_WARN_US
 
 from grader.sandbox import Limits, Sandbox, kill_uid, mount_scratch, prepare_scratch, unmount_runs, unmount_scratch
 
-KEY_FILE = ".rdtlab-remeasure.key"   # in the course folder: the kernels never see it
+KEY_FILE = ".rdtlab-remeasure.key"  # in the course folder: the kernels never see it
 GRADE_ID = re.compile(r"^test_(\w+)_remeasured$")
 SAMPLE = re.compile(r"\bk\s*=\s*(\d+)")
-MARK = "rdtlab-remeasure"            # the grader's own outputs in the autograded notebook
-NOT_GRADED = "not graded: the machine may have made this miss"   # a cell that failed on disturbed runs
+MARK = "rdtlab-remeasure"  # the grader's own outputs in the autograded notebook
+NOT_GRADED = "not graded: the machine may have made this miss"  # a cell that failed on disturbed runs
 # Where the jailed kernel measured the figures it checks (the same link and seeds, each
 # run in a network namespace of its own), without a netns backend's set-up per run.
 REMEASURE_BACKEND = "local"
@@ -60,18 +61,20 @@ REMEASURE_BACKEND = "local"
 
 @dataclass
 class Verdict:
-    notebook: str                    # the notebook's name (no .ipynb), as nbgrader's gradebook has it
+    notebook: str  # the notebook's name (no .ipynb), as nbgrader's gradebook has it
     grade_id: str
     question: str
     passed: bool
-    reason: str                      # one line: why not (empty when passed)
-    figures: list[str] = field(default_factory=list)   # the fresh runs, per sampled cell and metric
+    reason: str  # one line: why not (empty when passed)
+    figures: list[str] = field(default_factory=list)  # the fresh runs, per sampled cell and metric
     rule: str = ""
-    disturbed: str = ""              # failed on runs the machine disturbed: the engine's word (grader.disturbance)
-    ours_only: bool = False          # disturbed in the grader's own runs alone: re-measuring again is enough
+    disturbed: str = ""  # failed on runs the machine disturbed: the engine's word (grader.disturbance)
+    ours_only: bool = False  # disturbed in the grader's own runs alone: re-measuring again is enough
 
     def text(self) -> str:
-        head = f"Re-measured by the grader outside your notebook: {'passed' if self.passed else 'failed: ' + self.reason}"
+        head = (
+            f"Re-measured by the grader outside your notebook: {'passed' if self.passed else 'failed: ' + self.reason}"
+        )
         return "\n".join([head, *self.figures, self.rule]).strip() + "\n"
 
 
@@ -114,12 +117,17 @@ def remeasured_cells(nb: nbformat.NotebookNode) -> list[tuple[nbformat.NotebookN
 
 def handed_in(cell: nbformat.NotebookNode, q: str):
     """(the payload of the table handed in for q, None) or (None, why not)."""
-    payloads = [o["data"][HAND_IN] for o in cell.get("outputs", [])
-                if o.get("output_type") in ("display_data", "execute_result") and HAND_IN in o.get("data", {})]
+    payloads = [
+        o["data"][HAND_IN]
+        for o in cell.get("outputs", [])
+        if o.get("output_type") in ("display_data", "execute_result") and HAND_IN in o.get("data", {})
+    ]
     payloads = [p for p in payloads if isinstance(p, dict) and p.get("question") == q]
     if not payloads:
-        return None, (f"no {q}_table was handed in: its test cell showed none (was {q}_table set, "
-                      f"or did a cell change what the test calls?)")
+        return None, (
+            f"no {q}_table was handed in: its test cell showed none (was {q}_table set, "
+            f"or did a cell change what the test calls?)"
+        )
     if len(payloads) > 1:
         return None, f"{q}_table was handed in {len(payloads)} times: which one is yours cannot be told"
     return payloads[0], None
@@ -130,9 +138,10 @@ def jailed_copy(folder: str, hidden: list[str], limits: Limits | None = None):
     """A private copy of `folder` in a jail of its own (its uid, a size-capped tmpfs):
     the Sandbox its programs run in. Everything it started is killed afterwards."""
     from grader.grade import allocate_uid
+
     limits = limits or Limits()
     uid = allocate_uid()
-    scratch = tempfile.mkdtemp(prefix=f"rdt-remeasure-{os.getpid()}-")     # whose it is (tests, a sweep)
+    scratch = tempfile.mkdtemp(prefix=f"rdt-remeasure-{os.getpid()}-")  # whose it is (tests, a sweep)
     mounted = False
     try:
         mount_scratch(scratch, limits.scratch_bytes)
@@ -153,8 +162,14 @@ def jailed(sandbox: Sandbox):
     return lambda program: replace(program, command=f"{prefix} {program.command}")
 
 
-def remeasure_student(course_dir: str, assignment: str, student: str,
-                      hidden: tuple[str, ...] = (), crowding=lambda: "", kernel_crowded: str = "") -> list[Verdict]:
+def remeasure_student(
+    course_dir: str,
+    assignment: str,
+    student: str,
+    hidden: tuple[str, ...] = (),
+    crowding=lambda: "",
+    kernel_crowded: str = "",
+) -> list[Verdict]:
     """The verdicts of one student's re-measured cells (the autograded notebooks are
     rewritten with them; grader.gradebook.set_cell_scores puts them in the gradebook).
     Every question's sample is re-run in one pool, then the samples a reported figure
@@ -164,8 +179,10 @@ def remeasure_student(course_dir: str, assignment: str, student: str,
     `kernel_crowded` whether it crowded the kernel's measurements."""
     course_dir = os.path.abspath(course_dir)
     programs = os.path.join(course_dir, "submitted", student, assignment)
-    notebooks = {path: nbformat.read(path, as_version=4) for path in
-                 sorted(glob.glob(os.path.join(course_dir, "autograded", student, assignment, "*.ipynb")))}
+    notebooks = {
+        path: nbformat.read(path, as_version=4)
+        for path in sorted(glob.glob(os.path.join(course_dir, "autograded", student, assignment, "*.ipynb")))
+    }
     found = [(path, cell, q, k) for path, nb in notebooks.items() for cell, q, k in remeasured_cells(nb)]
     if not found:
         return []
@@ -175,8 +192,18 @@ def remeasure_student(course_dir: str, assignment: str, student: str,
         verdicts = []
         for path, cell, q, k in found:
             name = os.path.splitext(os.path.basename(path))[0]
-            verdicts.append(_prepare(Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, "", rule=rule(lab)),
-                                     lab, cell, q, k, key, assignment, student))
+            verdicts.append(
+                _prepare(
+                    Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, "", rule=rule(lab)),
+                    lab,
+                    cell,
+                    q,
+                    k,
+                    key,
+                    assignment,
+                    student,
+                )
+            )
         verdicts = _decide_all(verdicts, lab, sandbox, crowding, kernel_crowded)
     for (path, cell, _, _), verdict in zip(found, verdicts):
         _show(cell, verdict)
@@ -188,14 +215,16 @@ def remeasure_student(course_dir: str, assignment: str, student: str,
 @dataclass
 class _Pending:
     """A re-measured cell whose table passed the checks: its verdict waits for the runs."""
+
     verdict: Verdict
     table: pd.DataFrame
     cells: list[dict]
-    kernel: dict = field(default_factory=dict)   # the kernel's word on its own runs (harness.notebook.hand_in)
+    kernel: dict = field(default_factory=dict)  # the kernel's word on its own runs (harness.notebook.hand_in)
 
 
-def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assignment: str,
-             student: str) -> Verdict | _Pending:
+def _prepare(
+    verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assignment: str, student: str
+) -> Verdict | _Pending:
     """The verdict where the table handed in decides it alone, else its sample to re-run."""
     payload, why = handed_in(cell, q)
     missing = lab.unavailable(q)
@@ -210,8 +239,12 @@ def _prepare(verdict: Verdict, lab: Lab, cell, q: str, k: int, key: bytes, assig
     problems = check_table(q, table, lab)
     if problems:
         return replace(verdict, reason=problems[0])
-    kernel = {name: number for name in ("lag_p99_us", "steal") for number in [_finite(payload.get(name))]
-              if number is not None}
+    kernel = {
+        name: number
+        for name in ("lag_p99_us", "steal")
+        for number in [_finite(payload.get(name))]
+        if number is not None
+    }
     return _Pending(verdict, table, lab.sample(q, k, seed=draw_seed(key, assignment, student, q, payload)), kernel)
 
 
@@ -221,8 +254,9 @@ def _finite(value) -> float | None:
     return float(value) if number else None
 
 
-def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "",
-                kernel_crowded: str = "") -> list[Verdict]:
+def _decide_all(
+    prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "", kernel_crowded: str = ""
+) -> list[Verdict]:
     """Re-run every pending sample (one pool), judge each on the grader's runs alone; a
     sample a reported figure fell outside of runs again, round by round (RERUN_ROUNDS: a
     run the machine slowed is not alone), and is judged on all its runs. The grader's
@@ -232,8 +266,11 @@ def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "",
     out = list(prepared)
     frames: dict[int, pd.DataFrame] = {}
     for attempt, reruns in enumerate(RERUN_ROUNDS):
-        todo = [i for i in pending if attempt == 0 or lab.judge(pending[i].verdict.question, pending[i].table,
-                                                                pending[i].cells, frames[i])[0]]
+        todo = [
+            i
+            for i in pending
+            if attempt == 0 or lab.judge(pending[i].verdict.question, pending[i].table, pending[i].cells, frames[i])[0]
+        ]
         if not todo:
             break
         try:
@@ -259,8 +296,14 @@ def _decide_all(prepared: list, lab: Lab, sandbox: Sandbox, crowding=lambda: "",
         disturbed = "; ".join(dict.fromkeys(w for said, _ in why for w in said)) if why and all(why) else ""
         if disturbed:
             reason = f"{NOT_GRADED} ({disturbed}); on those runs: {reason}"
-        out[i] = replace(p.verdict, passed=not found, reason=reason, figures=figures, disturbed=disturbed,
-                         ours_only=bool(disturbed) and all(ours for _, ours in why))
+        out[i] = replace(
+            p.verdict,
+            passed=not found,
+            reason=reason,
+            figures=figures,
+            disturbed=disturbed,
+            ours_only=bool(disturbed) and all(ours for _, ours in why),
+        )
     return out
 
 
@@ -315,8 +358,10 @@ def disturbed_runs(frame: pd.DataFrame) -> str:
     late = frame[_late(frame)]
     if late.empty:
         return ""
-    return (f"in {len(late)} of the grader's {len(frame)} runs the engine sent packets up to "
-            f"{pd.to_numeric(late['lag_p99_us']).max() / 1000:.1f} ms late")
+    return (
+        f"in {len(late)} of the grader's {len(frame)} runs the engine sent packets up to "
+        f"{pd.to_numeric(late['lag_p99_us']).max() / 1000:.1f} ms late"
+    )
 
 
 def disturbed_kernel(lag_p99_us: float | None = None, steal: float | None = None) -> str:
@@ -347,8 +392,9 @@ def _rerun(lab: Lab, sandbox: Sandbox, pending: dict[int, _Pending], reruns: int
             batches.append(batch := {})
         batch[i] = p
     for batch in batches:
-        frames = lab.rerun_all({p.verdict.question: p.cells for p in batch.values()}, programs=jailed(sandbox),
-                               reruns=reruns)
+        frames = lab.rerun_all(
+            {p.verdict.question: p.cells for p in batch.values()}, programs=jailed(sandbox), reruns=reruns
+        )
         fresh.update({i: frames[p.verdict.question] for i, p in batch.items()})
     return fresh
 
@@ -361,8 +407,11 @@ def _show(cell, verdict: Verdict) -> None:
     said = nbformat.v4.new_output("display_data", data={"text/plain": verdict.text()}, metadata={MARK: True})
     cell.outputs = kept + [said]
     if not verdict.passed:
-        cell.outputs.append(nbformat.v4.new_output("error", ename="AssertionError", evalue=verdict.reason,
-                                                   traceback=[f"AssertionError: {verdict.reason}"]))
+        cell.outputs.append(
+            nbformat.v4.new_output(
+                "error", ename="AssertionError", evalue=verdict.reason, traceback=[f"AssertionError: {verdict.reason}"]
+            )
+        )
 
 
 def unmeasured(course_dir: str, assignment: str, student: str, why: str) -> list[Verdict]:
@@ -375,6 +424,8 @@ def unmeasured(course_dir: str, assignment: str, student: str, why: str) -> list
             nb = nbformat.read(path, as_version=4)
         except Exception:
             continue
-        out += [Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, f"not re-measured: {why}")
-                for cell, q, _ in remeasured_cells(nb)]
+        out += [
+            Verdict(name, cell.metadata.nbgrader["grade_id"], q, False, f"not re-measured: {why}")
+            for cell, q, _ in remeasured_cells(nb)
+        ]
     return out

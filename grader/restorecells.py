@@ -21,6 +21,7 @@ that precedes it in the assignment. A read-only cell runs as handed out: an edit
 undone and reported. Each fault is one warning line in the autograde log and one line
 at the top of the cell in the graded notebook (so the feedback shows it too).
 """
+
 from __future__ import annotations
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
@@ -39,11 +40,20 @@ class RestoreCells(OverwriteCells):
             source = gb.find_notebook(info["notebook"], info["assignment"])
             points = {c.name: c.max_score for c in source.grade_cells}
             answers = {c.name for c in source.solution_cells}
-            cells = [dict(name=c.name, cell_type=c.cell_type, locked=c.locked, source=c.source,
-                          checksum=c.checksum) for c in source.source_cells]
-        self.expected = {c["name"]: {**c, "grade": c["name"] in points, "points": points.get(c["name"]),
-                                     "solution": c["name"] in answers} for c in cells}
-        self.order = [c["name"] for c in cells]   # the assignment's order (nbgrader's add_missing relies on it too)
+            cells = [
+                dict(name=c.name, cell_type=c.cell_type, locked=c.locked, source=c.source, checksum=c.checksum)
+                for c in source.source_cells
+            ]
+        self.expected = {
+            c["name"]: {
+                **c,
+                "grade": c["name"] in points,
+                "points": points.get(c["name"]),
+                "solution": c["name"] in answers,
+            }
+            for c in cells
+        }
+        self.order = [c["name"] for c in cells]  # the assignment's order (nbgrader's add_missing relies on it too)
         self.notes: dict[str, str] = {}
         self._repair_ids(nb)
         self._undo_edits(nb)
@@ -64,8 +74,12 @@ class RestoreCells(OverwriteCells):
                 self._warn(cell.id, f"its grade_id was changed to {name!r}; restored from the cell id")
                 present.add(cell.id)
             else:
-                self.log.warning("%scell %r is not in the assignment (a changed id?): graded as the "
-                                 "student's own cell, and the assignment's cell put back", NOTE, name)
+                self.log.warning(
+                    "%scell %r is not in the assignment (a changed id?): graded as the "
+                    "student's own cell, and the assignment's cell put back",
+                    NOTE,
+                    name,
+                )
                 del cell.metadata["nbgrader"]
                 continue
             cell.metadata.nbgrader["grade_id"] = cell.id
@@ -92,8 +106,8 @@ class RestoreCells(OverwriteCells):
         # each missing cell goes after the nearest assignment cell before it that is there
         # (before the first one there, if none precedes it: the set-up needs the parameters)
         for name in missing:
-            before = [n for n in self.order[:self.order.index(name)] if n in at]
-            after = [n for n in self.order[self.order.index(name):] if n in at]
+            before = [n for n in self.order[: self.order.index(name)] if n in at]
+            after = [n for n in self.order[self.order.index(name) :] if n in at]
             index = at[before[-1]] + 1 if before else (at[after[0]] if after else len(nb.cells))
             nb.cells.insert(index, _cell(self.expected[name]))
             at = {_grade_id(c): i for i, c in enumerate(nb.cells)}
@@ -115,8 +129,15 @@ def _grade_id(cell) -> str | None:
 
 
 def _metadata(want: dict) -> dict:
-    m = {"cell_type": want["cell_type"], "grade": want["grade"], "grade_id": want["name"], "locked": want["locked"], "schema_version": 3,
-         "solution": want["solution"], "checksum": want["checksum"]}
+    m = {
+        "cell_type": want["cell_type"],
+        "grade": want["grade"],
+        "grade_id": want["name"],
+        "locked": want["locked"],
+        "schema_version": 3,
+        "solution": want["solution"],
+        "checksum": want["checksum"],
+    }
     if want["grade"]:
         m["points"] = want["points"]
     return m
@@ -124,8 +145,10 @@ def _metadata(want: dict) -> dict:
 
 def _cell(want: dict):
     make = new_code_cell if want["cell_type"] == "code" else new_markdown_cell
-    cell = make(want["source"], metadata={"nbgrader": _metadata(want), "deletable": False,
-                                          **({} if want["solution"] else {"editable": False})})
+    cell = make(
+        want["source"],
+        metadata={"nbgrader": _metadata(want), "deletable": False, **({} if want["solution"] else {"editable": False})},
+    )
     cell.id = want["name"]
     return cell
 

@@ -29,6 +29,7 @@ notebook kernels get an empty one. Needs root (to switch uid) and bubblewrap;
 `available()` says why not otherwise. What it isolates, for a reader who must sign off
 on it: docs/jail.md.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,9 +42,17 @@ import tempfile
 from dataclasses import dataclass, field
 
 from grader import cgroups
+
 # the launcher's names, for the grader's side (and the tests) to find here too
-from grader.launcher import (ETC_VISIBLE, SAFE_PATH, UID_BASE, argv_through_pipe, bwrap_argv,  # noqa: F401
-                             etc_visible, run_mount_source)
+from grader.launcher import (
+    ETC_VISIBLE,
+    SAFE_PATH,
+    UID_BASE,
+    argv_through_pipe,
+    bwrap_argv,
+    etc_visible,
+    run_mount_source,
+)
 
 
 # Started without site (grader/launcher.py says why), from its module's cached bytecode:
@@ -57,12 +66,12 @@ LAUNCHER = f"import sys; sys.path[0] = {KIT!r}; from grader.launcher import main
 @dataclass(frozen=True)
 class GroupLimits:
     """What a jail's processes use together, capped by its control group (grader/cgroups.py)."""
-    memory_bytes: int = 2 << 30      # all the jail's processes together
+
+    memory_bytes: int = 2 << 30  # all the jail's processes together
     # CPU time per period, in cores: two, so a sender and a receiver that both poll in
     # a busy loop (a valid design) each keep a core; the grader's --jobs shares the rest.
     cpus: float = 2.0
-    tasks: int = 768                 # processes and threads (RLIMIT_NPROC holds the same without a group)
-
+    tasks: int = 768  # processes and threads (RLIMIT_NPROC holds the same without a group)
 
 
 @dataclass
@@ -75,37 +84,60 @@ class Limits:
     the writable memory a process maps (its heap, and thread stacks: 4 GiB admits ~500
     threads), RLIMIT_NPROC the uid's tasks, threads included (a thread per packet in
     flight at window 256, in a sender and a receiver both)."""
-    memory_bytes: int = 4 << 30      # RLIMIT_DATA, per process
-    processes: int = 768             # RLIMIT_NPROC for the jail's uid (tasks: threads count)
-    cpu_seconds: int = 120           # RLIMIT_CPU
-    file_bytes: int = 256 << 20      # RLIMIT_FSIZE (the harness may set it lower)
+
+    memory_bytes: int = 4 << 30  # RLIMIT_DATA, per process
+    processes: int = 768  # RLIMIT_NPROC for the jail's uid (tasks: threads count)
+    cpu_seconds: int = 120  # RLIMIT_CPU
+    file_bytes: int = 256 << 20  # RLIMIT_FSIZE (the harness may set it lower)
     open_files: int = 256
-    scratch_bytes: int = 64 << 20    # the tmpfs holding its scratch copy
-    group: GroupLimits = field(default_factory=GroupLimits)   # all its processes together (grader/cgroups.py)
+    scratch_bytes: int = 64 << 20  # the tmpfs holding its scratch copy
+    group: GroupLimits = field(default_factory=GroupLimits)  # all its processes together (grader/cgroups.py)
 
 
 @dataclass
 class Sandbox:
     """One submission's jail: its uid, its scratch folder, what it must not see."""
+
     uid: int
     scratch: str
     hidden: list[str] = field(default_factory=list)
     limits: Limits = field(default_factory=Limits)
-    network: bool = True              # False: own empty network namespace (builds, notebooks)
-    visible: list[str] = field(default_factory=list)   # more read-only paths (a kernel's interpreter, the kit)
+    network: bool = True  # False: own empty network namespace (builds, notebooks)
+    visible: list[str] = field(default_factory=list)  # more read-only paths (a kernel's interpreter, the kit)
     env: dict[str, str] = field(default_factory=dict)  # besides PATH, HOME and LANG
-    run_dir: bool = True              # False: no run folder (a kernel works in its scratch copy)
+    run_dir: bool = True  # False: no run folder (a kernel works in its scratch copy)
     # The programs' runs on the local backend get a network namespace of their own
     # (harness/backends/local.py); False only where the runner itself is one disposable,
     # network-isolated machine (`--runner-isolates-network`).
     own_network: bool = True
 
     def prefix(self) -> list[str]:
-        argv = [sys.executable, "-S", "-c", LAUNCHER, "--uid", str(self.uid), "--scratch", self.scratch,
-                "--memory", str(self.limits.memory_bytes), "--processes", str(self.limits.processes),
-                "--cpu", str(self.limits.cpu_seconds), "--file-size", str(self.limits.file_bytes),
-                "--open-files", str(self.limits.open_files), "--group-memory", str(self.limits.group.memory_bytes),
-                "--group-cpus", str(self.limits.group.cpus), "--group-tasks", str(self.limits.group.tasks)]
+        argv = [
+            sys.executable,
+            "-S",
+            "-c",
+            LAUNCHER,
+            "--uid",
+            str(self.uid),
+            "--scratch",
+            self.scratch,
+            "--memory",
+            str(self.limits.memory_bytes),
+            "--processes",
+            str(self.limits.processes),
+            "--cpu",
+            str(self.limits.cpu_seconds),
+            "--file-size",
+            str(self.limits.file_bytes),
+            "--open-files",
+            str(self.limits.open_files),
+            "--group-memory",
+            str(self.limits.group.memory_bytes),
+            "--group-cpus",
+            str(self.limits.group.cpus),
+            "--group-tasks",
+            str(self.limits.group.tasks),
+        ]
         for path in self.hidden:
             argv += ["--hide", path]
         for path in self.visible:
@@ -120,8 +152,9 @@ class Sandbox:
 
     def template(self, argv: list[str]) -> str:
         """The prefixed command as a harness Program template (braces of paths escaped)."""
-        return " ".join(shlex.quote(w.replace("{", "{{").replace("}", "}}")) for w in self.prefix()) \
-            + " " + " ".join(argv)
+        return (
+            " ".join(shlex.quote(w.replace("{", "{{").replace("}", "}}")) for w in self.prefix()) + " " + " ".join(argv)
+        )
 
 
 def available() -> str | None:
@@ -135,8 +168,11 @@ def available() -> str | None:
 
 def mount_scratch(path: str, size: int) -> None:
     """A tmpfs of `size` bytes at `path`: what the jail writes cannot fill the disk."""
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0711,nosuid,nodev", "tmpfs", path],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0711,nosuid,nodev", "tmpfs", path],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise OSError(f"cannot mount the scratch tmpfs at {path}: {done.stderr.strip()}")
 
@@ -152,10 +188,11 @@ def prepare_scratch(source: str, scratch: str, uid: int, ignore=None) -> str:
     .py would run in the source's place (and an unchecked-hash .pyc is never compared with
     it). The jail compiles the sources itself and caches them in this copy. Nor a lab's
     build folder (.rdtlab): what runs is built here from the sources handed in."""
-    os.chmod(scratch, 0o711)          # the jail may pass through, not list
+    os.chmod(scratch, 0o711)  # the jail may pass through, not list
 
     def skipped(folder: str, names: list[str]) -> set[str]:
         return {"__pycache__", ".rdtlab"}.intersection(names) | set(ignore(folder, names) if ignore else ())
+
     dest = os.path.join(scratch, "sub")
     shutil.copytree(source, dest, symlinks=True, ignore=skipped)
     for root, dirs, files in os.walk(dest):
@@ -186,7 +223,7 @@ def sweep_scratch(folder: str | None = None) -> list[str]:
     if gone:
         targets = [target for target, _ in mounts()]
         for path in gone:
-            for target in sorted(mounts_under(path, targets), key=len, reverse=True):     # the deepest first
+            for target in sorted(mounts_under(path, targets), key=len, reverse=True):  # the deepest first
                 unmount_scratch(target)
             shutil.rmtree(path, ignore_errors=True)
     return gone
@@ -197,7 +234,7 @@ def mounts() -> list[tuple[str, str]]:
     found = []
     with open("/proc/self/mountinfo") as f:
         for line in f:
-            fields, _, tail = line.partition(" - ")      # after it: the type, the source, options
+            fields, _, tail = line.partition(" - ")  # after it: the type, the source, options
             source = tail.split()[1:2]
             found.append((fields.split()[4].replace("\\040", " "), source[0] if source else ""))
     return found
@@ -235,4 +272,3 @@ def kill_uid(uid: int) -> int:
                 pass
     cgroups.remove(uid)
     return killed
-

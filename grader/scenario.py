@@ -2,6 +2,7 @@
 from the submission and the scenario; the reference pair on the same link and seed
 when a check compares with it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,12 +30,13 @@ def scenario_seed(digest: str, scenario: str, repetition: int) -> int:
 class Side:
     """Whose programs: argv prefixes by program name (or why one is missing), and the
     jail the student's run in (None for the reference, or where no jail is possible)."""
+
     label: str
     programs: dict[str, list[str] | str]
     sandbox: Sandbox | None = None
-    env: dict | None = None          # the reference's environment (RDT_SR_REFINEMENTS, ...)
-    part_env: dict[int, dict] = field(default_factory=dict)   # per part: the conventions
-                                     # detected for it (RDT_BYTE_ORDER, RDT_NUMBERING, ...)
+    env: dict | None = None  # the reference's environment (RDT_SR_REFINEMENTS, ...)
+    part_env: dict[int, dict] = field(default_factory=dict)  # per part: the conventions
+    # detected for it (RDT_BYTE_ORDER, RDT_NUMBERING, ...)
 
     def env_for(self, part: int, extra: dict | None = None) -> dict | None:
         """The environment of this side's programs for a part (None: the caller's)."""
@@ -71,22 +73,33 @@ def reference_side(battery: Battery, part_env: dict[int, dict] | None = None) ->
     # script at every start, and a battery starts the reference dozens of times per submission).
     # The textbook SR (RDT_SR_REFINEMENTS=off): what the assignment asks of a student's
     # Sender4, so goodput and retransmissions are held against the same protocol.
-    return Side("reference", {n: [sys.executable, os.path.join(folder, f"{n}.py")] for n in names},
-                env=dict(REFERENCE_ENV), part_env=dict(part_env or {}))
+    return Side(
+        "reference",
+        {n: [sys.executable, os.path.join(folder, f"{n}.py")] for n in names},
+        env=dict(REFERENCE_ENV),
+        part_env=dict(part_env or {}),
+    )
 
 
 def pairing(scenario: Scenario, student: Side, reference: Side) -> tuple[Side, Side]:
     """(sender side, receiver side) for the scenario's `meet`."""
-    return {"student": (student, student), "sender": (student, reference),
-            "receiver": (reference, student)}[scenario.meet]
+    return {"student": (student, student), "sender": (student, reference), "receiver": (reference, student)}[
+        scenario.meet
+    ]
 
 
 def programs_for(scenario: Scenario, programs: Programs, tx: Side, rx: Side) -> tuple[Program, Program]:
     extra = scenario.reference_env
-    return (Program(tx.template(programs.sender), output_format=programs.output_format,
-                    env=tx.env_for(scenario.part, extra if tx.label == "reference" else None)),
-            Program(rx.template(programs.receiver),
-                    env=rx.env_for(scenario.part, extra if rx.label == "reference" else None)))
+    return (
+        Program(
+            tx.template(programs.sender),
+            output_format=programs.output_format,
+            env=tx.env_for(scenario.part, extra if tx.label == "reference" else None),
+        ),
+        Program(
+            rx.template(programs.receiver), env=rx.env_for(scenario.part, extra if rx.label == "reference" else None)
+        ),
+    )
 
 
 def isolation(*sides: Side) -> bool | None:
@@ -109,25 +122,54 @@ def topology(scenario: Scenario) -> dict:
     return {"link": Link(scenario.link, scenario.reverse, scenario.shared_queue)}
 
 
-def run_pair(scenario: Scenario, programs: Programs, tx: Side, rx: Side, seed: int, backend: str,
-             pcap: str | None = None, run: int = 0, trace: str | None = None) -> TransferResult:
+def run_pair(
+    scenario: Scenario,
+    programs: Programs,
+    tx: Side,
+    rx: Side,
+    seed: int,
+    backend: str,
+    pcap: str | None = None,
+    run: int = 0,
+    trace: str | None = None,
+) -> TransferResult:
     """Run number `run` of the scenario (its seed `seed`) between the two sides; `pcap`,
     `trace`: where the engine writes its capture and its trace of every packet's fate."""
     sender, receiver = programs_for(scenario, programs, tx, rx)
-    return run_transfer(sender, receiver, **topology(scenario), params=scenario.params, size=scenario.size_of(run),
-                        seed=seed, backend=scenario_backend(scenario, backend), time_limit=scenario.time_limit,
-                        no_progress=scenario.no_progress, pcap=pcap, trace=trace, isolate=isolation(tx, rx),
-                        ipv6=scenario.ipv6, schedule=list(scenario.schedule))
+    return run_transfer(
+        sender,
+        receiver,
+        **topology(scenario),
+        params=scenario.params,
+        size=scenario.size_of(run),
+        seed=seed,
+        backend=scenario_backend(scenario, backend),
+        time_limit=scenario.time_limit,
+        no_progress=scenario.no_progress,
+        pcap=pcap,
+        trace=trace,
+        isolate=isolation(tx, rx),
+        ipv6=scenario.ipv6,
+        schedule=list(scenario.schedule),
+    )
 
 
-def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: str,
-                   reference: str = "reference/comn", part_env: dict | None = None, run: int = 0,
-                   student: dict | None = None) -> str:
+def replay_command(
+    scenario: Scenario,
+    programs: Programs,
+    seed: int,
+    backend: str,
+    reference: str = "reference/comn",
+    part_env: dict | None = None,
+    run: int = 0,
+    student: dict | None = None,
+) -> str:
     """The `rdtlab run` line that replays a run from the student's folder. `student`: the
     student's programs as resolved (name -> argv): a Python one starts as `python3
     ./Name.py`, any other with `rdtlab prog --dir ./ Name`, which builds it first (the
     harness makes a word with a `/` naming a path absolute: the folder the line is run
     from, not the run's own)."""
+
     def local(spec: str, side: str) -> str:
         name, _, rest = spec.partition(" ")
         if side == "student":
@@ -135,8 +177,12 @@ def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: s
             python = not isinstance(argv, list) or argv[-1].endswith(".py")
             return f"python3 ./{name}.py {rest}" if python else f"rdtlab prog --dir ./ {name} {rest}"
         return f"python3 {os.path.join(REPO, reference, name)}.py {rest}"
-    tx, rx = {"student": ("student", "student"), "sender": ("student", "reference"),
-              "receiver": ("reference", "student")}[scenario.meet]
+
+    tx, rx = {
+        "student": ("student", "student"),
+        "sender": ("student", "reference"),
+        "receiver": ("reference", "student"),
+    }[scenario.meet]
     words = ["rdtlab", "run", "--sender", local(programs.sender, tx), "--receiver", local(programs.receiver, rx)]
     if scenario.paths:
         for forward, reverse in scenario.paths:
@@ -151,8 +197,18 @@ def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: s
         words += [f"--{event['cmd']}", f"{event['path']}@{event['at_ms']}"]
     if scenario.ipv6:
         words.append("--ipv6")
-    words += ["--size", str(scenario.size_of(run)), "--seed", str(seed), "--timeout", f"{scenario.time_limit:g}",
-              "--stall-after", f"{scenario.no_progress:g}", "--backend", scenario_backend(scenario, backend)]
+    words += [
+        "--size",
+        str(scenario.size_of(run)),
+        "--seed",
+        str(seed),
+        "--timeout",
+        f"{scenario.time_limit:g}",
+        "--stall-after",
+        f"{scenario.no_progress:g}",
+        "--backend",
+        scenario_backend(scenario, backend),
+    ]
     for key, value in scenario.params.items():
         words += ["--param", f"{key}={value}"]
     if programs.output_format:
@@ -160,6 +216,9 @@ def replay_command(scenario: Scenario, programs: Programs, seed: int, backend: s
     line = " ".join(shlex.quote(w) for w in words)
     if scenario.meet == "student":
         return line
-    env = {**(REFERENCE_ENV if scenario.meet == "receiver" else {}),     # the reference sends
-           **(part_env or {}), **scenario.reference_env}
+    env = {
+        **(REFERENCE_ENV if scenario.meet == "receiver" else {}),  # the reference sends
+        **(part_env or {}),
+        **scenario.reference_env,
+    }
     return " ".join([f"{k}={v}" for k, v in env.items()] + [line])

@@ -7,6 +7,7 @@ itself against JSON Schema's meta-schema: for every cell, at every step that che
 (BENCHMARKS.md, "Notebooks"). `install()` gives nbgrader's module the same validation,
 with each schema's validator made, and the schema checked, at its first use.
 """
+
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -20,7 +21,7 @@ _validators: dict[int, tuple] = {}
 def validate(instance, schema) -> None:
     """jsonschema.validate(instance, schema), the schema checked at its first use only."""
     entry = _validators.get(id(schema))
-    if entry is None or entry[0] is not schema:     # the schema kept: its id is not reused
+    if entry is None or entry[0] is not schema:  # the schema kept: its id is not reused
         cls = jsonschema.validators.validator_for(schema)
         cls.check_schema(schema)
         entry = _validators[id(schema)] = (schema, cls(schema))
@@ -32,4 +33,5 @@ def validate(instance, schema) -> None:
 def install() -> None:
     """Make nbgrader's metadata validator (nbgrader.nbgraderformat.common) use `validate`."""
     from nbgrader.nbgraderformat import common
+
     common.jsonschema = SimpleNamespace(validate=validate, ValidationError=jsonschema.ValidationError)

@@ -4,6 +4,7 @@ knows (the harness's ErrorKind and the programs' exits, the check that failed, t
 engine's counters). Sans-IO: facts in, a Symptom out; the feedback and the class view
 show it, the class view counts who shows each.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -69,9 +70,15 @@ def _crash_line(program) -> str:
 
 
 def _crashed(program) -> bool:
-    return program is not None and program.exit_code not in (None, 0) and not program.timed_out \
-        and any(word in (program.stderr_tail or "") for word in ("Traceback", "Exception", "panic", "Error",
-                                                                 "error", "Segmentation", "core dumped"))
+    return (
+        program is not None
+        and program.exit_code not in (None, 0)
+        and not program.timed_out
+        and any(
+            word in (program.stderr_tail or "")
+            for word in ("Traceback", "Exception", "panic", "Error", "error", "Segmentation", "core dumped")
+        )
+    )
 
 
 def of_run(run, detail: str) -> Symptom:
@@ -81,16 +88,22 @@ def of_run(run, detail: str) -> Symptom:
     if kind == ErrorKind.NOT_FOUND:
         return symptom("missing", detail)
     if kind == ErrorKind.NOT_BOUND:
-        return symptom("crash", f"the receiver crashed before binding: {_crash_line(rx)}") if _crashed(rx) else \
-            symptom("never-bound", detail)
+        return (
+            symptom("crash", f"the receiver crashed before binding: {_crash_line(rx)}")
+            if _crashed(rx)
+            else symptom("never-bound", detail)
+        )
     if kind == ErrorKind.UNREACHABLE:
         return symptom("bound-elsewhere", detail)
     if kind in (ErrorKind.SENDER_FAILED, ErrorKind.RECEIVER_FAILED):
         who, program = ("sender", tx) if kind == ErrorKind.SENDER_FAILED else ("receiver", rx)
         return symptom("crash", f"the {who} exited with an error: {_crash_line(program)}")
     if kind == ErrorKind.RECEIVER_LEFT:
-        return symptom("crash", f"the receiver crashed while the sender was sending: {_crash_line(rx)}") \
-            if _crashed(rx) else symptom("receiver-left", detail)
+        return (
+            symptom("crash", f"the receiver crashed while the sender was sending: {_crash_line(rx)}")
+            if _crashed(rx)
+            else symptom("receiver-left", detail)
+        )
     if kind == ErrorKind.RECEIVER_LINGERED:
         return symptom("lingered" if run.verified else "sender-left", detail)
     if kind == ErrorKind.NO_OUTPUT:
@@ -111,6 +124,7 @@ def of_run(run, detail: str) -> Symptom:
 def _ratio(detail: str) -> float | None:
     """`N ... (at most M allowed)` in a check's detail: N / M."""
     import re
+
     m = re.match(r"^(\d+)\b.*at most ([\d.]+) allowed", detail)
     if not m or float(m.group(2)) <= 0:
         return None

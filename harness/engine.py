@@ -3,6 +3,7 @@
 Find the binary, check specs before anything starts, start it with a JSON config,
 wait for its ready line, talk to its control socket, stop it and read its stats.
 """
+
 from __future__ import annotations
 
 import functools
@@ -22,8 +23,8 @@ from harness.procs import Proc, Processes, UsageError
 REPO = Path(__file__).resolve().parent.parent
 BUILT = REPO / "harness" / "linkemu" / "target" / "release" / "linkemu"
 READY_TIMEOUT_S = 10.0
-PCAP_CAP = 1 << 30   # the most the engine may write to a file (its pcap)
-STOP_GRACE_S = 3.0   # SIGTERM -> SIGKILL; the engine writes its stats file in between
+PCAP_CAP = 1 << 30  # the most the engine may write to a file (its pcap)
+STOP_GRACE_S = 3.0  # SIGTERM -> SIGKILL; the engine writes its stats file in between
 
 
 class EngineNotFound(UsageError):
@@ -113,10 +114,9 @@ ENGINE_NICE = -10
 class Engine:
     """One running linkemu: `start()`, then `paths`, `control()`, `stop()` -> stats."""
 
-    def __init__(self, config: dict, workdir: str, procs: Processes, netns: str | None = None,
-                 own_netns: bool = False):
+    def __init__(self, config: dict, workdir: str, procs: Processes, netns: str | None = None, own_netns: bool = False):
         self.workdir = workdir
-        self.netns = netns          # the network namespace it runs in
+        self.netns = netns  # the network namespace it runs in
         self.own_netns = own_netns  # a new one of its own (an isolated local run's): `netns_path`
         self.procs = procs
         self.config = dict(config)
@@ -131,9 +131,16 @@ class Engine:
         cfg_path = os.path.join(self.workdir, "linkemu.json")
         with open(cfg_path, "w") as f:
             json.dump(self.config, f, indent=1)
-        self.proc = self.procs.start("linkemu", [find_linkemu(), "run", cfg_path], cwd=self.workdir,
-                                     file_cap=PCAP_CAP, on_stdout_line=self._events.put, netns=self.netns,
-                                     priority=ENGINE_NICE, new_netns=self.own_netns)
+        self.proc = self.procs.start(
+            "linkemu",
+            [find_linkemu(), "run", cfg_path],
+            cwd=self.workdir,
+            file_cap=PCAP_CAP,
+            on_stdout_line=self._events.put,
+            netns=self.netns,
+            priority=ENGINE_NICE,
+            new_netns=self.own_netns,
+        )
         ready = self._wait_ready(timeout)
         self.paths = ready.get("paths", [])
         self.pid = ready.get("pid")

@@ -1,6 +1,7 @@
 """Linux calls that Python 3.11's os module lacks (setns, unshare), through libc: for
 the programs' start (harness/procs.py) and a look into another network namespace
 (harness/sockdiag.py)."""
+
 from __future__ import annotations
 
 import ctypes

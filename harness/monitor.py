@@ -14,35 +14,37 @@ programs wait for does not count towards the no-progress window (`link_withheld`
 high loss a healthy sender may repeat its last packets for many seconds while every
 answer is lost. The window itself comes from harness/time_limits.py.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Callable
 
-WATCH_S = 0.5     # how often a running transfer is checked (progress, engine, receiver)
+WATCH_S = 0.5  # how often a running transfer is checked (progress, engine, receiver)
 
 
 class ErrorKind(StrEnum):
     """Why a transfer failed: one per cause a user is told about."""
-    ENGINE = "engine"                          # the link engine failed to start or died
-    NOT_FOUND = "command not found"            # the sender's or receiver's program
-    NOT_BOUND = "receiver did not bind"        # exited before binding, or bound too late
-    UNREACHABLE = "receiver unreachable"       # bound where the link cannot deliver
-    TIME_LIMIT = "time limit"                  # the sender still ran at the time limit
-    NO_PROGRESS = "no progress"                # stopped by the no-progress rule
-    RECEIVER_LEFT = "receiver left"            # exited, output incomplete, sender sending
-    SENDER_FAILED = "sender failed"            # the sender exited non-zero
-    RECEIVER_LINGERED = "receiver lingered"    # did not exit within the grace after the sender
-    RECEIVER_FAILED = "receiver failed"        # the receiver exited non-zero
-    NO_OUTPUT = "no output"                    # the receiver wrote nothing
-    OUTPUT_DIFFERS = "output differs"          # the output is not the file sent
+
+    ENGINE = "engine"  # the link engine failed to start or died
+    NOT_FOUND = "command not found"  # the sender's or receiver's program
+    NOT_BOUND = "receiver did not bind"  # exited before binding, or bound too late
+    UNREACHABLE = "receiver unreachable"  # bound where the link cannot deliver
+    TIME_LIMIT = "time limit"  # the sender still ran at the time limit
+    NO_PROGRESS = "no progress"  # stopped by the no-progress rule
+    RECEIVER_LEFT = "receiver left"  # exited, output incomplete, sender sending
+    SENDER_FAILED = "sender failed"  # the sender exited non-zero
+    RECEIVER_LINGERED = "receiver lingered"  # did not exit within the grace after the sender
+    RECEIVER_FAILED = "receiver failed"  # the receiver exited non-zero
+    NO_OUTPUT = "no output"  # the receiver wrote nothing
+    OUTPUT_DIFFERS = "output differs"  # the output is not the file sent
 
 
 @dataclass(frozen=True)
 class Failure:
     kind: ErrorKind
-    message: str                 # one line, for people
+    message: str  # one line, for people
 
     def plus(self, more: str) -> "Failure":
         return replace(self, message=self.message + more)
@@ -51,10 +53,11 @@ class Failure:
 @dataclass(frozen=True)
 class Stopped:
     """The harness stopped the run while the sender still ran."""
-    kind: ErrorKind              # TIME_LIMIT, ENGINE, NO_PROGRESS or RECEIVER_LEFT
-    quiet_s: float = 0.0         # NO_PROGRESS: how long nothing happened
-    what: str = ""               # NO_PROGRESS: what the sender was doing
-    receiver_exited: bool = False    # NO_PROGRESS: whether the receiver had already exited
+
+    kind: ErrorKind  # TIME_LIMIT, ENGINE, NO_PROGRESS or RECEIVER_LEFT
+    quiet_s: float = 0.0  # NO_PROGRESS: how long nothing happened
+    what: str = ""  # NO_PROGRESS: what the sender was doing
+    receiver_exited: bool = False  # NO_PROGRESS: whether the receiver had already exited
 
 
 def new_payloads(direction: dict) -> int:
@@ -68,10 +71,15 @@ def link_withheld(before: dict, now: dict) -> bool:
     lost) or nothing reached the receiver (every packet was lost). The programs are
     waiting on the link then, not stuck. A hung sender that ignores answers that reach
     it, or a receiver that stops answering what reaches it, is not covered."""
+
     def grew(direction: str, key: str) -> bool:
         return ((now.get(direction) or {}).get(key) or 0) > ((before.get(direction) or {}).get(key) or 0)
-    return grew("forward", "packets_in") and not grew("reverse", "delivered") \
+
+    return (
+        grew("forward", "packets_in")
+        and not grew("reverse", "delivered")
         and (grew("reverse", "packets_in") or not grew("forward", "delivered"))
+    )
 
 
 class Monitor:
@@ -86,15 +94,23 @@ class Monitor:
         self.interval_s = interval_s
         self._last_progress_ns = start_ns
         self._seen = (-1, -1, -1)
-        self._before: dict | None = None      # the counters at the previous reading
-        self._answered = 0                    # reverse packets delivered, at the last progress
+        self._before: dict | None = None  # the counters at the previous reading
+        self._answered = 0  # reverse packets delivered, at the last progress
 
     def wait_s(self, now_ns: int) -> float:
         """How long to wait for the sender to exit before the next check."""
         return max(0.0, min((self.deadline_ns - now_ns) / 1e9, self.interval_s))
 
-    def check(self, now_ns: int, *, engine_exited: bool = False, receiver_left: bool = False,
-              stats: dict | None = None, output_bytes: int = 0, receiver_exited: bool = False) -> Stopped | None:
+    def check(
+        self,
+        now_ns: int,
+        *,
+        engine_exited: bool = False,
+        receiver_left: bool = False,
+        stats: dict | None = None,
+        output_bytes: int = 0,
+        receiver_exited: bool = False,
+    ) -> Stopped | None:
         """One check while the sender runs, in the order things matter: the engine gone,
         the time limit, a receiver gone with its output incomplete (`receiver_left`),
         then progress by the engine's counters (`stats`, None without an engine) and
@@ -119,37 +135,44 @@ class Monitor:
             return None
         silent = (now_ns - fwd["last_in_ns"]) / 1e9 if fwd.get("last_in_ns") else None
         answers = (rev.get("delivered") or 0) - self._answered
-        what = ("the sender never sent a packet" if not fwd.get("packets_in") else
-                f"the sender has sent nothing for {silent:.1f} s" if silent and silent >= 2 * self.interval_s else
-                "the sender only repeats packets it sent before" +
-                (f", though {answers} answers reached it" if answers > 0 else ""))
+        what = (
+            "the sender never sent a packet"
+            if not fwd.get("packets_in")
+            else f"the sender has sent nothing for {silent:.1f} s"
+            if silent and silent >= 2 * self.interval_s
+            else "the sender only repeats packets it sent before"
+            + (f", though {answers} answers reached it" if answers > 0 else "")
+        )
         return Stopped(ErrorKind.NO_PROGRESS, quiet_s=quiet_s, what=what, receiver_exited=receiver_exited)
 
 
 # ---- how a run ended, and its first cause of failure ---------------------------------
 
+
 @dataclass(frozen=True)
 class Exit:
     """How one program ended."""
+
     code: int | None
-    timed_out: bool              # stopped by the harness (time limit, no progress, grace)
-    described: str = ""          # procs.describe_exit's words for it ("exit 3: ...")
-    stopped_when_done: bool = False   # the receiver, stopped once its output was complete
+    timed_out: bool  # stopped by the harness (time limit, no progress, grace)
+    described: str = ""  # procs.describe_exit's words for it ("exit 3: ...")
+    stopped_when_done: bool = False  # the receiver, stopped once its output was complete
 
 
 @dataclass(frozen=True)
 class RunEnd:
     """The facts of a run's end that decide its verdict."""
-    stopped: Stopped | None      # why the harness stopped the sender; None: it exited
+
+    stopped: Stopped | None  # why the harness stopped the sender; None: it exited
     sender: Exit
     receiver: Exit
-    size: int                    # bytes sent
-    output_bytes: int            # in the receiver's output at the end
-    delivered_bytes: int         # forward payload the link delivered
-    where: str                   # where the receiver bound ("UDP 127.0.0.1:5001")
+    size: int  # bytes sent
+    output_bytes: int  # in the receiver's output at the end
+    delivered_bytes: int  # forward payload the link delivered
+    where: str  # where the receiver bound ("UDP 127.0.0.1:5001")
     time_limit_s: float
     receiver_grace_s: float
-    engine_exit: str | None = None   # how the engine exited during the run, if it did
+    engine_exit: str | None = None  # how the engine exited during the run, if it did
 
 
 def first_failure(end: RunEnd) -> Failure | None:
@@ -161,22 +184,30 @@ def first_failure(end: RunEnd) -> Failure | None:
     have = f"{end.output_bytes} of {end.size} bytes in its output"
     stopped, tx, rx = end.stopped, end.sender, end.receiver
     if stopped is not None and stopped.kind is ErrorKind.NO_PROGRESS:
-        return Failure(ErrorKind.NO_PROGRESS,
-                       f"stopped: no progress for {stopped.quiet_s:.0f} s ({stopped.what}); the receiver bound "
-                       f"{end.where} {'had exited' if stopped.receiver_exited else 'is running'} with {have}, "
-                       f"{end.delivered_bytes} bytes delivered to it")
+        return Failure(
+            ErrorKind.NO_PROGRESS,
+            f"stopped: no progress for {stopped.quiet_s:.0f} s ({stopped.what}); the receiver bound "
+            f"{end.where} {'had exited' if stopped.receiver_exited else 'is running'} with {have}, "
+            f"{end.delivered_bytes} bytes delivered to it",
+        )
     if stopped is not None and stopped.kind is ErrorKind.RECEIVER_LEFT:
-        return Failure(ErrorKind.RECEIVER_LEFT,
-                       f"receiver exited ({rx.described}) while the sender was still sending, "
-                       + (f"with {have}" if end.output_bytes else "and the receiver wrote nothing to its output file"))
+        return Failure(
+            ErrorKind.RECEIVER_LEFT,
+            f"receiver exited ({rx.described}) while the sender was still sending, "
+            + (f"with {have}" if end.output_bytes else "and the receiver wrote nothing to its output file"),
+        )
     if tx.timed_out:
-        return Failure(ErrorKind.TIME_LIMIT, f"timed out after {end.time_limit_s:g} s (the sender was still "
-                                             f"running; the receiver has {have})")
+        return Failure(
+            ErrorKind.TIME_LIMIT,
+            f"timed out after {end.time_limit_s:g} s (the sender was still running; the receiver has {have})",
+        )
     if tx.code != 0:
         return Failure(ErrorKind.SENDER_FAILED, f"sender failed ({tx.described})")
     if rx.timed_out:
-        return Failure(ErrorKind.RECEIVER_LINGERED, f"receiver did not exit within {end.receiver_grace_s:g} s "
-                                                    f"after the sender finished (it has {have})")
+        return Failure(
+            ErrorKind.RECEIVER_LINGERED,
+            f"receiver did not exit within {end.receiver_grace_s:g} s after the sender finished (it has {have})",
+        )
     if rx.code != 0 and not rx.stopped_when_done:
         return Failure(ErrorKind.RECEIVER_FAILED, f"receiver failed ({rx.described})")
     return None
@@ -189,15 +220,20 @@ def output_mismatch(size: int, output_bytes: int | None, first_difference: int |
         return Failure(ErrorKind.NO_OUTPUT, "receiver wrote nothing to its output file")
     if first_difference is None:
         return None
-    return Failure(ErrorKind.OUTPUT_DIFFERS, f"output differs from input at byte {first_difference} "
-                                             f"(output {output_bytes} bytes, input {size})")
+    return Failure(
+        ErrorKind.OUTPUT_DIFFERS,
+        f"output differs from input at byte {first_difference} (output {output_bytes} bytes, input {size})",
+    )
 
 
 def with_link_story(failure: Failure, stats: dict | None, tail_missing: Callable[[], bool]) -> Failure:
     """A failure's line ends with what the link did, when it carried anything (not for
     the engine's own failures). `tail_missing` is asked only then."""
-    if failure.kind is ErrorKind.ENGINE or not stats \
-            or not any((stats.get(d) or {}).get("packets_in") for d in ("forward", "reverse")):
+    if (
+        failure.kind is ErrorKind.ENGINE
+        or not stats
+        or not any((stats.get(d) or {}).get("packets_in") for d in ("forward", "reverse"))
+    ):
         return failure
     return failure.plus(f"; link: {link_story(stats, tail_missing())}")
 
@@ -214,8 +250,13 @@ def link_story(stats: dict, tail_missing: bool = False) -> str:
         words = [f"{c.get('packets_in', 0)} in"]
         if c.get("packets_in"):
             words.append(f"{c.get('delivered', 0)} delivered")
-        for key, name in (("lost", "lost"), ("queue_drops", "queue drops"), ("down_drops", "dropped on a down path"),
-                          ("corrupted", "corrupted"), ("io_errors", "not deliverable")):
+        for key, name in (
+            ("lost", "lost"),
+            ("queue_drops", "queue drops"),
+            ("down_drops", "dropped on a down path"),
+            ("corrupted", "corrupted"),
+            ("io_errors", "not deliverable"),
+        ):
             if c.get(key):
                 words.append(f"{c[key]} {name}")
         last_in, last_out = c.get("last_in_ns"), c.get("last_out_ns")

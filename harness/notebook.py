@@ -24,6 +24,7 @@ RDTLAB_NOTEBOOK_SIZE (bytes) and RDTLAB_NOTEBOOK_RUNS change a plan's file size 
 runs per cell. RDTLAB_NOTEBOOK_PROGRESS=off hides the sweeps' progress bars (the grader's
 kernels run so: grader/notebook_jail.py).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -40,18 +41,34 @@ from harness import backends
 from harness.assignments import get as get_assignment
 from harness.backends.tcp import DEFAULT as TCP_DEFAULT, check as check_tcp_cc, runs_kernel_tcp
 from harness.procs import UsageError
-from harness.experiments.sweep import (HEAVY, Sweep, SweepInterrupted, is_complete, one_line, rep_seed, run_sweeps,
-                                      summarize_cells)
+from harness.experiments.sweep import (
+    HEAVY,
+    Sweep,
+    SweepInterrupted,
+    is_complete,
+    one_line,
+    rep_seed,
+    run_sweeps,
+    summarize_cells,
+)
 from harness.experiments.transfers import TransferRun
 from harness import notebook_rules as rules
+
 # the grading rules, pure (harness/notebook_rules.py), by the names notebooks and the grader use
-from harness.notebook_rules import (FACTOR, RANGES, RERUN_ROUNDS, REMEASURE_RULE, UNITS,  # noqa: F401
-                                    accepted_range, finite as _finite)
+from harness.notebook_rules import (
+    FACTOR,
+    RANGES,
+    RERUN_ROUNDS,
+    REMEASURE_RULE,
+    UNITS,
+    accepted_range,
+    finite as _finite,
+)
 from harness.sheets import programs
 from harness.sheets.sheet import Plot, Results
 
 MODES = ("quick", "full", "tiny")
-RESULTS_DIR = ".rdtlab"          # the folder's measurements, so a re-run resumes
+RESULTS_DIR = ".rdtlab"  # the folder's measurements, so a re-run resumes
 
 
 def columns(q: str, assignment: str) -> list[str]:
@@ -102,10 +119,18 @@ def _env_int(name: str, default: int) -> int:
 class Lab:
     """The student's folder, measured over the assignment's link."""
 
-    def __init__(self, mode: str, assignment: str, folder: str = ".", backend: str = "auto",
-                 seed: int = 1, progress: bool | None = None, tcp_cc: str | None = None):
+    def __init__(
+        self,
+        mode: str,
+        assignment: str,
+        folder: str = ".",
+        backend: str = "auto",
+        seed: int = 1,
+        progress: bool | None = None,
+        tcp_cc: str | None = None,
+    ):
         self.spec = get_assignment(assignment)
-        self.models = self.spec.models          # the model answers' functions
+        self.models = self.spec.models  # the model answers' functions
         self.mode = resolve_mode(mode)
         self.plan = plan_for(self.mode, assignment)
         self.folder = os.path.abspath(folder)
@@ -118,15 +143,23 @@ class Lab:
         # None: the kit's default (cubic), whatever the machine's. One this machine lacks
         # leaves the kernel-TCP questions unmeasured (the set-up cell's description and
         # those questions say why; the rest still runs).
-        tcp_cc = None if tcp_cc == TCP_DEFAULT else tcp_cc    # the same runs, kept under the same name
+        tcp_cc = None if tcp_cc == TCP_DEFAULT else tcp_cc  # the same runs, kept under the same name
         self.tcp_cc, self.tcp_cc_missing = tcp_cc, tcp_cc_missing(tcp_cc)
-        self.sheet = self.spec.sheet(self.folder, self.plan, self.backend, seed=seed,
-                                     **({"tcp_cc": tcp_cc} if tcp_cc and runs_kernel_tcp(self.spec.sheet) else {}))
+        self.sheet = self.spec.sheet(
+            self.folder,
+            self.plan,
+            self.backend,
+            seed=seed,
+            **({"tcp_cc": tcp_cc} if tcp_cc and runs_kernel_tcp(self.spec.sheet) else {}),
+        )
         # A notebook's runs and the grader's re-measurements book runs by their load, as
         # before the sheets booked them by measured CPU (harness/experiments/sweep.py): the
         # class-scale grading that runs several notebooks at once is measured that way.
-        self.sweeps = {s.name: replace(s, cpu=None) if isinstance(s, Sweep) else s
-                       for sec in self.sheet.sections for s in sec.sweeps}
+        self.sweeps = {
+            s.name: replace(s, cpu=None) if isinstance(s, Sweep) else s
+            for sec in self.sheet.sections
+            for s in sec.sweeps
+        }
         self.frames: dict[str, pd.DataFrame] = {}
 
     def cells(self, q: str) -> list[dict]:
@@ -164,17 +197,26 @@ class Lab:
         the plan and a hash of the programs: an edited program is measured afresh."""
         digest = hashlib.sha256(repr(self.plan).encode() + (f" tcp_cc={self.tcp_cc}".encode() if self.tcp_cc else b""))
         digest.update(programs.digest_of(self.folder, self.spec.questions[q].programs))
-        return os.path.join(self.folder, RESULTS_DIR, f"{q}-{self.mode}-{self.plan.size}-{self.plan.runs}-"
-                                                      f"{backend or self.backend_used}-{digest.hexdigest()[:12]}.jsonl")
+        return os.path.join(
+            self.folder,
+            RESULTS_DIR,
+            f"{q}-{self.mode}-{self.plan.size}-{self.plan.runs}-"
+            f"{backend or self.backend_used}-{digest.hexdigest()[:12]}.jsonl",
+        )
 
     def __repr__(self) -> str:
         sizes = " / ".join(f"{getattr(self.plan, f):,}" for f in dict.fromkeys(self.spec.sizes))
         tcp = ""
         if runs_kernel_tcp(self.spec.sheet):
-            tcp = "\n" + (self.tcp_cc_missing or f"Kernel TCP: {self.tcp_cc or TCP_DEFAULT} congestion control, "
-                                                  f"pinned in the link's namespaces whatever this machine's default")
-        return (f"Lab: {self.spec.name}, {self.mode} mode, {sizes} bytes per transfer, "
-                f"{self.plan.runs} runs per cell, programs in {self.folder}\n{self.backend_line}{tcp}")
+            tcp = "\n" + (
+                self.tcp_cc_missing
+                or f"Kernel TCP: {self.tcp_cc or TCP_DEFAULT} congestion control, "
+                f"pinned in the link's namespaces whatever this machine's default"
+            )
+        return (
+            f"Lab: {self.spec.name}, {self.mode} mode, {sizes} bytes per transfer, "
+            f"{self.plan.runs} runs per cell, programs in {self.folder}\n{self.backend_line}{tcp}"
+        )
 
     # ---- measuring -------------------------------------------------------------------
 
@@ -186,8 +228,7 @@ class Lab:
             return self.tcp_cc_missing
         # what the sheet itself says of the section that runs q (iperf3 or kernel TCP
         # needing the netns backend), as `rdtlab sheet` prints it
-        return next((sec.unavailable for sec in self.sheet.sections
-                     if any(s.name == q for s in sec.sweeps)), None)
+        return next((sec.unavailable for sec in self.sheet.sections if any(s.name == q for s in sec.sweeps)), None)
 
     def measure(self, q: str) -> pd.DataFrame:
         """Run (or resume) question q's sweep; its table, or an empty one and one line why."""
@@ -207,20 +248,22 @@ class Lab:
         except SweepInterrupted as e:
             frames = e.frames
             print(f"{title}: interrupted; run the cell again to measure the rest")
-        except Exception as e:   # the notebook goes on: one line, no traceback
+        except Exception as e:  # the notebook goes on: one line, no traceback
             print(f"{title}: not measured: {type(e).__name__}: {one_line(e)}")
             return self.table(q)
         self.frames[q] = frames[q]
         if not self.spec.questions[q].programs and "tcp_cc" in frames[q]:
             ran = sorted(set(frames[q]["tcp_cc"].dropna()))
-            if ran:    # read back from the connections, not assumed
+            if ran:  # read back from the connections, not assumed
                 print(f"{title}: kernel TCP ran {', '.join(ran)} (read back from its connections)")
         table = self.table(q)
         failed = table[table["failed"] > 0]
         if len(failed):
             errors = self.frames[q].loc[~self.frames[q]["ok"].astype(bool), "error"].dropna()
-            print(f"{title}: {len(failed)} of {len(table)} cells had failed runs, e.g. "
-                  f"{self._cell_text(q, failed.iloc[0])}: {errors.iloc[0] if len(errors) else 'failed'}")
+            print(
+                f"{title}: {len(failed)} of {len(table)} cells had failed runs, e.g. "
+                f"{self._cell_text(q, failed.iloc[0])}: {errors.iloc[0] if len(errors) else 'failed'}"
+            )
         return table
 
     def disturbance(self, q: str) -> dict:
@@ -235,13 +278,18 @@ class Lab:
         steal = math.nan
         if "steal" in frame:
             shares = pd.to_numeric(frame["steal"], errors="coerce")
-            weights = pd.to_numeric(frame["elapsed_s"], errors="coerce") if "elapsed_s" in frame \
+            weights = (
+                pd.to_numeric(frame["elapsed_s"], errors="coerce")
+                if "elapsed_s" in frame
                 else pd.Series(1.0, index=frame.index)
+            )
             counted = shares.notna() & (weights > 0)
             if counted.any():
                 steal = float((shares[counted] * weights[counted]).sum() / weights[counted].sum())
-        return {"lag_p99_us": float(lag) if math.isfinite(lag) else None,
-                "steal": steal if math.isfinite(steal) else None}
+        return {
+            "lag_p99_us": float(lag) if math.isfinite(lag) else None,
+            "steal": steal if math.isfinite(steal) else None,
+        }
 
     def table(self, q: str) -> pd.DataFrame:
         """One row per cell of the question, in sheet order: parameters, then per metric
@@ -273,9 +321,18 @@ class Lab:
         (harness.plots.inline)."""
         from harness.plots.inline import LaidOut, show
 
-        blocks = [b for sec in self.sheet.sections for b in sec.blocks if isinstance(b, Plot)
-                  and (title is not None and b.title.startswith(title)
-                       or q is not None and any(s.name == q for s in sec.sweeps))]
+        blocks = [
+            b
+            for sec in self.sheet.sections
+            for b in sec.blocks
+            if isinstance(b, Plot)
+            and (
+                title is not None
+                and b.title.startswith(title)
+                or q is not None
+                and any(s.name == q for s in sec.sweeps)
+            )
+        ]
         results = Results(frames=dict(self.frames))
         cols = min(2, max(1, len(blocks)))
         rows = max(1, math.ceil(len(blocks) / cols))
@@ -284,7 +341,7 @@ class Lab:
         for block, ax in zip(blocks, axes.flat):
             try:
                 block.draw(results, ax)
-            except Exception as e:   # a plot of nothing measured is not an error worth a traceback
+            except Exception as e:  # a plot of nothing measured is not an error worth a traceback
                 ax.set_title(f"{block.title}: nothing to plot ({one_line(e)})", fontsize=8)
         show(fig)
         return fig
@@ -310,27 +367,39 @@ class Lab:
         limit = run.time_limit(values) if callable(run.time_limit) else run.time_limit
         measured = self._first_run(q, seed)
         try:
-            if measured is not None:     # the cell's first measured run, as the table has it
+            if measured is not None:  # the cell's first measured run, as the table has it
                 path, ok, error = measured
                 transfer = load(path)
             else:
                 with tempfile.TemporaryDirectory(prefix="rdtlab-picture-") as tmp, ThreadPoolExecutor(1) as pool:
                     # in a worker thread, as the sweeps do: the kernel's own thread runs an asyncio
                     # loop, which the netns backend's netlink calls must not share
-                    res = pool.submit(run_transfer, run.sender, run.receiver,
-                                      Netem(run.link.format_map(values), None, run.shared_queue),
-                                      params=values, size=int(values.get("size", run.size)),
-                                      seed=seed, backend=run.backend,
-                                      time_limit=limit, trace=os.path.join(tmp, "link.trace")).result()
+                    res = pool.submit(
+                        run_transfer,
+                        run.sender,
+                        run.receiver,
+                        Netem(run.link.format_map(values), None, run.shared_queue),
+                        params=values,
+                        size=int(values.get("size", run.size)),
+                        seed=seed,
+                        backend=run.backend,
+                        time_limit=limit,
+                        trace=os.path.join(tmp, "link.trace"),
+                    ).result()
                     transfer, ok, error = load(res), res.ok, res.error
-            fig = draw(transfer, focus=focus, window=cell.get("window"), figsize=(11, 5.5),
-                       title=f"{title}: " + " ".join(f"{k}={v}" for k, v in cell.items()))
+            fig = draw(
+                transfer,
+                focus=focus,
+                window=cell.get("window"),
+                figsize=(11, 5.5),
+                title=f"{title}: " + " ".join(f"{k}={v}" for k, v in cell.items()),
+            )
         except Exception as e:
             print(f"{title}: no picture: {type(e).__name__}: {one_line(e)}")
             return None
         if not ok:
             print(f"this transfer failed: {error}")
-        return fig   # the notebook shows it (a cell's last value)
+        return fig  # the notebook shows it (a cell's last value)
 
     def _traces(self, q: str, results_path: str | None = None) -> str:
         """The folder of q's kept traces, beside its runs (the same programs and plan;
@@ -369,8 +438,7 @@ class Lab:
         at random from `seed` (the grader's, secret: grader/remeasure.py), else spread
         evenly over the sweep (the public sample a student's own check uses)."""
         sweep, racy = self.sweeps[q], self.spec.questions[q].timing_bound
-        light = [c for c in sweep.cells if (sweep.load is None or sweep.load(c) < HEAVY)
-                 and not (racy and racy(c))]
+        light = [c for c in sweep.cells if (sweep.load is None or sweep.load(c) < HEAVY) and not (racy and racy(c))]
         cells = light or sweep.cells
         if len(cells) <= k:
             return cells
@@ -395,20 +463,26 @@ class Lab:
             run = self.sweeps[q].run_one
             if programs is not None:
                 run = _with_programs(run, programs)
-            sweeps += [replace(self.sweeps[q], name=f"{q}#{i}", seed_name=q, run_one=run, cells=cells,
-                               until_margin=None) for i in range(reruns)]
+            sweeps += [
+                replace(self.sweeps[q], name=f"{q}#{i}", seed_name=q, run_one=run, cells=cells, until_margin=None)
+                for i in range(reruns)
+            ]
         frames = run_sweeps(sweeps, results_path=None, progress=False)
-        return {q: pd.concat([frames[f"{q}#{i}"].assign(sweep=q) for i in range(reruns)], ignore_index=True)
-                for q in samples}
+        return {
+            q: pd.concat([frames[f"{q}#{i}"].assign(sweep=q) for i in range(reruns)], ignore_index=True)
+            for q in samples
+        }
 
-    def judge(self, q: str, reported: pd.DataFrame, cells: list[dict], frame: pd.DataFrame
-              ) -> tuple[list[str], list[str]]:
+    def judge(
+        self, q: str, reported: pd.DataFrame, cells: list[dict], frame: pd.DataFrame
+    ) -> tuple[list[str], list[str]]:
         """(one line per reported number the fresh runs in `frame` cannot support, one line
         per cell and metric with the fresh figures). Only these runs set the accepted range."""
         return rules.judge(q, self.spec.questions[q], self.spec.tolerance, reported, cells, frame)
 
-    def misses(self, q: str, reported: pd.DataFrame, cells: list[dict], frame: pd.DataFrame
-               ) -> tuple[list[rules.Miss], list[str]]:
+    def misses(
+        self, q: str, reported: pd.DataFrame, cells: list[dict], frame: pd.DataFrame
+    ) -> tuple[list[rules.Miss], list[str]]:
         """`judge`, each reported number it cannot support as a Miss (how it misses)."""
         return rules.misses(q, self.spec.questions[q], self.spec.tolerance, reported, cells, frame)
 
@@ -419,7 +493,7 @@ class Lab:
         sample = self.sample(q, k)
         try:
             frame = None
-            for reruns in RERUN_ROUNDS:     # as the grader does: more runs while a figure falls outside
+            for reruns in RERUN_ROUNDS:  # as the grader does: more runs while a figure falls outside
                 fresh = self.rerun(q, sample, reruns=reruns)
                 frame = fresh if frame is None else pd.concat([frame, fresh], ignore_index=True)
                 problems = self.judge(q, reported, sample, frame)[0]
@@ -451,6 +525,7 @@ def _by_cell(frame: pd.DataFrame, params: list[str], metric: str) -> dict[tuple,
 
 
 # ---- checks the notebook's test cells call ---------------------------------------------
+
 
 def rule(lab: Lab, rounds: tuple[int, ...] = RERUN_ROUNDS) -> str:
     """REMEASURE_RULE with how often each seed runs, the assignment's slack per metric and
@@ -503,22 +578,32 @@ def hand_in(q: str, table, disturbance: dict | None = None) -> None:
     kernel's word that its figures were disturbed, which can only have a failed cell
     graded again (grader/remeasure.py), never passed."""
     from IPython import get_ipython
-    if not isinstance(table, pd.DataFrame) or get_ipython() is None:   # no kernel, no output to read it from
+
+    if not isinstance(table, pd.DataFrame) or get_ipython() is None:  # no kernel, no output to read it from
         return
     import json
     from IPython.display import display
+
     data = json.loads(table.to_json(orient="split", index=False))
-    display({HAND_IN: {"question": q, **data, **(disturbance or {})},
-             "text/plain": f"{q}_table handed in: {len(table)} rows, re-measured by the grader"}, raw=True)
+    display(
+        {
+            HAND_IN: {"question": q, **data, **(disturbance or {})},
+            "text/plain": f"{q}_table handed in: {len(table)} rows, re-measured by the grader",
+        },
+        raw=True,
+    )
 
 
 def handed_in(payload) -> pd.DataFrame:
     """The table `hand_in` showed, from its output's data (a ValueError if it is not one)."""
-    if not isinstance(payload, dict) or not isinstance(payload.get("columns"), list) \
-            or not isinstance(payload.get("data"), list):
+    if (
+        not isinstance(payload, dict)
+        or not isinstance(payload.get("columns"), list)
+        or not isinstance(payload.get("data"), list)
+    ):
         raise ValueError("not a table (columns and data)")
     frame = pd.DataFrame(payload["data"], columns=payload["columns"])
-    for col in frame.columns:    # JSON's null for NaN: a column of numbers and nulls is numeric
+    for col in frame.columns:  # JSON's null for NaN: a column of numbers and nulls is numeric
         if frame[col].dtype == object and all(v is None or isinstance(v, (int, float)) for v in frame[col]):
             frame[col] = pd.to_numeric(frame[col], errors="coerce")
     return frame

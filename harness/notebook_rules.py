@@ -10,6 +10,7 @@ A question is an assignment's `Question` (harness/assignments; each assignment's
 assignments/<name>/spec.py declares its own: its params and metrics, each sweep field ->
 table column, and the student's programs it runs); cells are the sweep's dicts of parameters.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -26,10 +27,12 @@ from harness.assignments import Question
 # packet meets which loss), most on the tiny files of quick grading: hence a factor, and
 # an absolute slack per metric (the assignment's `tolerance`).
 FACTOR = 1.5
-REMEASURE_RULE = (f"Rule: a sample of your cells, drawn by the grader after your notebook ran, is re-run with your "
-                  f"programs on the same link and seeds{{reruns}}, in the grader's jail outside your notebook; a "
-                  f"reported mean passes when it lies between the lowest of those runs divided by {FACTOR:g} and the "
-                  f"highest times {FACTOR:g}, give or take")
+REMEASURE_RULE = (
+    f"Rule: a sample of your cells, drawn by the grader after your notebook ran, is re-run with your "
+    f"programs on the same link and seeds{{reruns}}, in the grader's jail outside your notebook; a "
+    f"reported mean passes when it lies between the lowest of those runs divided by {FACTOR:g} and the "
+    f"highest times {FACTOR:g}, give or take"
+)
 # How often the grader runs each seed, round by round, while a reported mean falls
 # outside the runs so far: once, then once more, then twice (four runs of it in all). A
 # mean passes inside the range of all the runs made, and more runs only widen it, so a
@@ -38,9 +41,17 @@ REMEASURE_RULE = (f"Rule: a sample of your cells, drawn by the grader after your
 # never stands alone against a failing figure; an honest table mostly passes on the
 # first round, on half the runs.
 RERUN_ROUNDS = (1, 1, 2)
-UNITS = {"goodput_kBps": "KB/s", "retransmissions": "retransmissions", "wire_time_s": "s", "total_s": "s",
-         "queue_delay_mean_ms": "ms of queueing delay",
-         "goodput_mbps": "Mbit/s", "rtt_ms": "ms", "delay_var_ms": "ms", "resends_per_packet": "resends per packet"}
+UNITS = {
+    "goodput_kBps": "KB/s",
+    "retransmissions": "retransmissions",
+    "wire_time_s": "s",
+    "total_s": "s",
+    "queue_delay_mean_ms": "ms of queueing delay",
+    "goodput_mbps": "Mbit/s",
+    "rtt_ms": "ms",
+    "delay_var_ms": "ms",
+    "resends_per_packet": "resends per packet",
+}
 
 
 def rule(tolerance: dict, rounds: tuple[int, ...] = RERUN_ROUNDS, shown: tuple[str, ...] = ()) -> str:
@@ -48,13 +59,18 @@ def rule(tolerance: dict, rounds: tuple[int, ...] = RERUN_ROUNDS, shown: tuple[s
     and the columns it shows but does not judge (Question.shown)."""
     slack = [f"{tol:g} {UNITS.get(m, m)}" for m, tol in tolerance.items()]
     made = list(itertools.accumulate(rounds))
-    text = REMEASURE_RULE.format(reruns="" if made == [1] else
-                                 f" (each seed {_times(made[0])}, and again while a reported mean falls outside the "
-                                 f"runs so far: {', then '.join(_times(n) for n in made[1:])} in all)")
+    text = REMEASURE_RULE.format(
+        reruns=""
+        if made == [1]
+        else f" (each seed {_times(made[0])}, and again while a reported mean falls outside the "
+        f"runs so far: {', then '.join(_times(n) for n in made[1:])} in all)"
+    )
     text = f"{text} {', '.join(slack) or 'nothing'}."
     if shown:
-        text += (f" {', '.join(shown)} {'is' if len(shown) == 1 else 'are'} re-measured and shown, not judged: "
-                 f"the machine's scheduling decides {'it' if len(shown) == 1 else 'them'} more than your programs do.")
+        text += (
+            f" {', '.join(shown)} {'is' if len(shown) == 1 else 'are'} re-measured and shown, not judged: "
+            f"the machine's scheduling decides {'it' if len(shown) == 1 else 'them'} more than your programs do."
+        )
     return text
 
 
@@ -67,7 +83,6 @@ def accepted_range(values: list[float], tol: float = 0.0) -> tuple[float, float]
     return min(values) / FACTOR - tol, max(values) * FACTOR + tol
 
 
-
 # How a reported number misses what the fresh runs support (`Miss.how`).
 ABOVE, BELOW, FAILED, MISSING = "above", "below", "failed", "missing"
 
@@ -77,6 +92,7 @@ class Miss:
     """A reported number the fresh runs cannot support: the line the student reads, the
     sweep cell and metric, and how it misses: ABOVE or BELOW the accepted range, FAILED
     (the programs fail there when re-run) or MISSING (nothing reported)."""
+
     text: str
     cell: dict
     metric: str
@@ -91,16 +107,18 @@ def runs_of(frame: pd.DataFrame, question: Question, cell: dict) -> pd.DataFrame
     return runs
 
 
-def judge(q: str, question: Question, tolerance: dict, reported: pd.DataFrame, cells: list[dict],
-          frame: pd.DataFrame) -> tuple[list[str], list[str]]:
+def judge(
+    q: str, question: Question, tolerance: dict, reported: pd.DataFrame, cells: list[dict], frame: pd.DataFrame
+) -> tuple[list[str], list[str]]:
     """(one line per reported number the fresh runs in `frame` cannot support, one line
     per cell and metric with the fresh figures): `misses`, as the student reads them."""
     found, figures = misses(q, question, tolerance, reported, cells, frame)
     return [m.text for m in found], figures
 
 
-def misses(q: str, question: Question, tolerance: dict, reported: pd.DataFrame, cells: list[dict],
-           frame: pd.DataFrame) -> tuple[list[Miss], list[str]]:
+def misses(
+    q: str, question: Question, tolerance: dict, reported: pd.DataFrame, cells: list[dict], frame: pd.DataFrame
+) -> tuple[list[Miss], list[str]]:
     """(each reported number the fresh runs in `frame` cannot support, one line per cell
     and metric with the fresh figures). Only these runs set the accepted range;
     `tolerance` is the assignment's slack per metric; the question's `shown` metrics are
@@ -116,31 +134,47 @@ def misses(q: str, question: Question, tolerance: dict, reported: pd.DataFrame, 
         for metric, col in spec.metrics.items():
             value = row.get(col) if row is not None else None
             values = [float(v) for v in ok[metric] if finite(v)] if metric in ok else []
-            if metric in spec.shown:        # the machine's scheduling: shown, never judged
-                measured = f"{', '.join(f'{v:.1f}' for v in values)}{_unused(runs, ok, metric)}" if values else "nothing"
+            if metric in spec.shown:  # the machine's scheduling: shown, never judged
+                measured = (
+                    f"{', '.join(f'{v:.1f}' for v in values)}{_unused(runs, ok, metric)}" if values else "nothing"
+                )
                 figures.append(f"{where}: {col} re-measured {measured} (not judged); you report {num_or(value)}")
                 continue
             if not values:
                 why = _first_error(runs) or "no run succeeded"
                 figures.append(f"{where}: {col} not re-measured: your programs fail there ({why})")
-                found.append(Miss(f"{where}: you report {col} {num_or(value)} but your programs "
-                                  f"fail there when re-run ({why})", cell, metric, FAILED))
+                found.append(
+                    Miss(
+                        f"{where}: you report {col} {num_or(value)} but your programs fail there when re-run ({why})",
+                        cell,
+                        metric,
+                        FAILED,
+                    )
+                )
                 continue
             low, high = accepted_range(values, tolerance.get(metric, 0.0))
-            figures.append(f"{where}: {col} re-measured {', '.join(f'{v:.1f}' for v in values)}"
-                           f"{_unused(runs, ok, metric)} (accepted {low:.1f}–{high:.1f}); you report {num_or(value)}")
+            figures.append(
+                f"{where}: {col} re-measured {', '.join(f'{v:.1f}' for v in values)}"
+                f"{_unused(runs, ok, metric)} (accepted {low:.1f}–{high:.1f}); you report {num_or(value)}"
+            )
             if row is None or not finite(value):
                 found.append(Miss(f"{where}: no {col} reported", cell, metric, MISSING))
             elif not low <= float(value) <= high:
-                found.append(Miss(f"{where}: you report {col} {float(value):.1f}, re-measured "
-                                  f"{min(values):.1f}–{max(values):.1f} over {len(values)} runs "
-                                  f"(accepted {low:.1f}–{high:.1f})", cell, metric,
-                                  ABOVE if float(value) > high else BELOW))
+                found.append(
+                    Miss(
+                        f"{where}: you report {col} {float(value):.1f}, re-measured "
+                        f"{min(values):.1f}–{max(values):.1f} over {len(values)} runs "
+                        f"(accepted {low:.1f}–{high:.1f})",
+                        cell,
+                        metric,
+                        ABOVE if float(value) > high else BELOW,
+                    )
+                )
     return found, figures
 
 
 def _unused(runs: pd.DataFrame, ok: pd.DataFrame, metric: str) -> str:
-    """", and N more runs that failed (the first error)" when some runs gave no figure:
+    """ ", and N more runs that failed (the first error)" when some runs gave no figure:
     the accepted range comes from the others, and the feedback says so."""
     failed = len(runs) - len(ok)
     blank = sum(1 for v in ok[metric] if not finite(v)) if metric in ok else len(ok)
@@ -148,8 +182,9 @@ def _unused(runs: pd.DataFrame, ok: pd.DataFrame, metric: str) -> str:
         return ""
     first = _first_error(runs)
     why = f": {first}" if first else ""
-    parts = ([f"{failed} run{'s' * (failed > 1)} failed{why}"] if failed else []) + \
-            ([f"{blank} gave no figure"] if blank else [])
+    parts = ([f"{failed} run{'s' * (failed > 1)} failed{why}"] if failed else []) + (
+        [f"{blank} gave no figure"] if blank else []
+    )
     return f" (and {'; '.join(parts)})"
 
 
@@ -164,10 +199,11 @@ def _first_error(runs: pd.DataFrame) -> str | None:
 
 # ---- reading tables ----------------------------------------------------------------------
 
+
 def finite(v) -> bool:
     try:
         return math.isfinite(float(v))
-    except (TypeError, ValueError, OverflowError):     # OverflowError: an int too large for a float
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int too large for a float
         return False
 
 
@@ -177,8 +213,10 @@ def num_or(v) -> str:
 
 def row_of(table: pd.DataFrame, key: dict) -> dict | None:
     rows = table
-    for col, v in key.items():   # a parameter is a number, or a text such as a netem rule
-        rows = rows[(rows[col].astype(str) == v) if isinstance(v, str) else (pd.to_numeric(rows[col], errors="coerce") == v)]
+    for col, v in key.items():  # a parameter is a number, or a text such as a netem rule
+        rows = rows[
+            (rows[col].astype(str) == v) if isinstance(v, str) else (pd.to_numeric(rows[col], errors="coerce") == v)
+        ]
     return rows.iloc[0].to_dict() if len(rows) else None
 
 
@@ -188,8 +226,12 @@ def num(v) -> str:
 
 def columns_of(question: Question) -> list[str]:
     """The columns of a question's table, in order."""
-    return [*question.params.values(), *(c for m in question.metrics.values() for c in (m, f"{m}_ci95")),
-            "runs", "failed"]
+    return [
+        *question.params.values(),
+        *(c for m in question.metrics.values() for c in (m, f"{m}_ci95")),
+        "runs",
+        "failed",
+    ]
 
 
 def cell_text(q: str, question: Question, key) -> str:
@@ -214,8 +256,9 @@ RANGES = {
 }
 
 
-def check_table(q: str, table, question: Question, cells: list[dict] | None = None,
-                not_here: str | None = None) -> list[str]:
+def check_table(
+    q: str, table, question: Question, cells: list[dict] | None = None, not_here: str | None = None
+) -> list[str]:
     """One line per thing wrong with a reported table: type, columns, cells, units, gaps.
     `cells`: the question's cells, each of which needs a row with complete runs (None:
     the table's shape only); `not_here`: why a question with no programs of the
@@ -231,8 +274,9 @@ def check_table(q: str, table, question: Question, cells: list[dict] | None = No
     if missing:
         return [f"{name} lacks the columns {', '.join(missing)} (expected {', '.join(expected)})"]
     problems = []
-    text_params = {col for p, col in spec.params.items() if cells is not None
-                   and any(isinstance(c.get(p), str) for c in cells)}
+    text_params = {
+        col for p, col in spec.params.items() if cells is not None and any(isinstance(c.get(p), str) for c in cells)
+    }
     for col in expected:
         if col not in text_params and not pd.api.types.is_numeric_dtype(table[col]):
             problems.append(f"{name}[{col!r}] must hold numbers, got {table[col].dtype}")
@@ -249,8 +293,10 @@ def check_table(q: str, table, question: Question, cells: list[dict] | None = No
                 if row["runs"] < 1 and not not_here:
                     problems.append(f"{name}: {cell_text(q, spec, key)} has no completed run (run its cell again)")
             elif row["failed"] > 0 or row["runs"] < 1:
-                problems.append(f"{name}: {cell_text(q, spec, key)} had {int(row['failed'])} failed and "
-                                f"{int(row['runs'])} good runs: your programs must complete every run")
+                problems.append(
+                    f"{name}: {cell_text(q, spec, key)} had {int(row['failed'])} failed and "
+                    f"{int(row['runs'])} good runs: your programs must complete every run"
+                )
     for metric, col in spec.metrics.items():
         values = pd.to_numeric(table[col], errors="coerce")
         if values.isna().any() and not not_here:
@@ -261,8 +307,8 @@ def check_table(q: str, table, question: Question, cells: list[dict] | None = No
     return problems
 
 
-
 # ---- answers derived from the student's own table --------------------------------------------
+
 
 def acceptable_best(table: pd.DataFrame, by: list[str], metric: str, ok_rows=None) -> dict[tuple, set]:
     """Per group of `by`, the rows whose `metric` (higher is better) is within the best

@@ -9,6 +9,7 @@ writes are capped with RLIMIT_FSIZE (a program writing without end dies of SIGXF
 Each program starts through the exec helper `rdtexec` where it is built (`exec_helper`),
 which sets the child up and execs it, so starting one does not fork the harness.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -32,9 +33,9 @@ from typing import Callable, Mapping
 from harness import sockdiag
 from harness.linux import CLONE_NEWNET, libc
 
-TAIL_BYTES = 1 << 20          # stdout/stderr kept per program (the tail)
-DEFAULT_FILE_CAP = 64 << 20   # RLIMIT_FSIZE when the caller gives none
-KILL_GRACE_S = 1.0            # SIGTERM -> SIGKILL
+TAIL_BYTES = 1 << 20  # stdout/stderr kept per program (the tail)
+DEFAULT_FILE_CAP = 64 << 20  # RLIMIT_FSIZE when the caller gives none
+KILL_GRACE_S = 1.0  # SIGTERM -> SIGKILL
 
 _PR_SET_PDEATHSIG = 1
 
@@ -66,7 +67,9 @@ def render(template: str, values: Mapping[str, object], what: str = "command") -
             filled = word.format_map(values)
         except KeyError as e:
             known = ", ".join("{" + k + "}" for k in sorted(values))
-            raise UsageError(f"{what} {template!r} uses {{{e.args[0]}}}, which is not a placeholder here (known: {known})") from None
+            raise UsageError(
+                f"{what} {template!r} uses {{{e.args[0]}}}, which is not a placeholder here (known: {known})"
+            ) from None
         except (ValueError, IndexError) as e:
             raise UsageError(f"{what} {template!r}: bad placeholder syntax ({e})") from None
         if not os.path.isabs(filled) and "/" in filled and os.path.exists(filled):
@@ -122,6 +125,7 @@ class _Tail:
 @dataclass
 class Proc:
     """One started program (the leader of its own process group)."""
+
     name: str
     argv: list[str]
     pid: int
@@ -130,12 +134,12 @@ class Proc:
     _pidfd: int
     _out: _Tail
     _err: _Tail
-    exit_code: int | None = None   # negative: killed by that signal
+    exit_code: int | None = None  # negative: killed by that signal
     exited_ns: int | None = None
     timed_out: bool = False
     stopped_when_done: bool = False  # the harness stopped it on purpose, its job done
-    cpu_s: float | None = None       # user + system CPU seconds, its reaped children's included
-                                     # (read when it is reaped: what the run really cost)
+    cpu_s: float | None = None  # user + system CPU seconds, its reaped children's included
+    # (read when it is reaped: what the run really cost)
 
     def wait(self, timeout: float | None) -> bool:
         """Wait until the program exits (True) or `timeout` seconds pass (False).
@@ -181,7 +185,7 @@ class Proc:
         text = self.stderr(8192)
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         line = crash_line(lines) or (lines[-1] if lines else "")
-        return line if len(line) <= LAST_LINE_CHARS else line[:LAST_LINE_CHARS - 1] + "…"
+        return line if len(line) <= LAST_LINE_CHARS else line[: LAST_LINE_CHARS - 1] + "…"
 
     def signal_group(self, sig: int) -> None:
         try:
@@ -202,15 +206,17 @@ def crash_line(lines: list[str]) -> str | None:
     for k, line in enumerate(lines):
         if line.startswith("Exception in thread ") or re.match(r"^(?:[\w$]+\.)+[\w$]*(?:Exception|Error)\b", line):
             exc = re.sub(r'^Exception in thread "[^"]*" ', "", line)
-            frame = next((m.group(1) for ln in lines[k + 1:] for m in [_JAVA_FRAME.match(ln)] if m), None)
+            frame = next((m.group(1) for ln in lines[k + 1 :] for m in [_JAVA_FRAME.match(ln)] if m), None)
             return exc + (f" ({frame})" if frame else "")
         if line.startswith("panic: "):
-            frame = next((m.group(1) for ln in lines[k + 1:] for m in [_GO_FRAME.search(ln)] if m), None)
+            frame = next((m.group(1) for ln in lines[k + 1 :] for m in [_GO_FRAME.search(ln)] if m), None)
             return line + (f" ({frame})" if frame else "")
         if " panicked at " in line:
             return line + (f" {lines[k + 1]}" if k + 1 < len(lines) and not lines[k + 1].startswith("note:") else "")
     return None
-KILL_SETTLE_S = 2.0       # at most this long for a SIGKILLed group to be gone
+
+
+KILL_SETTLE_S = 2.0  # at most this long for a SIGKILLed group to be gone
 
 
 class Terminated(KeyboardInterrupt):
@@ -225,21 +231,24 @@ def terminate_as_interrupt():
     on Ctrl-C. Only where SIGTERM still has its default action (a program that handles
     it itself, e.g. a Jupyter kernel, keeps its handler) and only in the main thread
     (signal handlers can only be set there); nested uses are no-ops."""
-    if threading.current_thread() is not threading.main_thread() \
-            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
         yield
         return
 
     me = os.getpid()
 
     def raise_terminated(signum, frame):
-        if os.getpid() != me:   # a forked helper (pyroute2's) inherited the handler: just die
+        if os.getpid() != me:  # a forked helper (pyroute2's) inherited the handler: just die
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
             return
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)   # a second one must not cut the cleanup short
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second one must not cut the cleanup short
         _terminated.set()
         raise Terminated()
+
     signal.signal(signal.SIGTERM, raise_terminated)
     try:
         yield
@@ -298,8 +307,10 @@ def exec_helper() -> str | None:
         return None
     if given:
         if not (os.path.isfile(given) and os.access(given, os.X_OK)):
-            raise UsageError(f"{EXEC_HELPER_ENV}={given} is not an executable file (`make build` builds "
-                             f"{_BUILT_HELPER}; `off` starts programs without it)")
+            raise UsageError(
+                f"{EXEC_HELPER_ENV}={given} is not an executable file (`make build` builds "
+                f"{_BUILT_HELPER}; `off` starts programs without it)"
+            )
         return given
     engine = os.environ.get("RDTLAB_LINKEMU")
     for path in ([os.path.join(os.path.dirname(engine), _HELPER_NAME)] if engine else []) + [_BUILT_HELPER]:
@@ -308,8 +319,18 @@ def exec_helper() -> str | None:
     return shutil.which(_HELPER_NAME)
 
 
-def helper_argv(helper: str, exe: str, args: list[str], *, parent: int, file_cap: int, status_fd: int,
-                netns_fd: int | None = None, priority: int = 0, new_netns: bool = False) -> list[str]:
+def helper_argv(
+    helper: str,
+    exe: str,
+    args: list[str],
+    *,
+    parent: int,
+    file_cap: int,
+    status_fd: int,
+    netns_fd: int | None = None,
+    priority: int = 0,
+    new_netns: bool = False,
+) -> list[str]:
     """The helper's command line that does what `_child_setup` does, then runs exe."""
     argv = [helper, "--ppid", str(parent), "--fsize", str(file_cap), "--status-fd", str(status_fd)]
     if netns_fd is not None:
@@ -321,9 +342,11 @@ def helper_argv(helper: str, exe: str, args: list[str], *, parent: int, file_cap
     return argv + ["--", exe, *args]
 
 
-_HELPER_STEPS = {"setns": "setns into the host's network namespace failed",
-                 "unshare": "unshare(CLONE_NEWNET) failed",
-                 "loopback": "bringing up lo in the new network namespace failed"}
+_HELPER_STEPS = {
+    "setns": "setns into the host's network namespace failed",
+    "unshare": "unshare(CLONE_NEWNET) failed",
+    "loopback": "bringing up lo in the new network namespace failed",
+}
 
 
 def helper_failure(status: bytes, program: str) -> OSError | None:
@@ -339,8 +362,7 @@ def helper_failure(status: bytes, program: str) -> OSError | None:
     return OSError(errno, f"{_HELPER_STEPS.get(step, f'{_HELPER_NAME}: {step} failed')}: {os.strerror(errno)}")
 
 
-def _child_setup(file_cap: int, netns_fd: int | None, priority: int = 0,
-                 new_netns: bool = False) -> Callable[[], None]:
+def _child_setup(file_cap: int, netns_fd: int | None, priority: int = 0, new_netns: bool = False) -> Callable[[], None]:
     """What the child does between fork and exec (it must not allocate much or lock),
     where the exec helper is missing; rdtexec does the same in the same order."""
     parent = os.getpid()
@@ -360,15 +382,16 @@ def _child_setup(file_cap: int, netns_fd: int | None, priority: int = 0,
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if netns_fd is not None and libc.setns(netns_fd, CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), "setns into the host's network namespace failed")
-        if new_netns:      # a network namespace of its own, loopback up: others join it by its pid
+        if new_netns:  # a network namespace of its own, loopback up: others join it by its pid
             if libc.unshare(CLONE_NEWNET) != 0:
                 raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
             _loopback_up()
         if priority:
             try:
-                os.setpriority(os.PRIO_PROCESS, 0, priority)   # before exec: its threads inherit it
+                os.setpriority(os.PRIO_PROCESS, 0, priority)  # before exec: its threads inherit it
             except OSError:
-                pass                                           # not root: the default priority
+                pass  # not root: the default priority
+
     return setup
 
 
@@ -384,10 +407,19 @@ class Processes:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def start(self, name: str, argv: list[str], *, cwd: str, env: Mapping[str, str] | None = None,
-              file_cap: int = DEFAULT_FILE_CAP, netns: str | None = None,
-              on_stdout_line: Callable[[bytes], None] | None = None, priority: int = 0,
-              new_netns: bool = False) -> Proc:
+    def start(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        file_cap: int = DEFAULT_FILE_CAP,
+        netns: str | None = None,
+        on_stdout_line: Callable[[bytes], None] | None = None,
+        priority: int = 0,
+        new_netns: bool = False,
+    ) -> Proc:
         """Start argv in its own process group (in network namespace `netns` if given:
         a name under /run/netns or a path such as /proc/PID/ns/net).
         `priority`: its nice value, where this process may set it (below 0 takes root).
@@ -398,13 +430,22 @@ class Processes:
         """
         exe = which(argv[0], env)
         helper = exec_helper()
-        ns_fd = os.open(netns if netns.startswith("/") else f"/run/netns/{netns}",
-                        os.O_RDONLY | os.O_CLOEXEC) if netns else None
+        ns_fd = (
+            os.open(netns if netns.startswith("/") else f"/run/netns/{netns}", os.O_RDONLY | os.O_CLOEXEC)
+            if netns
+            else None
+        )
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         status_r, status_w = os.pipe() if helper else (None, None)
-        common = dict(cwd=cwd, env=dict(env) if env is not None else None, stdin=subprocess.DEVNULL,
-                      stdout=out_w, stderr=err_w, start_new_session=True)
+        common = dict(
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL,
+            stdout=out_w,
+            stderr=err_w,
+            start_new_session=True,
+        )
         # The start time is taken before the fork: a fast child (a small transfer on a
         # link without delay) may finish its work before Popen returns to a busy parent.
         started_ns = time.monotonic_ns()
@@ -412,17 +453,30 @@ class Processes:
             if helper:
                 try:
                     popen = subprocess.Popen(
-                        helper_argv(helper, exe, argv[1:], parent=os.getpid(), file_cap=_file_cap(file_cap),
-                                    status_fd=status_w, netns_fd=ns_fd, priority=priority, new_netns=new_netns),
-                        pass_fds=(status_w,) if ns_fd is None else (status_w, ns_fd), **common)
-                except OSError as e:       # the helper itself, not the program (removed by a rebuild?)
-                    raise UsageError(f"cannot run the exec helper {helper}: {e.strerror} (`make build` builds it; "
-                                     f"{EXEC_HELPER_ENV}=off starts programs without it)") from None
+                        helper_argv(
+                            helper,
+                            exe,
+                            argv[1:],
+                            parent=os.getpid(),
+                            file_cap=_file_cap(file_cap),
+                            status_fd=status_w,
+                            netns_fd=ns_fd,
+                            priority=priority,
+                            new_netns=new_netns,
+                        ),
+                        pass_fds=(status_w,) if ns_fd is None else (status_w, ns_fd),
+                        **common,
+                    )
+                except OSError as e:  # the helper itself, not the program (removed by a rebuild?)
+                    raise UsageError(
+                        f"cannot run the exec helper {helper}: {e.strerror} (`make build` builds it; "
+                        f"{EXEC_HELPER_ENV}=off starts programs without it)"
+                    ) from None
                 os.close(status_w)
                 status_w = None
-                try:   # like Popen's own exec check: end-of-file once the program is exec'd
+                try:  # like Popen's own exec check: end-of-file once the program is exec'd
                     failure = helper_failure(_read_all(status_r), exe)
-                except BaseException:          # Ctrl-C meanwhile: the program is nobody's yet
+                except BaseException:  # Ctrl-C meanwhile: the program is nobody's yet
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(popen.pid, signal.SIGKILL)
                     popen.wait()
@@ -432,7 +486,8 @@ class Processes:
                     raise failure
             else:
                 popen = subprocess.Popen(
-                    [exe, *argv[1:]], preexec_fn=_child_setup(file_cap, ns_fd, priority, new_netns), **common)
+                    [exe, *argv[1:]], preexec_fn=_child_setup(file_cap, ns_fd, priority, new_netns), **common
+                )
         except FileNotFoundError:
             os.close(out_r), os.close(err_r)
             raise ProgramNotFound(f"command not found: {argv[0]!r}") from None
@@ -447,8 +502,16 @@ class Processes:
             for fd in (ns_fd, status_r, status_w):
                 if fd is not None:
                     os.close(fd)
-        proc = Proc(name, list(argv), popen.pid, started_ns, popen, os.pidfd_open(popen.pid),
-                    _Tail(out_r, TAIL_BYTES, on_stdout_line), _Tail(err_r, TAIL_BYTES))
+        proc = Proc(
+            name,
+            list(argv),
+            popen.pid,
+            started_ns,
+            popen,
+            os.pidfd_open(popen.pid),
+            _Tail(out_r, TAIL_BYTES, on_stdout_line),
+            _Tail(err_r, TAIL_BYTES),
+        )
         self.procs.append(proc)
         return proc
 
@@ -508,7 +571,7 @@ def group_exists(pgid: int) -> bool:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:     # there, but another user's
+    except PermissionError:  # there, but another user's
         return True
     return True
 
@@ -542,7 +605,7 @@ def pids_in_group(pgid: int) -> list[int]:
 def _address(hexaddr: str) -> str:
     """An address as /proc/net/{udp,tcp}[6] prints it (32-bit words in host order)."""
     raw = bytes.fromhex(hexaddr)
-    words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
     return socket.inet_ntop(socket.AF_INET if len(raw) == 4 else socket.AF_INET6, words)
 
 
@@ -583,8 +646,9 @@ def bound_sockets(pid: int, pgid: int | None = None, port: int | None = None) ->
     # (unreadable), they are. TCP's tables walk the established hash (milliseconds a
     # read): its listeners from sock_diag instead, where the kernel answers.
     counts = socket_counts(pid)
-    tcp_tables = [t for t, label in (("tcp", b"TCP:"), ("tcp6", b"TCP6:"))
-                  if counts is None or counts[_COUNTED.index(label)] != 0]
+    tcp_tables = [
+        t for t, label in (("tcp", b"TCP:"), ("tcp6", b"TCP6:")) if counts is None or counts[_COUNTED.index(label)] != 0
+    ]
     listening = sockdiag.listeners(pid) if tcp_tables else None
     for table in ["udp", "udp6"] + (tcp_tables if listening is None else []):
         try:
@@ -630,11 +694,12 @@ class BindWatch:
     TCP listeners on it), reading the socket tables only when the namespace's counters
     have moved since the last read found nothing, and every FULL_EVERY-th poll whatever
     they say (a close elsewhere at the same moment leaves them where they were)."""
+
     FULL_EVERY = 10
 
     def __init__(self, pid: int, port: int, pgid: int | None = None):
         self.pid, self.port, self.pgid = pid, port, pgid
-        self._quiet: tuple[int, ...] | None = None      # the counters when the tables last showed nothing
+        self._quiet: tuple[int, ...] | None = None  # the counters when the tables last showed nothing
         self.polls = self.reads = 0
 
     def sockets(self) -> list[tuple[str, str, int]]:
@@ -646,7 +711,7 @@ class BindWatch:
         self.reads += 1
         found = bound_sockets(self.pid, self.pgid, self.port)
         if not found:
-            self._quiet = counts        # read before the tables: a bind since then moves them
+            self._quiet = counts  # read before the tables: a bind since then moves them
         return found
 
 

@@ -24,6 +24,7 @@ command in the submission's jail), within one time limit for the whole folder, a
 writes only under `out`. A compile error is one line: the program, then the compiler's
 first error with its file and line.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -42,8 +43,15 @@ CXX_FLAGS = ["-O2", "-std=gnu++17", "-w"]
 C_SOURCES, CXX_SOURCES = (".c",), (".cpp", ".cc", ".cxx")
 # Short-lived programs: the client JIT alone and the serial collector start a JVM fastest.
 JAVA_FLAGS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto"]
-KINDS = ("Name.py", "Name.java", "Name.c", "Name.cpp", "a Cargo.toml or go.mod building Name",
-         "a Makefile building Name", "an executable Name")
+KINDS = (
+    "Name.py",
+    "Name.java",
+    "Name.c",
+    "Name.cpp",
+    "a Cargo.toml or go.mod building Name",
+    "a Makefile building Name",
+    "an executable Name",
+)
 
 # run(argv, cwd, env, timeout) -> (exit status, stderr); None: it did not finish in time
 Runner = Callable[[list[str], str, dict, float], "tuple[int | None, str]"]
@@ -51,8 +59,15 @@ Runner = Callable[[list[str], str, dict, float], "tuple[int | None, str]"]
 
 def run_here(argv: list[str], cwd: str, env: dict, timeout: float) -> tuple[int | None, str]:
     """A build command on this machine (the lab), in its own process group."""
-    proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env={**os.environ, **env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         _, err = proc.communicate(timeout=max(timeout, 0.1))
     except subprocess.TimeoutExpired:
@@ -66,6 +81,7 @@ def run_here(argv: list[str], cwd: str, env: dict, timeout: float) -> tuple[int 
 class Build:
     """What building a folder's programs gave: argv or a one-line reason per program, and
     the folder-wide failure (a Makefile's) if there was one."""
+
     programs: dict
     error: str | None = None
 
@@ -94,7 +110,7 @@ def first_error(stderr: str, folder: str) -> str:
     lines = [ln.strip().replace(folder.rstrip("/") + "/", "") for ln in stderr.splitlines() if ln.strip()]
     for k, line in enumerate(lines):
         if re.search(r"\berror\b", line, re.I) or re.match(r"^\S+\.go:\d+(:\d+)?: ", line):
-            if k + 1 < len(lines) and lines[k + 1].startswith("-->"):      # rustc: the place on the next line
+            if k + 1 < len(lines) and lines[k + 1].startswith("-->"):  # rustc: the place on the next line
                 line += " " + lines[k + 1]
             return line[:240]
     return lines[-1][:240] if lines else "no message"
@@ -104,6 +120,7 @@ def first_error(stderr: str, folder: str) -> str:
 class _Context:
     """What every builder shares: how to run a command, the time left, how to start Java,
     and how to make a folder the build may write (the jail's uid must own it)."""
+
     run: Runner
     limit: float
     java: str
@@ -120,8 +137,16 @@ class _Context:
         return path
 
 
-def resolve(folder: str, names, out: str, run: Runner = run_here, time_limit: float = BUILD_TIME_LIMIT,
-            python: str = "python3", java: str = "java", owner: int | None = None) -> Build:
+def resolve(
+    folder: str,
+    names,
+    out: str,
+    run: Runner = run_here,
+    time_limit: float = BUILD_TIME_LIMIT,
+    python: str = "python3",
+    java: str = "java",
+    owner: int | None = None,
+) -> Build:
     """Each of `names` resolved in `folder`, building into `out` (see the module's doc);
     `owner`: the uid the build's folders are made for (the grader's jail)."""
     ctx = _Context(run, time_limit, java, owner, time.monotonic() + time_limit)
@@ -151,7 +176,9 @@ def resolve(folder: str, names, out: str, run: Runner = run_here, time_limit: fl
         build.programs.update(done)
         left = [n for n in left if n not in done]
     for name in left:
-        build.programs[name] = f"{name} is missing from the submission (expected {', '.join(k.replace('Name', name) for k in KINDS)})"
+        build.programs[name] = (
+            f"{name} is missing from the submission (expected {', '.join(k.replace('Name', name) for k in KINDS)})"
+        )
     return build
 
 
@@ -195,15 +222,35 @@ def _java(folder, names, out, ctx) -> dict:
 
     def start(n, where):
         return [ctx.java, *JAVA_FLAGS, "-cp", where, _java_package(os.path.join(folder, f"{n}.java")) + n]
+
     if rc == 0:
         return {n: start(n, classes) for n in mine}
     found = {}
-    for n in mine:        # one program at a time, with what it uses (javac finds it on -sourcepath)
+    for n in mine:  # one program at a time, with what it uses (javac finds it on -sourcepath)
         alone = ctx.mkdir(os.path.join(out, f"java-{n}"))
-        rc, err = ctx.run(["javac", "-nowarn", "-encoding", "UTF-8", "-d", alone, "-sourcepath", folder,
-                       os.path.join(folder, f"{n}.java")], folder, {}, ctx.left())
-        found[n] = start(n, alone) if rc == 0 else _timeout("javac", ctx.limit) if rc is None else \
-            f"{n} does not compile: {first_error(err, folder)}"
+        rc, err = ctx.run(
+            [
+                "javac",
+                "-nowarn",
+                "-encoding",
+                "UTF-8",
+                "-d",
+                alone,
+                "-sourcepath",
+                folder,
+                os.path.join(folder, f"{n}.java"),
+            ],
+            folder,
+            {},
+            ctx.left(),
+        )
+        found[n] = (
+            start(n, alone)
+            if rc == 0
+            else _timeout("javac", ctx.limit)
+            if rc is None
+            else f"{n} does not compile: {first_error(err, folder)}"
+        )
     return found
 
 
@@ -223,17 +270,27 @@ def _c_family(folder, names, out, ctx) -> dict:
     found = {}
     files = _listing(folder)
     for suffixes, compiler, flags in ((C_SOURCES, "cc", C_FLAGS), (CXX_SOURCES, "c++", CXX_FLAGS)):
-        shared = [os.path.join(folder, f) for f in files
-                  if f.endswith(suffixes) and not _has_main(os.path.join(folder, f))]
+        shared = [
+            os.path.join(folder, f) for f in files if f.endswith(suffixes) and not _has_main(os.path.join(folder, f))
+        ]
         for n in names:
             source = next((f"{n}{s}" for s in suffixes if _has(folder, f"{n}{s}")), None)
             if source is None or n in found:
                 continue
             binary = os.path.join(ctx.mkdir(os.path.join(out, "bin")), n)
-            rc, err = ctx.run([compiler, *flags, "-I", folder, "-o", binary, os.path.join(folder, source), *shared, "-lm"],
-                          folder, {}, ctx.left())
-            found[n] = [binary] if rc == 0 else _timeout(compiler, ctx.limit) if rc is None else \
-                f"{n} does not compile: {first_error(err, folder)}"
+            rc, err = ctx.run(
+                [compiler, *flags, "-I", folder, "-o", binary, os.path.join(folder, source), *shared, "-lm"],
+                folder,
+                {},
+                ctx.left(),
+            )
+            found[n] = (
+                [binary]
+                if rc == 0
+                else _timeout(compiler, ctx.limit)
+                if rc is None
+                else f"{n} does not compile: {first_error(err, folder)}"
+            )
     return found
 
 
@@ -241,8 +298,11 @@ def _cargo(folder, names, out, ctx) -> dict:
     if not _has(folder, "Cargo.toml"):
         return {}
     target = ctx.mkdir(os.path.join(out, "cargo"))
-    env = {"CARGO_TARGET_DIR": target, "CARGO_HOME": ctx.mkdir(os.path.join(out, "cargo-home")),
-           "CARGO_TERM_COLOR": "never"}
+    env = {
+        "CARGO_TARGET_DIR": target,
+        "CARGO_HOME": ctx.mkdir(os.path.join(out, "cargo-home")),
+        "CARGO_TERM_COLOR": "never",
+    }
     rc, err = ctx.run(["cargo", "build", "--release", "--offline", "--quiet"], folder, env, ctx.left())
     if rc is None:
         return {n: _timeout("cargo build", ctx.limit) for n in names}
@@ -259,36 +319,63 @@ def _cargo(folder, names, out, ctx) -> dict:
 def _go(folder, names, out, ctx) -> dict:
     if not _has(folder, "go.mod"):
         return {}
-    env = {"GOCACHE": ctx.mkdir(os.path.join(out, "go-cache")), "GOPATH": ctx.mkdir(os.path.join(out, "go-path")),
-           "GOFLAGS": "-mod=mod",
-           "GOPROXY": "off", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOTELEMETRY": "off"}
+    env = {
+        "GOCACHE": ctx.mkdir(os.path.join(out, "go-cache")),
+        "GOPATH": ctx.mkdir(os.path.join(out, "go-path")),
+        "GOFLAGS": "-mod=mod",
+        "GOPROXY": "off",
+        "GOTOOLCHAIN": "local",
+        "CGO_ENABLED": "0",
+        "GOTELEMETRY": "off",
+    }
     found = {}
     for n in names:
-        package = next((p for p in (f"./{n}", f"./cmd/{n}", f"./cmd/{n.lower()}", f"./{n.lower()}")
-                        if os.path.isdir(os.path.join(folder, p))), None)
+        package = next(
+            (
+                p
+                for p in (f"./{n}", f"./cmd/{n}", f"./cmd/{n.lower()}", f"./{n.lower()}")
+                if os.path.isdir(os.path.join(folder, p))
+            ),
+            None,
+        )
         if package is None and _has(folder, f"{n}.go"):
             package = f"{n}.go"
         if package is None:
             continue
         binary = os.path.join(ctx.mkdir(os.path.join(out, "bin")), n)
         rc, err = ctx.run(["go", "build", "-o", binary, package], folder, env, ctx.left())
-        found[n] = [binary] if rc == 0 else _timeout("go build", ctx.limit) if rc is None else \
-            f"{n} does not compile: {first_error(err, folder)}"
+        found[n] = (
+            [binary]
+            if rc == 0
+            else _timeout("go build", ctx.limit)
+            if rc is None
+            else f"{n} does not compile: {first_error(err, folder)}"
+        )
     return found
 
 
 def locate(folder: str, name: str) -> str | None:
     """What program `name` would be built or run from (a file or build file of the
     folder), without building anything; None: nothing."""
-    for candidate in (f"{name}.py", name, "Makefile", f"{name}.java", f"{name}.class",
-                      *(f"{name}{s}" for s in C_SOURCES + CXX_SOURCES)):
+    for candidate in (
+        f"{name}.py",
+        name,
+        "Makefile",
+        f"{name}.java",
+        f"{name}.class",
+        *(f"{name}{s}" for s in C_SOURCES + CXX_SOURCES),
+    ):
         if _has(folder, candidate):
             return candidate
-    if _has(folder, "Cargo.toml") and (_has(folder, os.path.join("src", "bin", f"{name}.rs"))
-                                       or _has(folder, os.path.join("src", "bin", name, "main.rs"))):
+    if _has(folder, "Cargo.toml") and (
+        _has(folder, os.path.join("src", "bin", f"{name}.rs"))
+        or _has(folder, os.path.join("src", "bin", name, "main.rs"))
+    ):
         return "Cargo.toml"
-    if _has(folder, "go.mod") and (any(os.path.isdir(os.path.join(folder, d))
-                                       for d in (name, os.path.join("cmd", name))) or _has(folder, f"{name}.go")):
+    if _has(folder, "go.mod") and (
+        any(os.path.isdir(os.path.join(folder, d)) for d in (name, os.path.join("cmd", name)))
+        or _has(folder, f"{name}.go")
+    ):
         return "go.mod"
     return None
 
@@ -349,12 +436,21 @@ def prepare(folder: str, names, python: str = "python3") -> Build:
         os.makedirs(out)
     except OSError:
         import tempfile
+
         out = stamp = None
         scratch = tempfile.mkdtemp(prefix="rdt-build-")
     build = resolve(folder, names, out or scratch, python=python)
     if stamp:
         with open(stamp, "w") as f:
-            json.dump({"digest": digest, "names": list(names), "python": python, "programs": build.programs,
-                       "error": build.error}, f)
+            json.dump(
+                {
+                    "digest": digest,
+                    "names": list(names),
+                    "python": python,
+                    "programs": build.programs,
+                    "error": build.error,
+                },
+                f,
+            )
     _lab_cache[key] = (digest, build)
     return build

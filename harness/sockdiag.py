@@ -8,6 +8,7 @@ sock_diag dump asked for listeners only walks the small listening hash.
 `listeners` returns None when it cannot ask (no netlink, no right to enter the
 namespace): the caller then reads /proc.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -23,16 +24,19 @@ SOCK_DIAG_BY_FAMILY = 20
 NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
 NLMSG_ERROR, NLMSG_DONE = 2, 3
 TCP_LISTEN = 10
-_NLMSGHDR = struct.Struct("=IHHII")                 # len, type, flags, seq, pid
-_REQ_V2 = struct.Struct("=BBBxI48x")                # family, protocol, ext, states, an empty inet_diag_sockid
-_DIAG_MSG = struct.Struct("=BBBB2s2s16s16sI8xIIIII")  # family, state, timer, retrans, sport, dport, src, dst, if, cookie; expires, rqueue, wqueue, uid, inode
+_NLMSGHDR = struct.Struct("=IHHII")  # len, type, flags, seq, pid
+_REQ_V2 = struct.Struct("=BBBxI48x")  # family, protocol, ext, states, an empty inet_diag_sockid
+_DIAG_MSG = struct.Struct(
+    "=BBBB2s2s16s16sI8xIIIII"
+)  # family, state, timer, retrans, sport, dport, src, dst, if, cookie; expires, rqueue, wqueue, uid, inode
 
 
 def _dump(sock: socket.socket, family: int) -> list[tuple[str, int, int]]:
     """(address, port, inode) of each TCP listener of `family` in the socket's namespace."""
     request = _REQ_V2.pack(family, socket.IPPROTO_TCP, 0, 1 << TCP_LISTEN)
-    sock.send(_NLMSGHDR.pack(_NLMSGHDR.size + len(request), SOCK_DIAG_BY_FAMILY,
-                             NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + request)
+    sock.send(
+        _NLMSGHDR.pack(_NLMSGHDR.size + len(request), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + request
+    )
     found = []
     while True:
         data = sock.recv(1 << 16)
@@ -43,8 +47,9 @@ def _dump(sock: socket.socket, family: int) -> list[tuple[str, int, int]]:
                 return found
             if kind == NLMSG_ERROR or length < _NLMSGHDR.size:
                 raise OSError("sock_diag refused the dump")
-            msg_family, state, _, _, sport, _, src, _, _, _, _, _, _, inode = \
-                _DIAG_MSG.unpack_from(data, offset + _NLMSGHDR.size)
+            msg_family, state, _, _, sport, _, src, _, _, _, _, _, _, inode = _DIAG_MSG.unpack_from(
+                data, offset + _NLMSGHDR.size
+            )
             if state == TCP_LISTEN:
                 address = socket.inet_ntop(msg_family, src[:4] if msg_family == socket.AF_INET else src)
                 found.append((address, int.from_bytes(sport, "big"), inode))
@@ -88,8 +93,10 @@ def listeners(pid: int) -> dict[str, tuple[str, str, int]] | None:
     try:
         with _netlink_in(pid) as sock:
             sock.settimeout(2.0)
-            return {f"socket:[{inode}]": ("tcp", address, port)
-                    for family in (socket.AF_INET, socket.AF_INET6)
-                    for address, port, inode in _dump(sock, family)}
+            return {
+                f"socket:[{inode}]": ("tcp", address, port)
+                for family in (socket.AF_INET, socket.AF_INET6)
+                for address, port, inode in _dump(sock, family)
+            }
     except OSError:
         return None

@@ -6,6 +6,7 @@ mean, sample standard deviation, min, max, the 95% confidence interval of the me
 absolute and relative to the mean. Seed 000's rule, "repeat until the 95% margin of
 error is below 10% of the mean", is `needs_more_runs` / `repeat_until`.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,13 +20,13 @@ CONFIDENCE = 0.95
 class Summary:
     n: int
     mean: float
-    std: float          # sample standard deviation (n-1); nan when n < 2
+    std: float  # sample standard deviation (n-1); nan when n < 2
     min: float
     max: float
-    ci_low: float       # 95% CI of the mean; nan when n < 2
+    ci_low: float  # 95% CI of the mean; nan when n < 2
     ci_high: float
-    margin: float       # half-width of the CI (absolute, same unit as the values)
-    rel_margin: float   # margin / |mean|; inf when the mean is 0
+    margin: float  # half-width of the CI (absolute, same unit as the values)
+    rel_margin: float  # margin / |mean|; inf when the mean is 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -36,19 +37,69 @@ class Summary:
 # paid by every kernel and grading process. tests/experiments/test_statistics.py checks each
 # value against scipy.
 T975 = (
-    12.706204736174694, 4.302652729749462, 3.1824463052837078, 2.7764451051977934, 2.5705818356363146,
-    2.4469118511449786, 2.364624251592784, 2.306004135204166, 2.262157162798205, 2.228138851986274,
-    2.200985160091639, 2.1788128296672284, 2.1603686564627913, 2.144786687917804, 2.131449545559776,
-    2.1199052992212546, 2.1098155778333156, 2.1009220402410382, 2.0930240544083087, 2.085963447265864,
-    2.0796138447276795, 2.0738730679040254, 2.0686576104190486, 2.0638985616280245, 2.0595385527532972,
-    2.0555294386428735, 2.0518305164802846, 2.0484071417952454, 2.045229642132703, 2.0422724563012378,
-    2.039513446396408, 2.0369333434601016, 2.0345152974493383, 2.0322445093177186, 2.030107928250343,
-    2.0280940009804502, 2.0261924630291093, 2.0243941639119694, 2.022690920036761, 2.021075390306273,
-    2.019540970441376, 2.0180817028184443, 2.016692199227824, 2.0153675744437636, 2.014103388880846,
-    2.012895598919429, 2.0117405137297655, 2.010634757624232, 2.0095752371292392, 2.008559112100761,
-    2.007583770315836, 2.006646805061688, 2.0057459953178687, 2.0048792881880564, 2.0040447832891455,
-    2.003240718847872, 2.002465459291007, 2.0017174841452356, 2.000995378088267, 2.0002978220142604,
-    1.999623584994939, 1.9989715170333788, 1.998340542520741,
+    12.706204736174694,
+    4.302652729749462,
+    3.1824463052837078,
+    2.7764451051977934,
+    2.5705818356363146,
+    2.4469118511449786,
+    2.364624251592784,
+    2.306004135204166,
+    2.262157162798205,
+    2.228138851986274,
+    2.200985160091639,
+    2.1788128296672284,
+    2.1603686564627913,
+    2.144786687917804,
+    2.131449545559776,
+    2.1199052992212546,
+    2.1098155778333156,
+    2.1009220402410382,
+    2.0930240544083087,
+    2.085963447265864,
+    2.0796138447276795,
+    2.0738730679040254,
+    2.0686576104190486,
+    2.0638985616280245,
+    2.0595385527532972,
+    2.0555294386428735,
+    2.0518305164802846,
+    2.0484071417952454,
+    2.045229642132703,
+    2.0422724563012378,
+    2.039513446396408,
+    2.0369333434601016,
+    2.0345152974493383,
+    2.0322445093177186,
+    2.030107928250343,
+    2.0280940009804502,
+    2.0261924630291093,
+    2.0243941639119694,
+    2.022690920036761,
+    2.021075390306273,
+    2.019540970441376,
+    2.0180817028184443,
+    2.016692199227824,
+    2.0153675744437636,
+    2.014103388880846,
+    2.012895598919429,
+    2.0117405137297655,
+    2.010634757624232,
+    2.0095752371292392,
+    2.008559112100761,
+    2.007583770315836,
+    2.006646805061688,
+    2.0057459953178687,
+    2.0048792881880564,
+    2.0040447832891455,
+    2.003240718847872,
+    2.002465459291007,
+    2.0017174841452356,
+    2.000995378088267,
+    2.0002978220142604,
+    1.999623584994939,
+    1.9989715170333788,
+    1.998340542520741,
 )
 
 
@@ -56,7 +107,8 @@ def t_critical(n: int, confidence: float = CONFIDENCE) -> float:
     """Two-sided Student t quantile for a mean of n samples (n-1 degrees of freedom)."""
     if confidence == CONFIDENCE and 2 <= n <= len(T975) + 1:
         return T975[n - 2]
-    from scipy import stats     # here, not at the top: see T975
+    from scipy import stats  # here, not at the top: see T975
+
     return float(stats.t.ppf(0.5 + confidence / 2, n - 1))
 
 
@@ -76,8 +128,7 @@ def summarize(values: Iterable[float], confidence: float = CONFIDENCE) -> Summar
     return Summary(n, mean, std, min(xs), max(xs), mean - margin, mean + margin, margin, rel)
 
 
-def needs_more_runs(values: Sequence[float], target_rel_margin: float, cap: int,
-                    min_runs: int = 3) -> bool:
+def needs_more_runs(values: Sequence[float], target_rel_margin: float, cap: int, min_runs: int = 3) -> bool:
     """Seed 000's stopping rule: go on while n < min_runs, or the relative 95% margin is
     not below the target, unless n has reached the cap."""
     n = len(values)
@@ -88,8 +139,9 @@ def needs_more_runs(values: Sequence[float], target_rel_margin: float, cap: int,
     return not summarize(values).rel_margin < target_rel_margin
 
 
-def repeat_until(measure: Callable[[int], float], target_rel_margin: float = 0.10,
-                 cap: int = 30, min_runs: int = 3) -> list[float]:
+def repeat_until(
+    measure: Callable[[int], float], target_rel_margin: float = 0.10, cap: int = 30, min_runs: int = 3
+) -> list[float]:
     """Call measure(i) for i = 0, 1, ... until the relative 95% margin of the values is
     below the target (with at least min_runs values) or cap values were taken."""
     if cap < 1 or min_runs < 1 or target_rel_margin <= 0:
@@ -108,7 +160,7 @@ def repeat_until(measure: Callable[[int], float], target_rel_margin: float = 0.1
 RUNS_CAP = 1000
 
 
-POINT = 1 << 30      # "runs" of an exact value (a model's): an interval of width 0
+POINT = 1 << 30  # "runs" of an exact value (a model's): an interval of width 0
 
 
 def _nums(cell) -> tuple[int, float, float, float]:
@@ -170,7 +222,7 @@ def margin_to_separate(a, b) -> float | None:
     if not (math.isfinite(total) and math.isfinite(gap)) or gap == 0 or total == 0:
         return None
     f = gap / total
-    step = 10 ** math.floor(math.log10(f))    # one significant figure, rounded down
+    step = 10 ** math.floor(math.log10(f))  # one significant figure, rounded down
     return math.floor(f / step) * step
 
 
@@ -199,8 +251,17 @@ def _value(cell, unit: str, digits: int) -> str:
     return text + (f" {unit}" if unit else "") + ("" if n >= 2 else ", one run")
 
 
-def compare(name_a: str, a, name_b: str, b, unit: str = "", digits: int = 1,
-            higher: str = "is above", lower: str = "is below", ratio: bool = False) -> str:
+def compare(
+    name_a: str,
+    a,
+    name_b: str,
+    b,
+    unit: str = "",
+    digits: int = 1,
+    higher: str = "is above",
+    lower: str = "is below",
+    ratio: bool = False,
+) -> str:
     """One sentence comparing two cells: ranked only when the 95% intervals are disjoint
     ("A (x ± m) is above B (y ± m)", with "k.k×" if `ratio`), else "the runs cannot tell
     A (...) from B (...)" and how many runs or which --margin would."""
@@ -212,8 +273,7 @@ def compare(name_a: str, a, name_b: str, b, unit: str = "", digits: int = 1,
     o = order(a, b)
     if o == 0:
         points = [n for n, c in ((name_a, a), (name_b, b)) if _nums(c)[0] == POINT]
-        why = (f"{points[0]} lies inside the other's 95% interval" if len(points) == 1
-               else "their 95% intervals overlap")
+        why = f"{points[0]} lies inside the other's 95% interval" if len(points) == 1 else "their 95% intervals overlap"
         return f"the runs cannot tell {name_a} ({va}) from {name_b} ({vb}): {why}" + what_would_tell(a, b)
     times = f", {ma / mb:.2f}×" if ratio and mb else ""
     return f"{name_a} ({va}) {higher if o > 0 else lower} {name_b} ({vb}{times})"
@@ -233,7 +293,7 @@ def best(cells: dict, larger: bool = True) -> tuple[object, list]:
 
 
 def best_sentence(what: str, cells: dict, label, unit: str = "", digits: int = 1, larger: bool = True) -> str:
-    """"<what> is <label(best)> (x ± m unit)" when the best cell's 95% interval is clear of
+    """ "<what> is <label(best)> (x ± m unit)" when the best cell's 95% interval is clear of
     every other's; otherwise that the runs cannot tell which of the overlapping cells it
     is, and how many runs or which --margin would."""
     top, ties = best(cells, larger)
@@ -241,7 +301,9 @@ def best_sentence(what: str, cells: dict, label, unit: str = "", digits: int = 1
         return f"{what}: not measured"
     if not ties:
         return f"{what} is {label(top)} ({_value(cells[top], unit, digits)})"
-    closest = max(ties, key=lambda k: (runs_to_separate(cells[top], cells[k]) or RUNS_CAP + 1))
-    return (f"{what}: the runs cannot tell which of {', '.join(label(k) for k in [top, *ties])} it is (their 95% "
-            f"intervals overlap; the {'highest' if larger else 'lowest'} mean is {_value(cells[top], unit, digits)} "
-            f"at {label(top)})" + what_would_tell(cells[top], cells[closest]))
+    closest = max(ties, key=lambda k: runs_to_separate(cells[top], cells[k]) or RUNS_CAP + 1)
+    return (
+        f"{what}: the runs cannot tell which of {', '.join(label(k) for k in [top, *ties])} it is (their 95% "
+        f"intervals overlap; the {'highest' if larger else 'lowest'} mean is {_value(cells[top], unit, digits)} "
+        f"at {label(top)})" + what_would_tell(cells[top], cells[closest])
+    )

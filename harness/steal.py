@@ -5,10 +5,11 @@ the VM to show for it: the load is low, yet the engine sends packets late. A run
 warning names it (harness/transfer.py), so whoever reads it looks at the host, not for
 a busy process that is not there (BENCHMARKS.md, "The test suite": a host that steals).
 """
+
 from __future__ import annotations
 
 STAT = "/proc/stat"
-NOTABLE = 0.005     # a share of all CPU time; a host that steals nothing reads 0
+NOTABLE = 0.005  # a share of all CPU time; a host that steals nothing reads 0
 
 
 def cpu_times(path: str = STAT) -> list[int] | None:

@@ -18,6 +18,7 @@ the named policies below; every number lives here.
   RetryTimeout) plus 3 sigma of jitter each way, never below the floor (start-up of a
   program on a busy machine, Python's import time).
 """
+
 from __future__ import annotations
 
 import math
@@ -32,6 +33,7 @@ from harness.models import Link, stop_and_wait
 class LimitPolicy:
     """A time limit: factor x the estimate + slack_s, within [floor_s, cap_s], rounded
     up to whole seconds if asked. Call it with the estimate in seconds."""
+
     factor: float
     slack_s: float
     floor_s: float = 0.0
@@ -80,6 +82,7 @@ def time_limit(expected_s: float) -> float:
 class WindowPolicy:
     """A no-progress window: `rounds` x (round trip + 6 jitter + the program's timeout),
     at least floor_s, rounded up to whole seconds if asked."""
+
     rounds: int
     floor_s: float
     whole_seconds: bool = False
@@ -97,9 +100,9 @@ GRADER_WINDOW = WindowPolicy(rounds=8, floor_s=5.0, whole_seconds=True)
 NO_PROGRESS_FLOOR_S, PATIENCE = RUN_WINDOW.floor_s, RUN_WINDOW.rounds
 
 MODELS = ("blast", "stop-and-wait", "go-back-n", "selective-repeat", "tcp-like", "multipath")
-TCP_SEGMENT = 1000         # tcp-like's segment (the report's): its window in bytes / this = packets
-MULTIPATH_WINDOW = 32      # multipath: packets in flight per path, no window on its command line
-PIPELINED = {"go-back-n": models.gbn_timeout, "selective-repeat": models.sr_timeout}   # -> throughput in KB/s
+TCP_SEGMENT = 1000  # tcp-like's segment (the report's): its window in bytes / this = packets
+MULTIPATH_WINDOW = 32  # multipath: packets in flight per path, no window on its command line
+PIPELINED = {"go-back-n": models.gbn_timeout, "selective-repeat": models.sr_timeout}  # -> throughput in KB/s
 
 
 def link_of(spec: str, shared_queue: bool = True) -> Link:
@@ -123,8 +126,12 @@ def mean_loss(spec: str) -> float:
 def worse_link(forward: str, reverse: str, shared_queue: bool = True) -> Link:
     """The worse direction of the two as the models' Link, burst loss at its mean."""
     fwd, rev = link_of(forward, shared_queue), link_of(reverse, shared_queue)
-    return Link(max(fwd.delay_s, rev.delay_s), max(fwd.loss, rev.loss),
-                min(fwd.rate_bps, rev.rate_bps), shared_queue=shared_queue)
+    return Link(
+        max(fwd.delay_s, rev.delay_s),
+        max(fwd.loss, rev.loss),
+        min(fwd.rate_bps, rev.rate_bps),
+        shared_queue=shared_queue,
+    )
 
 
 def program_timeout_s(params: dict) -> float | None:
@@ -143,21 +150,22 @@ def stop_and_wait_seconds(link: Link, size: int, params: dict) -> float:
     return stop_and_wait(link, max(retry_timeout_s(params, link), 1e-3), max(size, 1)).time_s
 
 
-def expected_seconds(forward: str, reverse: str, size: int, params: dict, shared_queue: bool = True,
-                     model: str = "stop-and-wait") -> float:
+def expected_seconds(
+    forward: str, reverse: str, size: int, params: dict, shared_queue: bool = True, model: str = "stop-and-wait"
+) -> float:
     """The expected duration of a transfer of `size` bytes under `model` (one of MODELS)
     over the worse direction, at the programs' timeout (else 2 RTTs) and `window`."""
     link = worse_link(forward, reverse, shared_queue)
     payload = params.get("payload")
-    if isinstance(payload, int) and payload > 0:        # stop-and-wait-crc's packet size
+    if isinstance(payload, int) and payload > 0:  # stop-and-wait-crc's packet size
         link = replace(link, payload=payload)
-    if model == "tcp-like":           # Selective Repeat's model at the window in segments
+    if model == "tcp-like":  # Selective Repeat's model at the window in segments
         asked = params.get("window")
         window_bytes = asked if isinstance(asked, int) else TCP_SEGMENT
         link = replace(link, payload=TCP_SEGMENT)
         params = {**params, "window": max(1, window_bytes // TCP_SEGMENT)}
         model = "selective-repeat"
-    elif model == "multipath":        # Selective Repeat over the worse path alone: a bound
+    elif model == "multipath":  # Selective Repeat over the worse path alone: a bound
         params = {**params, "window": MULTIPATH_WINDOW}
         model = "selective-repeat"
     if model == "blast":

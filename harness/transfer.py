@@ -8,6 +8,7 @@ crossed the link), never from what the programs print: that is kept in `printed`
 parsed, for comparison. This module runs things; the rules that stop a run and name why
 it failed are sans-IO, in harness/monitor.py.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,17 +28,36 @@ from typing import Callable, Mapping
 
 from harness import backends, steal, time_limits
 from harness.engine import REPO, EngineError, check_spec, sweep_stale_sockets
-from harness.monitor import ErrorKind, Exit, Failure, Monitor, RunEnd, Stopped, first_failure, \
-    output_mismatch, with_link_story
-from harness.procs import (BindWatch, Proc, ProgramNotFound, Processes, UsageError, bound_sockets, describe_exit,
-                           raise_if_terminated, render, terminate_as_interrupt)
+from harness.monitor import (
+    ErrorKind,
+    Exit,
+    Failure,
+    Monitor,
+    RunEnd,
+    Stopped,
+    first_failure,
+    output_mismatch,
+    with_link_story,
+)
+from harness.procs import (
+    BindWatch,
+    Proc,
+    ProgramNotFound,
+    Processes,
+    UsageError,
+    bound_sockets,
+    describe_exit,
+    raise_if_terminated,
+    render,
+    terminate_as_interrupt,
+)
 
-BIND_TIMEOUT_S = 10.0      # the receiver must have bound its port by then
-RECEIVER_GRACE_S = 5.0     # after the sender exits, for the receiver to finish and exit
-LAG_WARN_US = 1000         # p99 engine lag above this: the run was disturbed (1 ms is
-                           # more than a 1 KB packet's serialisation at 10 Mbit/s)
-TAIL_CHARS = 4096          # stdout/stderr kept in a result
-PORT_RETRIES = 3           # local backend: new port if another program took ours
+BIND_TIMEOUT_S = 10.0  # the receiver must have bound its port by then
+RECEIVER_GRACE_S = 5.0  # after the sender exits, for the receiver to finish and exit
+LAG_WARN_US = 1000  # p99 engine lag above this: the run was disturbed (1 ms is
+# more than a 1 KB packet's serialisation at 10 Mbit/s)
+TAIL_CHARS = 4096  # stdout/stderr kept in a result
+PORT_RETRIES = 3  # local backend: new port if another program took ours
 
 
 TUN_CORRUPTION = ("repair", "netem")
@@ -51,6 +71,7 @@ class Link:
     checksum, so the damage reaches the application; "netem" flips a bit anywhere and
     leaves the checksum wrong, as tc-netem, so the receiving kernel drops the packet
     (harness/linkemu/README.md, "Corruption")."""
+
     forward: str = ""
     reverse: str | None = None
     shared_queue: bool = False
@@ -64,30 +85,33 @@ class Link:
 @dataclass(frozen=True)
 class Path:
     """One path of a (possibly multi-homed) topology: a link and an optional name."""
+
     link: Link
     name: str | None = None
 
 
 # How to parse the last line a sender prints: field names, in order.
 OUTPUT_FORMATS = {
-    "comn-sw": ("retransmissions", "throughput_kBps"),   # Sender2: <retx> <KB/s>
-    "comn": ("throughput_kBps",),                        # Senders 1, 3, 4: <KB/s>
+    "comn-sw": ("retransmissions", "throughput_kBps"),  # Sender2: <retx> <KB/s>
+    "comn": ("throughput_kBps",),  # Senders 1, 3, 4: <KB/s>
     "iperf3-json": ("throughput_kBps", "retransmissions", "congestion_control"),  # iperf3 -c ... --json
-    "json": (),                  # a JSON object on the last line, kept whole (reference.tcpfile --json)
+    "json": (),  # a JSON object on the last line, kept whole (reference.tcpfile --json)
 }
 
 
 @dataclass(frozen=True)
 class Program:
     """A command template with {placeholders}, how to read its output, extra env vars."""
+
     command: str
     output_format: str | None = None
     env: Mapping[str, str] | None = None
 
     def __post_init__(self):
         if self.output_format is not None and self.output_format not in OUTPUT_FORMATS:
-            raise UsageError(f"unknown output_format {self.output_format!r}; expected one of: "
-                             f"{', '.join(OUTPUT_FORMATS)} or None")
+            raise UsageError(
+                f"unknown output_format {self.output_format!r}; expected one of: {', '.join(OUTPUT_FORMATS)} or None"
+            )
 
 
 def parse_printed(output_format: str | None, stdout: str) -> dict | None:
@@ -119,9 +143,11 @@ def _parse_iperf3(stdout: str) -> dict | None:
     """iperf3 --json on the client: received throughput (KB/s) and TCP retransmits."""
     try:
         end = json.loads(stdout)["end"]
-        return {"throughput_kBps": end["sum_received"]["bits_per_second"] / 8 / 1024,
-                "retransmissions": end["sum_sent"].get("retransmits"),
-                "congestion_control": end.get("sender_tcp_congestion")}
+        return {
+            "throughput_kBps": end["sum_received"]["bits_per_second"] / 8 / 1024,
+            "retransmissions": end["sum_sent"].get("retransmits"),
+            "congestion_control": end.get("sender_tcp_congestion"),
+        }
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -132,7 +158,7 @@ class ProgramResult:
     stdout_tail: str
     stderr_tail: str
     timed_out: bool
-    stopped_when_done: bool = False   # receiver stopped once its output was complete
+    stopped_when_done: bool = False  # receiver stopped once its output was complete
 
 
 @dataclass
@@ -144,35 +170,35 @@ class TransferResult:
     seed: int
     size_bytes: int
     error_kind: ErrorKind | None = None  # the cause as a value to branch on (harness/monitor.py);
-                                         # `error` is its one-line message for people
+    # `error` is its one-line message for people
     wire_time_s: float | None = None
     process_time_s: float | None = None
     goodput_kBps: float | None = None
     retransmissions: int | None = None
-    packets: dict | None = None          # {"forward": n, "reverse": n} into the link
+    packets: dict | None = None  # {"forward": n, "reverse": n} into the link
     bytes: dict | None = None
-    link: dict | None = None             # the engine's stats
-    lag_us: dict | None = None           # worst direction's {p50, p99, max}
+    link: dict | None = None  # the engine's stats
+    lag_us: dict | None = None  # worst direction's {p50, p99, max}
     lag_warning: str | None = None
-    steal: float | None = None           # the share of all CPU time the VM's host took during the
-                                         # run (harness.steal), which stops programs and engine alike
-    delay_us: dict | None = None         # per direction {p50, p99, mean}
+    steal: float | None = None  # the share of all CPU time the VM's host took during the
+    # run (harness.steal), which stops programs and engine alike
+    delay_us: dict | None = None  # per direction {p50, p99, mean}
     sender: ProgramResult | None = None
     receiver: ProgramResult | None = None
     printed: dict | None = None
     params: dict = field(default_factory=dict)
-    endpoints: dict | None = None        # listen_port, the sender's targets, namespaces, where
-                                         # the receiver bound, and whether loopback NAT was used
-    startup: dict | None = None          # receiver_bound_s (after its start), sender_start_gap_ms
-                                         # (receiver bound -> sender started), loopback_nat_ms (of
-                                         # that gap, netns only), time_limit_s, no_progress_s
-    pcap: str | None = None              # the capture files asked for (absolute paths):
-    trace: str | None = None             # harness.plots draws the transfer from them
-    cpu_s: float | None = None           # CPU seconds of the programs and the engine together
-                                         # (what a sweep books the run's share of the CPU by)
-    tcp_cc: str | None = None            # kernel TCP's congestion control pinned in the namespaces
-                                         # (netns, kernel; harness/backends/tcp.py); what ran is
-                                         # what the program reports (printed["congestion_control"])
+    endpoints: dict | None = None  # listen_port, the sender's targets, namespaces, where
+    # the receiver bound, and whether loopback NAT was used
+    startup: dict | None = None  # receiver_bound_s (after its start), sender_start_gap_ms
+    # (receiver bound -> sender started), loopback_nat_ms (of
+    # that gap, netns only), time_limit_s, no_progress_s
+    pcap: str | None = None  # the capture files asked for (absolute paths):
+    trace: str | None = None  # harness.plots draws the transfer from them
+    cpu_s: float | None = None  # CPU seconds of the programs and the engine together
+    # (what a sweep books the run's share of the CPU by)
+    tcp_cc: str | None = None  # kernel TCP's congestion control pinned in the namespaces
+    # (netns, kernel; harness/backends/tcp.py); what ran is
+    # what the program reports (printed["congestion_control"])
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -180,11 +206,18 @@ class TransferResult:
     def summary(self) -> str:
         """One screen for people: intact or not, goodput, times, retransmissions, counters."""
         if self.ok:
-            head = "OK: the file arrived intact" if self.verified else "OK: both programs finished in time (nothing to verify)"
+            head = (
+                "OK: the file arrived intact"
+                if self.verified
+                else "OK: both programs finished in time (nothing to verify)"
+            )
         else:
             head = f"FAILED: {self.error}"
-        out = [head, f"  backend {self.backend}, seed {self.seed}, {self.size_bytes} bytes"
-               + (f", kernel TCP {self.tcp_cc} (pinned per route)" if self.tcp_cc else "")]
+        out = [
+            head,
+            f"  backend {self.backend}, seed {self.seed}, {self.size_bytes} bytes"
+            + (f", kernel TCP {self.tcp_cc} (pinned per route)" if self.tcp_cc else ""),
+        ]
         if self.goodput_kBps is not None:
             out.append(f"  goodput        {self.goodput_kBps:10.2f} KB/s")
         if self.wire_time_s is not None:
@@ -196,17 +229,28 @@ class TransferResult:
         if self.printed:
             out.append(f"  sender printed {self.printed}")
         if self.link:
-            keys = ("packets_in", "delivered", "lost", "corrupted", "duplicated", "reordered",
-                    "queue_drops", "down_drops", "repeats")
+            keys = (
+                "packets_in",
+                "delivered",
+                "lost",
+                "corrupted",
+                "duplicated",
+                "reordered",
+                "queue_drops",
+                "down_drops",
+                "repeats",
+            )
             out.append("  link           " + " ".join(f"{k:>11}" for k in keys))
             for d in ("forward", "reverse"):
                 counters = self.link.get(d) or {}
                 out.append(f"    {d:<12} " + " ".join(f"{counters.get(k, '-')!s:>11}" for k in keys))
         if self.startup:
             st = self.startup
-            out.append(f"  start-up       receiver bound {st.get('bound', '?')} after {st.get('receiver_bound_s', 0):.3f} s; "
-                       f"sender started {st.get('sender_start_gap_ms', 0):.0f} ms later; limits {st.get('time_limit_s', 0):g} s, "
-                       f"no progress {st.get('no_progress_s') or 'off'} s")
+            out.append(
+                f"  start-up       receiver bound {st.get('bound', '?')} after {st.get('receiver_bound_s', 0):.3f} s; "
+                f"sender started {st.get('sender_start_gap_ms', 0):.0f} ms later; limits {st.get('time_limit_s', 0):g} s, "
+                f"no progress {st.get('no_progress_s') or 'off'} s"
+            )
         if self.lag_warning:
             out.append(f"  WARNING: {self.lag_warning}")
         for role in ("sender", "receiver"):
@@ -253,8 +297,7 @@ def program_env(program: Program) -> dict:
     return env
 
 
-def placeholders(targets: list[tuple[str, int]], listen_port: int, file: str, output: str,
-                 params: Mapping) -> dict:
+def placeholders(targets: list[tuple[str, int]], listen_port: int, file: str, output: str, params: Mapping) -> dict:
     values = {**params, "file": file, "output": output, "listen_port": listen_port}
     for k, (host, port) in enumerate(targets, start=1):
         suffix = "" if k == 1 else str(k)
@@ -266,16 +309,17 @@ def placeholders(targets: list[tuple[str, int]], listen_port: int, file: str, ou
 @dataclass
 class _Plan:
     """Everything run_transfer checked before starting anything (its arguments, resolved)."""
+
     sender: Program
     receiver: Program
-    paths: list[dict]          # engine path configs
+    paths: list[dict]  # engine path configs
     params: dict
     file: str | None
     size: int
     seed: int
-    backend: str               # concrete: local | netns | kernel
+    backend: str  # concrete: local | netns | kernel
     time_limit: float
-    no_progress: float        # seconds without progress before the run is stopped; 0 = never
+    no_progress: float  # seconds without progress before the run is stopped; 0 = never
     ipv6: bool
     receiver_grace: float
     bind_timeout: float
@@ -287,7 +331,7 @@ class _Plan:
     verify: bool
     progress: Callable[[dict], None] | None
     isolate: bool
-    tcp_cc: str | None         # netns/kernel: kernel TCP's congestion control; None elsewhere
+    tcp_cc: str | None  # netns/kernel: kernel TCP's congestion control; None elsewhere
 
 
 def _whole(value, low: int, high: int | None, what: str) -> int:
@@ -307,12 +351,29 @@ def _check_receiver_port(receiver: Program) -> None:
     names = {f[1] for f in string.Formatter().parse(receiver.command) if f[1]}
     used = sorted(n for n in names if n == "receiver_port" or (n.startswith("receiver_port") and n[13:].isdigit()))
     if used and "listen_port" not in names:
-        raise UsageError(f"receiver command {receiver.command!r} uses {{{used[0]}}}, the port the sender sends to; "
-                         "a receiver must bind {listen_port}")
+        raise UsageError(
+            f"receiver command {receiver.command!r} uses {{{used[0]}}}, the port the sender sends to; "
+            "a receiver must bind {listen_port}"
+        )
 
 
-def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time_limit, file_cap,
-          schedule, verify, no_progress, **rest) -> _Plan:
+def _plan(
+    sender,
+    receiver,
+    link,
+    paths,
+    params,
+    file,
+    size,
+    seed,
+    backend,
+    time_limit,
+    file_cap,
+    schedule,
+    verify,
+    no_progress,
+    **rest,
+) -> _Plan:
     """Check the arguments (raising UsageError) and resolve defaults."""
     if not isinstance(sender, Program) or not isinstance(receiver, Program):
         raise UsageError("sender and receiver must be harness.Program objects")
@@ -329,16 +390,24 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
             if spec not in checked:
                 check_spec(spec, f"{d} link spec")
                 checked.add(spec)
-        engine_paths.append({"name": p.name or f"p{k}", "forward": p.link.forward,
-                             "reverse": p.link.reverse_spec, "shared_queue": p.link.shared_queue})
+        engine_paths.append(
+            {
+                "name": p.name or f"p{k}",
+                "forward": p.link.forward,
+                "reverse": p.link.reverse_spec,
+                "shared_queue": p.link.shared_queue,
+            }
+        )
         if p.link.tun_corruption not in TUN_CORRUPTION:
-            raise UsageError(f"tun_corruption must be one of {', '.join(TUN_CORRUPTION)}, not {p.link.tun_corruption!r}")
+            raise UsageError(
+                f"tun_corruption must be one of {', '.join(TUN_CORRUPTION)}, not {p.link.tun_corruption!r}"
+            )
         if p.link.tun_corruption == "netem":
             engine_paths[-1]["tun_corruption"] = "netem"
     if len({p["name"] for p in engine_paths}) != len(engine_paths):
         raise UsageError("path names must be different")
     if not verify and file is None and size is None:
-        size = 0      # programs that bring their own data (iperf3)
+        size = 0  # programs that bring their own data (iperf3)
     if (file is None) == (size is None):
         raise UsageError("give exactly one of file= or size=")
     if file is not None:
@@ -349,11 +418,15 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
     else:
         size = _whole(size, 0, None, "size must be a whole number of bytes >= 0")
     if seed is not None:
-        seed = _whole(seed, 0, 2 ** 63, "seed must be a whole number from 0 to 2**63-1")
+        seed = _whole(seed, 0, 2**63, "seed must be a whole number from 0 to 2**63-1")
     params = dict(params or {})
     if time_limit is None:
-        time_limit = max(time_limits.time_limit(time_limits.expected_seconds(
-            p["forward"], p["reverse"], size, params, p["shared_queue"])) for p in engine_paths)
+        time_limit = max(
+            time_limits.time_limit(
+                time_limits.expected_seconds(p["forward"], p["reverse"], size, params, p["shared_queue"])
+            )
+            for p in engine_paths
+        )
     if not time_limit or time_limit <= 0:
         raise UsageError(f"time limit must be > 0 s, not {time_limit!r}")
     if no_progress is None:
@@ -377,28 +450,61 @@ def _plan(sender, receiver, link, paths, params, file, size, seed, backend, time
     else:
         rest["isolate"] = False
     from harness.backends import tcp
-    rest["tcp_cc"] = tcp.check(tcp.DEFAULT if rest.get("tcp_cc") is None else rest["tcp_cc"]) \
-        if backend in ("netns", "kernel") else None
+
+    rest["tcp_cc"] = (
+        tcp.check(tcp.DEFAULT if rest.get("tcp_cc") is None else rest["tcp_cc"])
+        if backend in ("netns", "kernel")
+        else None
+    )
     if backend in ("local", backends.DIRECT) and any(p.get("tun_corruption") == "netem" for p in engine_paths):
-        raise UsageError(f"tun_corruption='netem' needs the netns backend (TUN mode), not {backend}: "
-                         "in UDP-relay mode the application always gets the damaged datagram")
-    return _Plan(sender=sender, receiver=receiver, paths=engine_paths, params=params, file=file, size=size,
-                 seed=secrets.randbits(31) if seed is None else int(seed), backend=backend,
-                 time_limit=float(time_limit), no_progress=float(no_progress), file_cap=file_cap if file_cap is not None else 2 * size + (16 << 20),
-                 schedule=list(schedule or []), verify=bool(verify), **rest)
+        raise UsageError(
+            f"tun_corruption='netem' needs the netns backend (TUN mode), not {backend}: "
+            "in UDP-relay mode the application always gets the damaged datagram"
+        )
+    return _Plan(
+        sender=sender,
+        receiver=receiver,
+        paths=engine_paths,
+        params=params,
+        file=file,
+        size=size,
+        seed=secrets.randbits(31) if seed is None else int(seed),
+        backend=backend,
+        time_limit=float(time_limit),
+        no_progress=float(no_progress),
+        file_cap=file_cap if file_cap is not None else 2 * size + (16 << 20),
+        schedule=list(schedule or []),
+        verify=bool(verify),
+        **rest,
+    )
 
 
-def run_transfer(sender: Program, receiver: Program, link: Link | None = None, *,
-                 paths: list[Path] | None = None, params: Mapping | None = None,
-                 file: str | None = None, size: int | None = None, seed: int | None = None,
-                 backend: str = "auto", time_limit: float | None = None, no_progress: float | None = None,
-                 ipv6: bool = False,
-                 receiver_grace: float = RECEIVER_GRACE_S, bind_timeout: float = BIND_TIMEOUT_S,
-                 file_cap: int | None = None, schedule: list | None = None,
-                 pcap: str | None = None, trace: str | None = None, stop_receiver_when_done: bool = True,
-                 verify: bool = True, progress: Callable[[dict], None] | None = None,
-                 isolate: bool | None = None,
-                 tcp_cc: str | None = None) -> TransferResult:
+def run_transfer(
+    sender: Program,
+    receiver: Program,
+    link: Link | None = None,
+    *,
+    paths: list[Path] | None = None,
+    params: Mapping | None = None,
+    file: str | None = None,
+    size: int | None = None,
+    seed: int | None = None,
+    backend: str = "auto",
+    time_limit: float | None = None,
+    no_progress: float | None = None,
+    ipv6: bool = False,
+    receiver_grace: float = RECEIVER_GRACE_S,
+    bind_timeout: float = BIND_TIMEOUT_S,
+    file_cap: int | None = None,
+    schedule: list | None = None,
+    pcap: str | None = None,
+    trace: str | None = None,
+    stop_receiver_when_done: bool = True,
+    verify: bool = True,
+    progress: Callable[[dict], None] | None = None,
+    isolate: bool | None = None,
+    tcp_cc: str | None = None,
+) -> TransferResult:
     """Send `file` (or `size` seeded random bytes) from sender to receiver over the link.
 
     `schedule`: engine events, e.g. [{"at_ms": 2000, "cmd": "down", "path": "p1"}].
@@ -470,7 +576,7 @@ def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
             with open(infile, "wb") as f:
                 f.write(deterministic_bytes(plan.size, plan.seed))
         output = os.path.join(workdir, "receiver", "output.bin")
-        want = sha256_file(infile) if plan.verify else None   # hashed once: waiting and verifying use it
+        want = sha256_file(infile) if plan.verify else None  # hashed once: waiting and verifying use it
         config = {"seed": plan.seed, "schedule": plan.schedule}
         for key in ("pcap", "trace"):
             if getattr(plan, key):
@@ -478,35 +584,54 @@ def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
         cpu_before = steal.cpu_times()
         with Processes() as procs:
             result, retry = _run(plan, procs, workdir, infile, want, output, config)
-        result.cpu_s = round(procs.cpu_s, 3)   # every program is reaped once the block ends
+        result.cpu_s = round(procs.cpu_s, 3)  # every program is reaped once the block ends
         stolen = steal.stolen_share(cpu_before, steal.cpu_times())
         result.steal = round(stolen, 4) if stolen is not None else None
-        if result.lag_us and result.lag_us["p99"] > LAG_WARN_US:     # the host's steal, or load, to blame
-            result.lag_warning = (f"the engine sent packets up to {result.lag_us['p99'] / 1000:.1f} ms late "
-                                  f"(p99 lag > {LAG_WARN_US / 1000:g} ms): "
-                                  f"{steal.lag_cause(stolen)}, timings are disturbed")
+        if result.lag_us and result.lag_us["p99"] > LAG_WARN_US:  # the host's steal, or load, to blame
+            result.lag_warning = (
+                f"the engine sent packets up to {result.lag_us['p99'] / 1000:.1f} ms late "
+                f"(p99 lag > {LAG_WARN_US / 1000:g} ms): "
+                f"{steal.lag_cause(stolen)}, timings are disturbed"
+            )
         return result, retry
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | None, output: str,
-         config: dict) -> tuple[TransferResult, bool]:
-    base = dict(backend=plan.backend, seed=plan.seed, size_bytes=plan.size, params=plan.params,
-                pcap=config.get("pcap"), trace=config.get("trace"), tcp_cc=plan.tcp_cc)
+def _run(
+    plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | None, output: str, config: dict
+) -> tuple[TransferResult, bool]:
+    base = dict(
+        backend=plan.backend,
+        seed=plan.seed,
+        size_bytes=plan.size,
+        params=plan.params,
+        pcap=config.get("pcap"),
+        trace=config.get("trace"),
+        tcp_cc=plan.tcp_cc,
+    )
 
     def failed(kind: ErrorKind, error: str, **more) -> TransferResult:
         return TransferResult(ok=False, verified=False, error=error, error_kind=kind, **base, **more)
 
     try:
-        session = backends.open_session(plan.backend, paths=plan.paths, config=config,
-                                        workdir=workdir, procs=procs, ipv6=plan.ipv6, isolate=plan.isolate,
-                                        tcp_cc=plan.tcp_cc)
+        session = backends.open_session(
+            plan.backend,
+            paths=plan.paths,
+            config=config,
+            workdir=workdir,
+            procs=procs,
+            ipv6=plan.ipv6,
+            isolate=plan.isolate,
+            tcp_cc=plan.tcp_cc,
+        )
     except EngineError as e:
         return failed(ErrorKind.ENGINE, f"engine failed: {e}"), False
-    base["endpoints"] = {"listen_port": session.listen_port,
-                         "targets": [f"{h}:{p}" for h, p in session.targets],
-                         "netns": [session.sender.netns, session.receiver.netns]}
+    base["endpoints"] = {
+        "listen_port": session.listen_port,
+        "targets": [f"{h}:{p}" for h, p in session.targets],
+        "netns": [session.sender.netns, session.receiver.netns],
+    }
     try:
         values = placeholders(session.targets, session.listen_port, infile, output, plan.params)
         try:
@@ -535,14 +660,18 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | N
         except ProgramNotFound as e:
             procs.stop(rx)
             return failed(ErrorKind.NOT_FOUND, f"sender {e}", receiver=_program_result(rx)), False
-        base["startup"] = {"bound": where, "receiver_bound_s": round((bound_at - rx.started_ns) / 1e9, 4),
-                           "sender_start_gap_ms": round((tx.started_ns - bound_at) / 1e6, 2),
-                           "time_limit_s": plan.time_limit, "no_progress_s": plan.no_progress or None,
-                           "loopback_nat_ms": round((steered_at - bound_at) / 1e6, 1) if nat else None}
+        base["startup"] = {
+            "bound": where,
+            "receiver_bound_s": round((bound_at - rx.started_ns) / 1e9, 4),
+            "sender_start_gap_ms": round((tx.started_ns - bound_at) / 1e6, 2),
+            "time_limit_s": plan.time_limit,
+            "no_progress_s": plan.no_progress or None,
+            "loopback_nat_ms": round((steered_at - bound_at) / 1e6, 1) if nat else None,
+        }
         stopped = _watch(plan, tx, rx, session.engine, want, output)
         tx.timed_out = stopped is not None and stopped.kind in (ErrorKind.TIME_LIMIT, ErrorKind.NO_PROGRESS)
         procs.stop(tx)
-        if stopped is None and tx.exit_code == 0:   # a failed sender: no use waiting
+        if stopped is None and tx.exit_code == 0:  # a failed sender: no use waiting
             rx.timed_out = not _wait_receiver(plan, rx, want, output)
         procs.stop(rx)
         engine_proc = session.engine.proc if session.engine is not None else None
@@ -551,12 +680,18 @@ def _run(plan: _Plan, procs: Processes, workdir: str, infile: str, want: str | N
         output_bytes = os.path.getsize(output) if os.path.exists(output) else 0
     finally:
         session.close()
-    end = RunEnd(stopped=stopped, sender=_exit(plan, tx), receiver=_exit(plan, rx), size=plan.size,
-                 output_bytes=output_bytes, where=where,
-                 delivered_bytes=((stats or {}).get("forward") or {}).get("bytes_delivered", 0),
-                 time_limit_s=plan.time_limit, receiver_grace_s=plan.receiver_grace,
-                 engine_exit=describe_exit(engine_proc.exit_code, None, engine_proc.last_stderr_line())
-                 if engine_died else None)
+    end = RunEnd(
+        stopped=stopped,
+        sender=_exit(plan, tx),
+        receiver=_exit(plan, rx),
+        size=plan.size,
+        output_bytes=output_bytes,
+        where=where,
+        delivered_bytes=((stats or {}).get("forward") or {}).get("bytes_delivered", 0),
+        time_limit_s=plan.time_limit,
+        receiver_grace_s=plan.receiver_grace,
+        engine_exit=describe_exit(engine_proc.exit_code, None, engine_proc.last_stderr_line()) if engine_died else None,
+    )
     return _result(plan, base, tx, rx, stats, infile, want, output, end), False
 
 
@@ -569,9 +704,12 @@ def _steer(session: backends.Session, bound: list[tuple[str, str, int]]) -> tupl
     addresses = [a.removeprefix("::ffff:") if a.startswith("::ffff:") and "." in a else a for _, a, _ in bound]
     reachable = [a for a in addresses if session.delivers_to(a)]
     if not reachable:
-        hint = ("IPv6 loopback is reachable only from the host's own lo, never from a link device: "
-                "bind '' (all addresses) or the IPv4 'localhost'" if "::1" in addresses and session.backend != "local"
-                else f"the link delivers to {' or '.join(a for a in session.reachable)} or the wildcard address")
+        hint = (
+            "IPv6 loopback is reachable only from the host's own lo, never from a link device: "
+            "bind '' (all addresses) or the IPv4 'localhost'"
+            if "::1" in addresses and session.backend != "local"
+            else f"the link delivers to {' or '.join(a for a in session.reachable)} or the wildcard address"
+        )
         return where, False, f"receiver bound {where}, where the link cannot deliver ({hint})"
     loopback = [a for a in reachable if a.startswith("127.")]
     if loopback and len(loopback) == len(reachable) and session.on_loopback_bind:
@@ -583,6 +721,7 @@ def _steer(session: backends.Session, bound: list[tuple[str, str, int]]) -> tupl
 def _describe_sockets(sockets: list[tuple[str, str, int]]) -> str:
     """'UDP 127.0.0.1:5001' (several joined by ' and ')."""
     from harness.backends.local import join_hostport
+
     return " and ".join(f"{proto.upper()} {join_hostport(addr, port)}" for proto, addr, port in sockets)
 
 
@@ -602,9 +741,14 @@ def _watch(plan: _Plan, tx: Proc, rx: Proc, engine, want: str | None, output: st
         receiver_exited = rx.wait(0)
         left = plan.verify and receiver_exited and not _output_complete(plan, want, output)
         stats = None if engine_exited else _engine_stats(engine)
-        stopped = monitor.check(now_ns, engine_exited=engine_exited, receiver_left=left, stats=stats,
-                                output_bytes=os.path.getsize(output) if os.path.exists(output) else 0,
-                                receiver_exited=receiver_exited)
+        stopped = monitor.check(
+            now_ns,
+            engine_exited=engine_exited,
+            receiver_left=left,
+            stats=stats,
+            output_bytes=os.path.getsize(output) if os.path.exists(output) else 0,
+            receiver_exited=receiver_exited,
+        )
         if stopped is not None:
             return stopped
         if plan.progress and now_ns / 1e9 >= next_report:
@@ -625,15 +769,31 @@ def _output_complete(plan: _Plan, want: str | None, output: str) -> bool:
     return os.path.exists(output) and os.path.getsize(output) == plan.size and sha256_file(output) == want
 
 
-def _start(procs: Processes, role: str, program: Program, values: dict, workdir: str, file_cap: int,
-           netns: str | None) -> Proc:
+def _start(
+    procs: Processes, role: str, program: Program, values: dict, workdir: str, file_cap: int, netns: str | None
+) -> Proc:
     """Start the sender or receiver in its own dir (and its host's namespace)."""
-    return procs.start(role, render(program.command, values, f"{role} command"), cwd=os.path.join(workdir, role),
-                       env=program_env(program), file_cap=file_cap, netns=netns)
+    return procs.start(
+        role,
+        render(program.command, values, f"{role} command"),
+        cwd=os.path.join(workdir, role),
+        env=program_env(program),
+        file_cap=file_cap,
+        netns=netns,
+    )
 
 
-def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, stats: dict | None, infile: str, want: str | None,
-            output: str, end: RunEnd) -> TransferResult:
+def _result(
+    plan: _Plan,
+    base: dict,
+    tx: Proc,
+    rx: Proc,
+    stats: dict | None,
+    infile: str,
+    want: str | None,
+    output: str,
+    end: RunEnd,
+) -> TransferResult:
     """The verdict (the first cause of failure, else the output compared) and figures;
     a failure's line ends with what the link did."""
     failure = first_failure(end)
@@ -643,11 +803,17 @@ def _result(plan: _Plan, base: dict, tx: Proc, rx: Proc, stats: dict | None, inf
         failure = failure or mismatch
     if failure is not None:
         failure = with_link_story(failure, stats, lambda: _tail_missing(plan, infile, output))
-    result = TransferResult(ok=failure is None, verified=verified, error=failure and failure.message,
-                            error_kind=failure and failure.kind, **base,
-                            process_time_s=(tx.exited_ns - tx.started_ns) / 1e9 if tx.exited_ns else None,
-                            sender=_program_result(tx), receiver=_program_result(rx),
-                            printed=parse_printed(plan.sender.output_format, tx.stdout()))
+    result = TransferResult(
+        ok=failure is None,
+        verified=verified,
+        error=failure and failure.message,
+        error_kind=failure and failure.kind,
+        **base,
+        process_time_s=(tx.exited_ns - tx.started_ns) / 1e9 if tx.exited_ns else None,
+        sender=_program_result(tx),
+        receiver=_program_result(rx),
+        printed=parse_printed(plan.sender.output_format, tx.stdout()),
+    )
     _add_link_figures(result, stats, tx)
     return result
 
@@ -670,8 +836,11 @@ def _tail_missing(plan: _Plan, infile: str, output: str) -> bool:
 def _report_progress(plan: _Plan, tx: Proc, stats: dict | None) -> None:
     info = {"elapsed_s": (time.monotonic_ns() - tx.started_ns) / 1e9, "time_limit_s": plan.time_limit}
     try:
-        info.update(forward_packets=stats["forward"]["packets_in"], reverse_packets=stats["reverse"]["packets_in"],
-                    forward_bytes_delivered=stats["forward"]["bytes_delivered"])
+        info.update(
+            forward_packets=stats["forward"]["packets_in"],
+            reverse_packets=stats["reverse"]["packets_in"],
+            forward_bytes_delivered=stats["forward"]["bytes_delivered"],
+        )
     except (TypeError, KeyError):
         pass
     plan.progress(info)
@@ -712,8 +881,9 @@ def _wait_receiver(plan: _Plan, rx: Proc, want: str | None, output: str) -> bool
 
 def _not_bound_error(rx: Proc, port: int, timeout: float, cap: int, elsewhere: str = "") -> str:
     if rx.timed_out:
-        return (f"receiver did not bind port {port} ({{listen_port}}) within {timeout:g} s"
-                + (f"; it bound {elsewhere} instead" if elsewhere else ""))
+        return f"receiver did not bind port {port} ({{listen_port}}) within {timeout:g} s" + (
+            f"; it bound {elsewhere} instead" if elsewhere else ""
+        )
     return f"receiver exited ({describe_exit(rx.exit_code, cap, rx.last_stderr_line())}) before binding port {port}"
 
 

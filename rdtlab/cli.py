@@ -7,6 +7,7 @@ students' lab image) has no `grade` or `check`, and `rdtlab --help` says so.
 Exit status: 0 success, 1 the transfer (or job) failed, 2 bad usage (one line, never
 a traceback), 130 interrupted, 143 terminated.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,9 +21,9 @@ from harness.sheets import cli as sheet_cli
 try:
     from grader import cli as grader_cli
 except ModuleNotFoundError as e:
-    if e.name != "grader":      # the grader is there but broken: say so, loudly
+    if e.name != "grader":  # the grader is there but broken: say so, loudly
         raise
-    grader_cli = None           # an installation without it (the students' lab image)
+    grader_cli = None  # an installation without it (the students' lab image)
 
 PROG = "rdtlab"
 NO_GRADER = "grade, check: not in this installation (it has no grader: the students' lab image leaves it out)"
@@ -33,10 +34,14 @@ COMMANDS = {
     "prog": ("run a program of a folder by name, built first if it is Java, C, C++, Rust or Go", harness_cli.PROG),
     "sheet": ("regenerate a results sheet", sheet_cli),
     "tsg": ("draw the time-sequence graph of a transfer from its trace or pcap", tsg_cli),
-    **({} if grader_cli is None else {
-        "grade": ("grade a class's submissions on a scenario battery (sandboxed, in parallel)", grader_cli.GRADE),
-        "check": ("check your programs on the public scenarios of the battery before you submit", grader_cli.CHECK),
-    }),
+    **(
+        {}
+        if grader_cli is None
+        else {
+            "grade": ("grade a class's submissions on a scenario battery (sandboxed, in parallel)", grader_cli.GRADE),
+            "check": ("check your programs on the public scenarios of the battery before you submit", grader_cli.CHECK),
+        }
+    ),
 }
 
 
@@ -48,8 +53,11 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> OneLineParser:
-    parser = OneLineParser(prog=PROG, description="rdtlab: reliable data transfer lab kit",
-                           epilog=NO_GRADER if grader_cli is None else None)
+    parser = OneLineParser(
+        prog=PROG,
+        description="rdtlab: reliable data transfer lab kit",
+        epilog=NO_GRADER if grader_cli is None else None,
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser)
     for name, (help_, command) in COMMANDS.items():
         p = sub.add_parser(name, help=help_, description=help_)
@@ -61,7 +69,7 @@ def build_parser() -> OneLineParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        with terminate_as_interrupt():   # SIGTERM (timeout, docker stop) cleans up as Ctrl-C does
+        with terminate_as_interrupt():  # SIGTERM (timeout, docker stop) cleans up as Ctrl-C does
             return args._main(args)
     except UsageError as e:
         print(f"{PROG} {args.command}: {e}", file=sys.stderr)

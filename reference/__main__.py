@@ -1,4 +1,5 @@
 """``python3 -m reference send|recv ...``: see reference/cli.py."""
+
 import sys
 
 from reference.cli import main

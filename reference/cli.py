@@ -6,6 +6,7 @@
 Standard library only, like the COMN programs, and built on the same runtime
 (reference/runtime.py). Bad arguments get one line on stderr and exit status 2.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,6 +39,7 @@ def _number(kind, minimum, what):
         if not value >= minimum or value == float("inf"):
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
         return value
+
     return convert
 
 
@@ -70,51 +72,102 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--protocol", required=True, choices=PROTOCOLS)
         sub.add_argument("--port", required=True, type=port_number)
         sub.add_argument("--file", required=True, help="file to send / where to write")
-        sub.add_argument("--format", choices=list(FORMATS),
-                         help="wire format (default: comn; ext for mh); see reference/PROTOCOL.md")
+        sub.add_argument(
+            "--format", choices=list(FORMATS), help="wire format (default: comn; ext for mh); see reference/PROTOCOL.md"
+        )
         sub.add_argument("--payload", type=positive_int, default=1024, help="file bytes per packet (default 1024)")
         windows = sub.add_mutually_exclusive_group()
         windows.add_argument("--window", type=positive_int, help="window in packets (default 1)")
         windows.add_argument("--window-bytes", type=positive_int, help="window in bytes instead (tcp)")
         sub.add_argument("--json", action="store_true", help="print one JSON line of statistics at the end")
     send.add_argument("--host", required=True, help="receiver's host name or address (IPv4 or IPv6)")
-    send.add_argument("--timeout", type=positive_ms,
-                      help="retransmission timeout in ms (default 100); with --adaptive, the initial RTO")
+    send.add_argument(
+        "--timeout",
+        type=positive_ms,
+        help="retransmission timeout in ms (default 100); with --adaptive, the initial RTO",
+    )
     send.add_argument("--adaptive", action="store_true", help="adaptive RTO (RFC 6298, Karn's rule)")
-    send.add_argument("--backoff", action=argparse.BooleanOptionalAction,
-                      help="double a packet's timeout at each resend (default: on with --adaptive)")
-    send.add_argument("--backoff-until-sample", action="store_true",
-                      help="with --adaptive: keep the back-off until the first RTT sample (RFC 6298 5.7)")
-    send.add_argument("--fast-retransmit", type=count, metavar="K",
-                      help="resend after K duplicate ACKs (0 = off; default 3)")
-    send.add_argument("--max-in-flight", type=positive_int, metavar="N",
-                      help="at most N packets in flight even if the window is larger (SR, mh)")
-    send.add_argument("--pace", action="store_true",
-                      help="SR: spread new packets out, a window per round trip (as Sender4 does)")
-    send.add_argument("--repair-copies", type=positive_int, metavar="N",
-                      help="SR, mh: send a packet that later ACKs show lost N times at once "
-                           "(default 1; Sender4: 2)")
-    send.add_argument("--tail-copies", type=positive_int, metavar="N",
-                      help="SR: once every packet has been sent, send each resend (and the last "
-                           "packet) N times at once (default 3; 1 = off)")
-    send.add_argument("--path", type=host_port, action="append", default=[], metavar="HOST:PORT",
-                      help="mh: a further path to the receiver (repeat for each)")
-    send.add_argument("--dead-path-timeouts", type=positive_int, metavar="N",
-                      help="mh: mark a path dead when it has heard no ACK for N of its RTOs "
-                           "while packets were in flight on it (default 5)")
+    send.add_argument(
+        "--backoff",
+        action=argparse.BooleanOptionalAction,
+        help="double a packet's timeout at each resend (default: on with --adaptive)",
+    )
+    send.add_argument(
+        "--backoff-until-sample",
+        action="store_true",
+        help="with --adaptive: keep the back-off until the first RTT sample (RFC 6298 5.7)",
+    )
+    send.add_argument(
+        "--fast-retransmit", type=count, metavar="K", help="resend after K duplicate ACKs (0 = off; default 3)"
+    )
+    send.add_argument(
+        "--max-in-flight",
+        type=positive_int,
+        metavar="N",
+        help="at most N packets in flight even if the window is larger (SR, mh)",
+    )
+    send.add_argument(
+        "--pace", action="store_true", help="SR: spread new packets out, a window per round trip (as Sender4 does)"
+    )
+    send.add_argument(
+        "--repair-copies",
+        type=positive_int,
+        metavar="N",
+        help="SR, mh: send a packet that later ACKs show lost N times at once (default 1; Sender4: 2)",
+    )
+    send.add_argument(
+        "--tail-copies",
+        type=positive_int,
+        metavar="N",
+        help="SR: once every packet has been sent, send each resend (and the last "
+        "packet) N times at once (default 3; 1 = off)",
+    )
+    send.add_argument(
+        "--path",
+        type=host_port,
+        action="append",
+        default=[],
+        metavar="HOST:PORT",
+        help="mh: a further path to the receiver (repeat for each)",
+    )
+    send.add_argument(
+        "--dead-path-timeouts",
+        type=positive_int,
+        metavar="N",
+        help="mh: mark a path dead when it has heard no ACK for N of its RTOs "
+        "while packets were in flight on it (default 5)",
+    )
     send.add_argument("--max-retries", type=count, metavar="N", help="give up after N resends of one packet")
-    send.add_argument("--give-up", type=_number(float, 1e-3, "a positive number of seconds"), metavar="S",
-                      help="give up after S seconds without any ACK (default 30, or 20 timeouts if longer)")
+    send.add_argument(
+        "--give-up",
+        type=_number(float, 1e-3, "a positive number of seconds"),
+        metavar="S",
+        help="give up after S seconds without any ACK (default 30, or 20 timeouts if longer)",
+    )
     recv.add_argument("--bind", metavar="ADDR", help="address to listen on (default: every IPv4 and IPv6 one)")
-    recv.add_argument("--paths", type=positive_int, help="mh: number of paths (senders' addresses) to accept (default 2)")
-    recv.add_argument("--linger", type=seconds, default=LINGER, metavar="S",
-                      help=f"once complete, exit after S seconds without a datagram, or 20 of the sender's "
-                           f"retry intervals if longer (default {LINGER:g}; reference/PROTOCOL.md)")
-    recv.add_argument("--idle-timeout", type=_number(float, 1e-3, "a positive number of seconds"),
-                      default=60.0, metavar="S", help="fail if the sender is silent S seconds mid-transfer (default 60)")
+    recv.add_argument(
+        "--paths", type=positive_int, help="mh: number of paths (senders' addresses) to accept (default 2)"
+    )
+    recv.add_argument(
+        "--linger",
+        type=seconds,
+        default=LINGER,
+        metavar="S",
+        help=f"once complete, exit after S seconds without a datagram, or 20 of the sender's "
+        f"retry intervals if longer (default {LINGER:g}; reference/PROTOCOL.md)",
+    )
+    recv.add_argument(
+        "--idle-timeout",
+        type=_number(float, 1e-3, "a positive number of seconds"),
+        default=60.0,
+        metavar="S",
+        help="fail if the sender is silent S seconds mid-transfer (default 60)",
+    )
     # `--help` at the top shows every option of both commands
-    parser.epilog = "\n".join(sub.format_usage() for sub in (send, recv)) + \
-        "\nWire formats, ending and exit statuses: reference/PROTOCOL.md"
+    parser.epilog = (
+        "\n".join(sub.format_usage() for sub in (send, recv))
+        + "\nWire formats, ending and exit statuses: reference/PROTOCOL.md"
+    )
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
 
@@ -133,8 +186,9 @@ def settings(args) -> tuple[CoreConfig, object]:
     """The core's configuration and the wire format, checked against each other."""
     fmt = get_format(args.format or ("ext" if args.protocol == "mh" else "comn"))
     if args.payload > fmt.max_payload:
-        raise UsageError(f"--payload {args.payload} is too large for the {fmt.name} format "
-                         f"(at most {fmt.max_payload} bytes)")
+        raise UsageError(
+            f"--payload {args.payload} is too large for the {fmt.name} format (at most {fmt.max_payload} bytes)"
+        )
     paths = 1
     if args.command == "send":
         if args.path and args.protocol != "mh":
@@ -146,20 +200,31 @@ def settings(args) -> tuple[CoreConfig, object]:
         paths = args.paths
     elif args.protocol == "mh":
         paths = 2
-    options = dict(payload_size=args.payload, window=args.window or 1, window_bytes=args.window_bytes,
-                   paths=paths, sack=fmt.has_sack, seq_modulus=1 << fmt.seq_bits)
+    options = dict(
+        payload_size=args.payload,
+        window=args.window or 1,
+        window_bytes=args.window_bytes,
+        paths=paths,
+        sack=fmt.has_sack,
+        seq_modulus=1 << fmt.seq_bits,
+    )
     if args.command == "send":
-        options.update(adaptive=args.adaptive, backoff=args.backoff, pace=args.pace,
-                       backoff_until_sample=args.backoff_until_sample)
+        options.update(
+            adaptive=args.adaptive, backoff=args.backoff, pace=args.pace, backoff_until_sample=args.backoff_until_sample
+        )
         if args.protocol == "sr":
             options["tail_copies"] = TAIL_COPIES if args.tail_copies is None else args.tail_copies
         elif args.tail_copies is not None:
             raise UsageError("--tail-copies is for --protocol sr only (mh sends its own, over its other paths)")
         if args.timeout is not None:
             options["initial_rto" if args.adaptive else "timeout"] = args.timeout / 1000
-        for name, field in (("fast_retransmit", "dup_ack_threshold"), ("dead_path_timeouts", "dead_path_timeouts"),
-                            ("max_retries", "max_retries"), ("max_in_flight", "max_in_flight"),
-                            ("repair_copies", "repair_copies")):
+        for name, field in (
+            ("fast_retransmit", "dup_ack_threshold"),
+            ("dead_path_timeouts", "dead_path_timeouts"),
+            ("max_retries", "max_retries"),
+            ("max_in_flight", "max_in_flight"),
+            ("repair_copies", "repair_copies"),
+        ):
             if getattr(args, name) is not None:
                 options[field] = getattr(args, name)
     config = CoreConfig(**options)
@@ -167,8 +232,10 @@ def settings(args) -> tuple[CoreConfig, object]:
     # sequence space (PROTOCOL.md, "Sequence numbers").
     limit = 1 << (fmt.seq_bits - 2)
     if args.protocol != "sw" and config.window_packets() > limit:
-        raise UsageError(f"window of {config.window_packets()} packets is too large for the "
-                         f"{fmt.seq_bits}-bit sequence space of the {fmt.name} format (at most {limit})")
+        raise UsageError(
+            f"window of {config.window_packets()} packets is too large for the "
+            f"{fmt.seq_bits}-bit sequence space of the {fmt.name} format (at most {limit})"
+        )
     try:
         config.validate(args.protocol)
     except ValueError as e:
@@ -181,16 +248,31 @@ def run(argv: list[str]) -> int:
     config, fmt = settings(args)
     if args.command == "send":
         destinations = [(args.host, args.port), *args.path]
-        result = send_file(lambda data: make_sender(args.protocol, data, config), args.file, fmt,
-                           destinations, give_up_after=args.give_up or max(30.0, 20 * config.timeout))
+        result = send_file(
+            lambda data: make_sender(args.protocol, data, config),
+            args.file,
+            fmt,
+            destinations,
+            give_up_after=args.give_up or max(30.0, 20 * config.timeout),
+        )
         if args.json:
             print(json.dumps({"protocol": args.protocol, "format": fmt.name, **result.to_dict()}))
         else:
-            print(f"sent {result.size} bytes in {result.elapsed:.3f} s: {result.throughput_kBps:.2f} KB/s, "
-                  f"{result.stats.retransmissions} retransmissions")
+            print(
+                f"sent {result.size} bytes in {result.elapsed:.3f} s: {result.throughput_kBps:.2f} KB/s, "
+                f"{result.stats.retransmissions} retransmissions"
+            )
     else:
-        result = receive_file(make_receiver(args.protocol, config), fmt, args.port, args.file, bind=args.bind,
-                              max_peers=config.paths, linger=args.linger, idle_timeout=args.idle_timeout)
+        result = receive_file(
+            make_receiver(args.protocol, config),
+            fmt,
+            args.port,
+            args.file,
+            bind=args.bind,
+            max_peers=config.paths,
+            linger=args.linger,
+            idle_timeout=args.idle_timeout,
+        )
         if args.json:
             print(json.dumps({"protocol": args.protocol, "format": fmt.name, **result.to_dict()}))
     return 0

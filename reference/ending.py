@@ -15,9 +15,10 @@ with chance p**RETRY_INTERVALS: 1e-6 at 50%). The sender in turn keeps trying of
 enough (its back-off is bounded, reference/core/rto.py) that a receiver which stays
 answers one of its resends long before it gives up.
 """
+
 from __future__ import annotations
 
-RETRY_INTERVALS = 20     # the receiver's quiet time, in the sender's retry intervals
+RETRY_INTERVALS = 20  # the receiver's quiet time, in the sender's retry intervals
 # The least quiet time: RETRY_INTERVALS x the reference sender's back-off ceiling
 # (reference/core/rto.py, 0.5 s), for a receiver that has not yet seen how long the
 # sender waits between tries (a small file, complete before any resend).
@@ -40,7 +41,7 @@ class ResendIntervals:
             self.longest = max(self.longest, now - before)
         self.last_seen[seq] = now
         while len(self.last_seen) > self.MEMORY:
-            del self.last_seen[next(iter(self.last_seen))]   # the oldest arrival
+            del self.last_seen[next(iter(self.last_seen))]  # the oldest arrival
 
 
 class ReceiverEnding:
@@ -54,8 +55,13 @@ class ReceiverEnding:
     ``max_linger`` s after completion.
     """
 
-    def __init__(self, linger: float = LINGER, max_linger: float = 120.0, idle_timeout: float = 60.0,
-                 retry_intervals: int = RETRY_INTERVALS):
+    def __init__(
+        self,
+        linger: float = LINGER,
+        max_linger: float = 120.0,
+        idle_timeout: float = 60.0,
+        retry_intervals: int = RETRY_INTERVALS,
+    ):
         self.linger, self.max_linger, self.idle_timeout = linger, max_linger, idle_timeout
         self.retry_intervals = retry_intervals
         self.last_heard: float | None = None

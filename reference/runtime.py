@@ -9,6 +9,7 @@ Timers are precise without a polling loop: the loop sleeps in select() exactly u
 the core's next timer (or a datagram) and never spins. select() rather than epoll
 because epoll rounds its timeout up to whole milliseconds.
 """
+
 from __future__ import annotations
 
 import errno
@@ -21,9 +22,9 @@ import time
 from reference.core.api import Ack, Data, ReceiverCore, ReceiverStats, SenderCore, SenderStats
 from reference.ending import LINGER, RETRY_INTERVALS, ReceiverEnding, ResendIntervals, SenderGiveUp  # noqa: F401
 
-RECV_BUFFER = 4 * 1024 * 1024   # room for a full window arriving at once on loopback
+RECV_BUFFER = 4 * 1024 * 1024  # room for a full window arriving at once on loopback
 MAX_DATAGRAM = 65535
-BATCH = 256                     # datagrams read per wake-up before timers are looked at again
+BATCH = 256  # datagrams read per wake-up before timers are looked at again
 
 
 class UsageError(Exception):
@@ -35,6 +36,7 @@ class TransferFailed(Exception):
 
 
 # ---------------------------------------------------------------- inputs and outputs
+
 
 def read_input(path: str) -> bytes:
     try:
@@ -50,6 +52,7 @@ def read_input(path: str) -> bytes:
 
 # os.path, not pathlib or tempfile: every program start imports this module, and those two
 # (with re, fnmatch, shutil, random) weigh heavily on a reference program's start-up CPU.
+
 
 def check_output(path: str) -> str:
     """Fail early (before any traffic) if the output cannot be written there."""
@@ -67,7 +70,7 @@ def write_atomically(path: str, data: bytes) -> None:
     """Write to a temporary file beside ``path`` and rename it: never a half-written file."""
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.{time.monotonic_ns()}.part")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)   # a plain file's mode, less the umask
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # a plain file's mode, less the umask
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -81,6 +84,7 @@ def write_atomically(path: str, data: bytes) -> None:
 
 
 # ---------------------------------------------------------------- sockets
+
 
 def resolve(host: str, port: int) -> tuple[int, tuple]:
     """(address family, socket address) for a host name or literal, IPv4 or IPv6."""
@@ -120,7 +124,7 @@ def listening_socket(port: int, bind: str | None = None) -> socket.socket:
     for family, sockaddr in candidates:
         try:
             sock = socket.socket(family, socket.SOCK_DGRAM)
-        except OSError as e:      # no IPv6 in this namespace
+        except OSError as e:  # no IPv6 in this namespace
             error = e
             continue
         try:
@@ -132,7 +136,7 @@ def listening_socket(port: int, bind: str | None = None) -> socket.socket:
         except OSError as e:
             sock.close()
             error = e
-            if e.errno == errno.EADDRINUSE:   # no point trying another family
+            if e.errno == errno.EADDRINUSE:  # no point trying another family
                 break
     if error is not None and error.errno == errno.EADDRINUSE:
         raise UsageError(f"port {port} is already in use")
@@ -147,7 +151,7 @@ def _drain(receive):
             got = receive(MAX_DATAGRAM, socket.MSG_DONTWAIT)
         except (BlockingIOError, InterruptedError):
             return
-        except ConnectionRefusedError:   # ICMP port unreachable: the peer is not up (yet)
+        except ConnectionRefusedError:  # ICMP port unreachable: the peer is not up (yet)
             continue
         yield got
 
@@ -159,14 +163,15 @@ def _readable(sockets: list[socket.socket], timeout: float | None) -> list[socke
 
 # ---------------------------------------------------------------- sender
 
+
 class SenderResult:
     def __init__(self, size: int, stats: SenderStats):
         self.size = size
         self.stats = stats
-        self.first_send: float | None = None   # time.monotonic() of the first data message
-        self.last_ack: float | None = None     # ... of the ACK that completed the transfer
-        self.bad_datagrams = 0                 # malformed / corrupt / unexpected ACKs dropped
-        self.send_errors = 0                   # sends refused by the OS (peer not up, path down)
+        self.first_send: float | None = None  # time.monotonic() of the first data message
+        self.last_ack: float | None = None  # ... of the ACK that completed the transfer
+        self.bad_datagrams = 0  # malformed / corrupt / unexpected ACKs dropped
+        self.send_errors = 0  # sends refused by the OS (peer not up, path down)
 
     @property
     def elapsed(self) -> float:
@@ -183,18 +188,30 @@ class SenderResult:
         s = self.stats
         rtts = s.rtt_samples
         return {
-            "role": "sender", "bytes": self.size, "elapsed_s": round(self.elapsed, 6),
+            "role": "sender",
+            "bytes": self.size,
+            "elapsed_s": round(self.elapsed, 6),
             "throughput_kBps": round(self.throughput_kBps, 3),
-            "packets_sent": s.packets_sent, "retransmissions": s.retransmissions,
-            "timeouts": s.timeouts, "fast_retransmits": s.fast_retransmits,
-            "acks_received": s.acks_received, "rtt_samples": len(rtts),
+            "packets_sent": s.packets_sent,
+            "retransmissions": s.retransmissions,
+            "timeouts": s.timeouts,
+            "fast_retransmits": s.fast_retransmits,
+            "acks_received": s.acks_received,
+            "rtt_samples": len(rtts),
             "rtt_mean_ms": round(1000 * sum(rtts) / len(rtts), 3) if rtts else None,
-            "bad_datagrams": self.bad_datagrams, "send_errors": self.send_errors,
+            "bad_datagrams": self.bad_datagrams,
+            "send_errors": self.send_errors,
         }
 
 
-def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, int]],
-               give_up_after: float = 30.0, clock=time.monotonic) -> SenderResult:
+def run_sender(
+    core: SenderCore,
+    size: int,
+    fmt,
+    destinations: list[tuple[str, int]],
+    give_up_after: float = 30.0,
+    clock=time.monotonic,
+) -> SenderResult:
     """Drive ``core`` until it is done; path k of the core goes to ``destinations[k]``.
 
     Gives up (TransferFailed) when no valid ACK has arrived for ``give_up_after``
@@ -202,7 +219,7 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
     """
     sockets = [connected_socket(host, port) for host, port in destinations]
     result = SenderResult(size, core.stats)
-    highest_sent = 0        # reference for unwrapping ACK numbers
+    highest_sent = 0  # reference for unwrapping ACK numbers
     give_up = SenderGiveUp(give_up_after)
     multipath = len(sockets) > 1
     # Looked up once: the loops below run for every message (65536 and more in a file
@@ -219,10 +236,10 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
                 except ValueError:
                     result.bad_datagrams += 1
                     continue
-                if ack.seq > highest_sent:   # acknowledges what was never sent
+                if ack.seq > highest_sent:  # acknowledges what was never sent
                     result.bad_datagrams += 1
                     continue
-                if multipath:                # the socket it came in on is the path
+                if multipath:  # the socket it came in on is the path
                     ack = Ack(ack.seq, ack.sack, path)
                 give_up.heard(now)
                 receive(ack, now)
@@ -245,23 +262,25 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
             if out:
                 if result.first_send is None:
                     result.first_send = now
-                    give_up.heard(now)          # the silence counts from the first send
+                    give_up.heard(now)  # the silence counts from the first send
                 give_up.sent(len(out))
                 for msg in out:
                     if msg.seq > highest_sent:
                         highest_sent = msg.seq
                     try:
                         sockets[msg.path % len(sockets)].send(encode(msg))
-                    except OSError:          # refused, unreachable, path down: a lost packet
+                    except OSError:  # refused, unreachable, path down: a lost packet
                         result.send_errors += 1
-            if core.failed:   # the core's own retry limit
+            if core.failed:  # the core's own retry limit
                 raise TransferFailed("gave up: a packet was resent the maximum number of times unanswered")
             if core.done:
                 return result
             quit_at = give_up.deadline()
             if quit_at is not None and now >= quit_at:
-                raise TransferFailed(f"no acknowledgement for {now - give_up.last_heard:.0f} s "
-                                     f"({give_up.unanswered} data messages unanswered); receiver gone?")
+                raise TransferFailed(
+                    f"no acknowledgement for {now - give_up.last_heard:.0f} s "
+                    f"({give_up.unanswered} data messages unanswered); receiver gone?"
+                )
             timer = core.next_timer()
             wake = quit_at if timer is None else timer if quit_at is None else min(timer, quit_at)
             # (a core not done always has a timer; the fallback only keeps the loop alive)
@@ -274,12 +293,13 @@ def run_sender(core: SenderCore, size: int, fmt, destinations: list[tuple[str, i
 
 # ---------------------------------------------------------------- receiver
 
+
 class ReceiverResult:
     def __init__(self, stats: ReceiverStats):
         self.stats = stats
         self.size = 0
-        self.bad_datagrams = 0          # malformed / corrupt datagrams dropped
-        self.strangers = 0              # datagrams from an address that is not the sender's
+        self.bad_datagrams = 0  # malformed / corrupt datagrams dropped
+        self.strangers = 0  # datagrams from an address that is not the sender's
         self.first_data: float | None = None
         self.complete_at: float | None = None
         self.peers: list = []
@@ -287,17 +307,29 @@ class ReceiverResult:
     def to_dict(self) -> dict:
         s = self.stats
         return {
-            "role": "receiver", "bytes": self.size,
-            "packets_received": s.packets_received, "duplicates": s.duplicates,
-            "out_of_window": s.out_of_window, "acks_sent": s.acks_sent,
-            "bad_datagrams": self.bad_datagrams, "strangers": self.strangers,
+            "role": "receiver",
+            "bytes": self.size,
+            "packets_received": s.packets_received,
+            "duplicates": s.duplicates,
+            "out_of_window": s.out_of_window,
+            "acks_sent": s.acks_sent,
+            "bad_datagrams": self.bad_datagrams,
+            "strangers": self.strangers,
         }
 
 
-def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: str,
-                 max_peers: int = 1, linger: float = LINGER, max_linger: float = 120.0,
-                 idle_timeout: float = 60.0, retry_intervals: int = RETRY_INTERVALS,
-                 clock=time.monotonic) -> ReceiverResult:
+def run_receiver(
+    core: ReceiverCore,
+    fmt,
+    sock: socket.socket,
+    output: str,
+    max_peers: int = 1,
+    linger: float = LINGER,
+    max_linger: float = 120.0,
+    idle_timeout: float = 60.0,
+    retry_intervals: int = RETRY_INTERVALS,
+    clock=time.monotonic,
+) -> ReceiverResult:
     """Feed ``core`` the datagrams arriving on ``sock`` until the file is complete.
 
     The first ``max_peers`` source addresses that send a valid data message are the
@@ -310,21 +342,20 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: str,
     the first datagram is a failure: no file is written.
     """
     result = ReceiverResult(core.stats)
-    peers: list = result.peers      # accepted source addresses, first come first served
-    peer_path: dict = {}            # source address -> its index in peers
-    path_address: dict = {}         # path id -> the address its data came from
-    highest = 0             # reference for unwrapping sequence numbers
-    window_limit = 1 << (fmt.seq_bits - 2)   # the largest window the format allows
+    peers: list = result.peers  # accepted source addresses, first come first served
+    peer_path: dict = {}  # source address -> its index in peers
+    path_address: dict = {}  # path id -> the address its data came from
+    highest = 0  # reference for unwrapping sequence numbers
+    window_limit = 1 << (fmt.seq_bits - 2)  # the largest window the format allows
     ending = ReceiverEnding(linger, max_linger, idle_timeout, retry_intervals)
-    decode, encode, receive = fmt.decode_data, fmt.encode_ack, core.receive   # looked up once
+    decode, encode, receive = fmt.decode_data, fmt.encode_ack, core.receive  # looked up once
     try:
         while True:
-            wake = ending.deadline()    # None before the first datagram: a server waits
+            wake = ending.deadline()  # None before the first datagram: a server waits
             if wake is not None and clock() >= wake:
                 if result.complete_at is not None:
                     return result
-                raise TransferFailed(
-                    f"sender silent for {idle_timeout:g} s before the file was complete")
+                raise TransferFailed(f"sender silent for {idle_timeout:g} s before the file was complete")
             if not _readable([sock], None if wake is None else max(0.0, wake - clock())):
                 continue
             for datagram, source in _drain(sock.recvfrom):
@@ -338,13 +369,13 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: str,
                 except ValueError:
                     result.bad_datagrams += 1
                     continue
-                if not 0 <= msg.seq <= highest + window_limit:   # no sender's window reaches there
+                if not 0 <= msg.seq <= highest + window_limit:  # no sender's window reaches there
                     result.bad_datagrams += 1
                     continue
                 if peer is None:
                     peer = peer_path[source] = len(peers)
                     peers.append(source)
-                if peer and not fmt.has_path:    # no path id on the wire: the peer tells it
+                if peer and not fmt.has_path:  # no path id on the wire: the peer tells it
                     msg = Data(msg.seq, msg.payload, msg.eof, peer)
                 if msg.path not in path_address:
                     path_address[msg.path] = source
@@ -357,7 +388,7 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: str,
                     try:
                         sock.sendto(encode(ack), path_address.get(ack.path, source))
                     except OSError:
-                        pass    # an ACK that cannot go out is a lost ACK
+                        pass  # an ACK that cannot go out is a lost ACK
                 if result.complete_at is None and core.complete:
                     data = core.output()
                     write_atomically(output, data)
@@ -369,6 +400,7 @@ def run_receiver(core: ReceiverCore, fmt, sock: socket.socket, output: str,
 
 # ---------------------------------------------------------------- the programs' entry
 
+
 def main_guard(prog: str, body) -> int:
     """Run ``body()`` (returns an exit status); turn the expected failures into one line
     on stderr and the conventional exit status, never a traceback."""
@@ -377,7 +409,7 @@ def main_guard(prog: str, body) -> int:
     except UsageError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
-    except NotImplementedError as e:     # a protocol whose core is not written yet
+    except NotImplementedError as e:  # a protocol whose core is not written yet
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2
     except TransferFailed as e:
@@ -387,16 +419,18 @@ def main_guard(prog: str, body) -> int:
         return 130
 
 
-def send_file(make_core, filename: str, fmt, destinations: list[tuple[str, int]],
-              give_up_after: float = 30.0) -> SenderResult:
+def send_file(
+    make_core, filename: str, fmt, destinations: list[tuple[str, int]], give_up_after: float = 30.0
+) -> SenderResult:
     """Read ``filename``, build the core with ``make_core(data)`` and send it."""
     data = read_input(filename)
     core = make_core(data)
     return run_sender(core, len(data), fmt, destinations, give_up_after)
 
 
-def receive_file(core: ReceiverCore, fmt, port: int, filename: str, bind: str | None = None,
-                 **options) -> ReceiverResult:
+def receive_file(
+    core: ReceiverCore, fmt, port: int, filename: str, bind: str | None = None, **options
+) -> ReceiverResult:
     """Listen on ``port`` and receive into ``filename`` (options: see run_receiver)."""
     output = check_output(filename)
     sock = listening_socket(port, bind)

@@ -26,6 +26,7 @@ same code as on sockets): the receiver leaves once complete and quiet long enoug
 reaches it afterwards is lost), and the sender gives up after its silence limit. Without
 it the receiver stays for ever and the sender never gives up, as in the cores' tests.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -43,15 +44,15 @@ class Channel:
     """One direction of a link. Times in seconds, probabilities in [0, 1], rate in bit/s."""
 
     delay: float = 0.0
-    jitter: float = 0.0                 # uniform in [delay - jitter, delay + jitter]
+    jitter: float = 0.0  # uniform in [delay - jitter, delay + jitter]
     loss: float = 0.0
     drops: frozenset[int] = frozenset()  # indices of messages (0 = first) to drop
     outages: tuple[tuple[float, float], ...] = ()  # [start, end) windows that drop all
     duplicate: float = 0.0
-    reorder: float = 0.0                # sent at once, overtaking the queue
+    reorder: float = 0.0  # sent at once, overtaking the queue
     corrupt: float = 0.0
-    rate: float | None = None           # bits per second; None = infinite
-    limit: int = 1000                   # messages in the delay line (netem's default)
+    rate: float | None = None  # bits per second; None = infinite
+    limit: int = 1000  # messages in the delay line (netem's default)
 
     def __post_init__(self):
         object.__setattr__(self, "drops", frozenset(self.drops))
@@ -67,10 +68,10 @@ class Channel:
 @dataclass(frozen=True)
 class SimPath:
     forward: Channel = Channel()
-    reverse: Channel | None = None      # None = same as forward
-    shared_queue: bool = False          # both directions through one rate queue (lo)
-    down_at: float | None = None        # the path drops everything from this time...
-    up_at: float | None = None          # ...until this one (None = for good)
+    reverse: Channel | None = None  # None = same as forward
+    shared_queue: bool = False  # both directions through one rate queue (lo)
+    down_at: float | None = None  # the path drops everything from this time...
+    up_at: float | None = None  # ...until this one (None = for good)
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class WireSizes:
 
     # Defaults: the extended format of reference/PROTOCOL.md (12-byte header; an ACK
     # adds a count byte and 8 bytes per selective-ACK range), over IPv4 and UDP.
-    data_overhead: int = IP_UDP + 12    # headers on top of the payload
+    data_overhead: int = IP_UDP + 12  # headers on top of the payload
     ack_bytes: int = IP_UDP + 13
     sack_range_bytes: int = 8
 
@@ -118,10 +119,10 @@ class DirectionStats:
 
 @dataclass
 class SimResult:
-    ok: bool                         # receiver complete, output byte-exact, sender done, not failed
+    ok: bool  # receiver complete, output byte-exact, sender done, not failed
     output: bytes
     size: int
-    completion_time: float | None    # when the sender was done (last ACK in)
+    completion_time: float | None  # when the sender was done (last ACK in)
     receiver_complete_time: float | None
     sender_failed: bool
     sender_stats: SenderStats
@@ -129,10 +130,10 @@ class SimResult:
     forward: DirectionStats
     reverse: DirectionStats
     events: int
-    sender_gave_up: bool = False              # (ending) no ACK for give_up_after seconds
-    receiver_left_at: float | None = None     # (ending) when the complete receiver left
-    receiver_failed: bool = False             # (ending) sender silent before completion
-    lost_to_absent_receiver: int = 0          # (ending) data that arrived after it left
+    sender_gave_up: bool = False  # (ending) no ACK for give_up_after seconds
+    receiver_left_at: float | None = None  # (ending) when the complete receiver left
+    receiver_failed: bool = False  # (ending) sender silent before completion
+    lost_to_absent_receiver: int = 0  # (ending) data that arrived after it left
 
     @property
     def goodput_Bps(self) -> float:
@@ -140,7 +141,9 @@ class SimResult:
 
     @property
     def packets_per_unique(self) -> float:
-        return self.sender_stats.packets_sent / max(1, self.sender_stats.packets_sent - self.sender_stats.retransmissions)
+        return self.sender_stats.packets_sent / max(
+            1, self.sender_stats.packets_sent - self.sender_stats.retransmissions
+        )
 
 
 class _Queue:
@@ -157,8 +160,15 @@ class _Queue:
 
 
 class _Direction:
-    def __init__(self, channel: Channel, queue: _Queue, rng: random.Random, path: SimPath, sizes: WireSizes,
-                 stats: DirectionStats):
+    def __init__(
+        self,
+        channel: Channel,
+        queue: _Queue,
+        rng: random.Random,
+        path: SimPath,
+        sizes: WireSizes,
+        stats: DirectionStats,
+    ):
         self.ch, self.queue, self.rng, self.path, self.sizes, self.stats = channel, queue, rng, path, sizes, stats
         self.count = 0
 
@@ -180,7 +190,7 @@ class _Direction:
         arrivals = []
         for copy in range(copies):
             if copy == 0 and ch.corrupt and rng.random() < ch.corrupt:
-                st.corrupted += 1    # the receiver's checksum drops it
+                st.corrupted += 1  # the receiver's checksum drops it
                 continue
             if self.queue.length(now) >= ch.limit:
                 st.queue_drops += 1
@@ -206,9 +216,18 @@ class _Direction:
         return when
 
 
-def simulate(sender: SenderCore, receiver: ReceiverCore, link: Channel | SimPath | list[SimPath] = Channel(),
-             *, data: bytes | None = None, seed: int = 0, sizes: WireSizes = WireSizes(),
-             time_limit: float = 3600.0, max_events: int = 10_000_000, ending: Ending | None = None) -> SimResult:
+def simulate(
+    sender: SenderCore,
+    receiver: ReceiverCore,
+    link: Channel | SimPath | list[SimPath] = Channel(),
+    *,
+    data: bytes | None = None,
+    seed: int = 0,
+    sizes: WireSizes = WireSizes(),
+    time_limit: float = 3600.0,
+    max_events: int = 10_000_000,
+    ending: Ending | None = None,
+) -> SimResult:
     """Run until the sender is done (or gives up, or ``time_limit`` simulated seconds pass).
 
     ``link``: a Channel (both directions alike, separate queues), a SimPath, or a list
@@ -224,14 +243,18 @@ def simulate(sender: SenderCore, receiver: ReceiverCore, link: Channel | SimPath
     for i, path in enumerate(paths):
         fq = _Queue()
         rq = fq if path.shared_queue else _Queue()
-        directions.append((
-            _Direction(path.forward, fq, random.Random(seed * 1000 + 2 * i), path, sizes, fwd_stats),
-            _Direction(path.reverse or path.forward, rq, random.Random(seed * 1000 + 2 * i + 1), path, sizes, rev_stats),
-        ))
+        directions.append(
+            (
+                _Direction(path.forward, fq, random.Random(seed * 1000 + 2 * i), path, sizes, fwd_stats),
+                _Direction(
+                    path.reverse or path.forward, rq, random.Random(seed * 1000 + 2 * i + 1), path, sizes, rev_stats
+                ),
+            )
+        )
     stays = ReceiverEnding(ending.linger, ending.max_linger, ending.idle_timeout) if ending else None
     give_up = SenderGiveUp(ending.give_up_after) if ending else None
 
-    events: list[tuple[float, int, object]] = []   # (time, order, message)
+    events: list[tuple[float, int, object]] = []  # (time, order, message)
     order = 0
     now = 0.0
     done_at = complete_at = left_at = None
@@ -262,13 +285,18 @@ def simulate(sender: SenderCore, receiver: ReceiverCore, link: Channel | SimPath
             done_at = now
             break
         # the next thing to happen: a message arrives, the sender's timer, or an ending rule
-        candidates = [(t, kind) for t, kind in (
-            (events[0][0] if events else None, "message"), (sender.next_timer(), "timer"),
-            (give_up.deadline() if give_up else None, "give up"),
-            (stays.deadline() if stays and left_at is None and not receiver_failed else None, "receiver"),
-        ) if t is not None]
+        candidates = [
+            (t, kind)
+            for t, kind in (
+                (events[0][0] if events else None, "message"),
+                (sender.next_timer(), "timer"),
+                (give_up.deadline() if give_up else None, "give up"),
+                (stays.deadline() if stays and left_at is None and not receiver_failed else None, "receiver"),
+            )
+            if t is not None
+        ]
         if not candidates:
-            break   # nothing in flight and no timer: the sender is stuck
+            break  # nothing in flight and no timer: the sender is stuck
         when, kind = min(candidates, key=lambda c: c[0])
         now = max(now, when)
         if now > time_limit:
@@ -297,14 +325,29 @@ def simulate(sender: SenderCore, receiver: ReceiverCore, link: Channel | SimPath
             gave_up = True
             break
         elif complete_at is not None:
-            left_at = now            # the receiver leaves
+            left_at = now  # the receiver leaves
         else:
-            receiver_failed = True   # silent sender before completion
+            receiver_failed = True  # silent sender before completion
         count += 1
         flush()
 
     output = receiver.output()
     failed = bool(getattr(sender, "failed", False)) or gave_up
     ok = sender.done and not failed and not receiver_failed and receiver.complete and output == data
-    return SimResult(ok, output, len(data), done_at, complete_at, failed, sender.stats, receiver.stats,
-                     fwd_stats, rev_stats, count, gave_up, left_at, receiver_failed, lost_to_absent)
+    return SimResult(
+        ok,
+        output,
+        len(data),
+        done_at,
+        complete_at,
+        failed,
+        sender.stats,
+        receiver.stats,
+        fwd_stats,
+        rev_stats,
+        count,
+        gave_up,
+        left_at,
+        receiver_failed,
+        lost_to_absent,
+    )

@@ -14,6 +14,7 @@ Both sides report the congestion control their connection ran, read back from th
 socket (TCP_CONGESTION), and the kernel release: the harness pins the algorithm per
 route (harness/backends/tcp.py) and the rows record what actually ran.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -79,7 +80,7 @@ def congestion_of(sock: socket.socket) -> str | None:
     """The congestion control a live TCP connection runs (TCP_CONGESTION), None if unknown."""
     try:
         raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16)
-    except (OSError, AttributeError):     # not Linux
+    except (OSError, AttributeError):  # not Linux
         return None
     return raw.split(b"\0", 1)[0].decode(errors="replace") or None
 
@@ -97,8 +98,13 @@ def receive(port: int, filename: str, bind: str | None) -> dict:
             size += len(chunk)
         f.flush()
     # the file is closed before the connection: the sender's EOF means the bytes are written
-    return {"bytes": size, "elapsed_s": time.monotonic() - started, "peer": peer[0],
-            "congestion_control": algorithm, "kernel": platform.release()}
+    return {
+        "bytes": size,
+        "elapsed_s": time.monotonic() - started,
+        "peer": peer[0],
+        "congestion_control": algorithm,
+        "kernel": platform.release(),
+    }
 
 
 def send(host: str, port: int, filename: str) -> dict:
@@ -113,7 +119,7 @@ def send(host: str, port: int, filename: str) -> dict:
         try:
             sock.sendall(data)
             sock.shutdown(socket.SHUT_WR)
-            while sock.recv(CHUNK):     # the receiver sends nothing; wait for its close
+            while sock.recv(CHUNK):  # the receiver sends nothing; wait for its close
                 pass
         except OSError as e:
             raise TransferFailed(f"connection to {host}:{port} failed: {e.strerror or e}") from None
@@ -121,9 +127,14 @@ def send(host: str, port: int, filename: str) -> dict:
     elapsed = time.monotonic() - started
     # struct tcp_info: tcpi_total_retrans is the u32 at byte 100 (linux/tcp.h)
     retrans = int.from_bytes(info[100:104], sys.byteorder) if len(info) >= 104 else None
-    return {"bytes": len(data), "elapsed_s": elapsed, "retransmissions": retrans,
-            "throughput_kBps": len(data) / 1024 / elapsed if elapsed > 0 else None,
-            "congestion_control": algorithm, "kernel": platform.release()}
+    return {
+        "bytes": len(data),
+        "elapsed_s": elapsed,
+        "retransmissions": retrans,
+        "throughput_kBps": len(data) / 1024 / elapsed if elapsed > 0 else None,
+        "congestion_control": algorithm,
+        "kernel": platform.release(),
+    }
 
 
 def run(argv: list[str]) -> int:
@@ -133,9 +144,11 @@ def run(argv: list[str]) -> int:
         if args.json:
             print(json.dumps(result))
         else:
-            print(f"sent {result['bytes']} bytes in {result['elapsed_s']:.3f} s: "
-                  f"{result['throughput_kBps'] or 0:.2f} KB/s, {result['retransmissions']} retransmissions, "
-                  f"{result['congestion_control'] or 'unknown'} congestion control")
+            print(
+                f"sent {result['bytes']} bytes in {result['elapsed_s']:.3f} s: "
+                f"{result['throughput_kBps'] or 0:.2f} KB/s, {result['retransmissions']} retransmissions, "
+                f"{result['congestion_control'] or 'unknown'} congestion control"
+            )
     else:
         result = receive(args.port, args.file, args.bind)
         if args.json:

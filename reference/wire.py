@@ -19,6 +19,7 @@ Anything that is not a well-formed message of the format -- too short, too long,
 bad magic, unknown type, bad flags, wrong CRC -- raises WireError, which the runtime
 counts and drops. Decoders raise nothing else, whatever the bytes.
 """
+
 from __future__ import annotations
 
 import struct
@@ -66,11 +67,13 @@ class ComnFormat:
         if len(datagram) < self.header_size:
             raise WireError(f"data message of {len(datagram)} bytes is shorter than the {self.header_size}-byte header")
         if len(datagram) > self.header_size + self.max_payload:
-            raise WireError(f"data message of {len(datagram)} bytes is longer than {self.header_size + self.max_payload}")
+            raise WireError(
+                f"data message of {len(datagram)} bytes is longer than {self.header_size + self.max_payload}"
+            )
         seq, eof = self._data.unpack_from(datagram)
         if eof > 1:
             raise WireError(f"end-of-file flag is {eof}, expected 0 or 1")
-        return Data(unwrap(seq, reference, 16), bytes(datagram[self.header_size:]), bool(eof))
+        return Data(unwrap(seq, reference, 16), bytes(datagram[self.header_size :]), bool(eof))
 
     def encode_ack(self, ack: Ack) -> bytes:
         return self._ack.pack(ack.seq & 0xFFFF)  # -1 ("nothing yet") goes out as 0xFFFF
@@ -130,7 +133,7 @@ class ExtFormat:
             raise WireError("CRC32 mismatch (corrupt message)")
         if got_kind != kind:
             raise WireError(f"message type {got_kind}, expected {kind}")
-        return flags, path, seq, bytes(datagram[self.header_size:])
+        return flags, path, seq, bytes(datagram[self.header_size :])
 
     def encode_data(self, msg: Data) -> bytes:
         if len(msg.payload) > self.max_payload:
@@ -146,7 +149,8 @@ class ExtFormat:
     def encode_ack(self, ack: Ack) -> bytes:
         ranges = ack.sack[: self.max_sack]  # the core lists the most useful ranges first
         body = bytes([len(ranges)]) + b"".join(
-            self._range.pack(first & 0xFFFFFFFF, last & 0xFFFFFFFF) for first, last in ranges)
+            self._range.pack(first & 0xFFFFFFFF, last & 0xFFFFFFFF) for first, last in ranges
+        )
         return self._pack(self.ACK, 0, ack.path, ack.seq, body)
 
     def decode_ack(self, datagram: bytes, reference: int = 0) -> Ack:
@@ -166,7 +170,8 @@ class ExtFormat:
 
 
 def _md5(data: bytes) -> bytes:
-    import hashlib      # here, not at the top: only this format needs it, and every program starts
+    import hashlib  # here, not at the top: only this format needs it, and every program starts
+
     return hashlib.md5(data).digest()
 
 
@@ -198,7 +203,7 @@ class Md5Format(ExtFormat):
         magic, got_kind, flags, path, seq = self._fields.unpack_from(datagram)
         if magic != self.MAGIC:
             raise WireError(f"magic/version byte 0x{magic:02x}, expected 0x{self.MAGIC:02x}")
-        body = bytes(datagram[self.header_size:])
+        body = bytes(datagram[self.header_size :])
         if _md5(bytes(datagram[:8]) + self._zero_digest + body) != bytes(datagram[8:24]):
             raise WireError("MD5 mismatch (corrupt message)")
         if got_kind != kind:
@@ -240,15 +245,18 @@ class StarterMd5Format:
 
     def decode_data(self, datagram: bytes, reference: int = 0) -> Data:
         if not self.header_size <= len(datagram) <= self.header_size + self.max_payload:
-            raise WireError(f"data message of {len(datagram)} bytes, expected {self.header_size} to "
-                            f"{self.header_size + self.max_payload}")
+            raise WireError(
+                f"data message of {len(datagram)} bytes, expected {self.header_size} to "
+                f"{self.header_size + self.max_payload}"
+            )
         seq, flags, length = self._fields.unpack_from(datagram)
-        payload = bytes(datagram[self.header_size:])
+        payload = bytes(datagram[self.header_size :])
         if flags > 1 or length != len(payload):
             raise WireError(f"flags {flags} / length {length} do not fit a message of {len(payload)} payload bytes")
         digest = bytes(datagram[7:23])
-        if digest != _md5(bytes(datagram[:7]) + payload) and \
-                digest != _md5(self._big.pack(seq, flags, length) + payload):
+        if digest != _md5(bytes(datagram[:7]) + payload) and digest != _md5(
+            self._big.pack(seq, flags, length) + payload
+        ):
             raise WireError("MD5 mismatch (corrupt message)")
         return Data(unwrap(seq, reference, 32), payload, bool(flags))
 
@@ -261,8 +269,14 @@ class StarterMd5Format:
         return Ack(unwrap(self._ack.unpack(datagram)[0], reference, 32))
 
 
-FORMATS = {"comn": ComnFormat("big"), "comn-le": ComnFormat("little"), "ext": ExtFormat(), "md5": Md5Format(),
-           "mh": StarterMd5Format("big"), "mh-le": StarterMd5Format("little")}
+FORMATS = {
+    "comn": ComnFormat("big"),
+    "comn-le": ComnFormat("little"),
+    "ext": ExtFormat(),
+    "md5": Md5Format(),
+    "mh": StarterMd5Format("big"),
+    "mh-le": StarterMd5Format("little"),
+}
 
 
 def get_format(name: str):

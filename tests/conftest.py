@@ -21,21 +21,39 @@ so a neighbour would change what they assert. ALONE names the modules of those f
 that measure. The unit tier, wherever it is, runs with the together tier: pure code
 does not care what runs beside it.
 """
+
 import os
 import socket
 
 import pytest
 
 UNIT = {
-    "harness/test_monitor.py", "harness/test_notebook_rules.py", "harness/test_time_limits.py",
-    "harness/test_sheet_schedule.py", "harness/test_steal.py",
-    "reference/test_core_efficiency.py", "reference/test_core_properties.py", "reference/test_core_protocols.py",
-    "reference/test_core_rto.py", "reference/test_sim.py", "reference/test_sr_window_bound.py",
-    "reference/test_wire.py", "reference/test_core_config_types.py", "experiments/test_models.py", "experiments/test_statistics.py",
-    "course/test_remeasure_rules.py", "grader/test_battery.py", "grader/test_collect.py", "grader/test_crowding.py",
-    "grader/test_schema_once.py", "grader/test_symptoms.py",
-    "plots/test_trace.py", "sheets/test_conclusions.py", "docker/test_helm_values.py",
-    "hub/test_hub_pieces.py", "test_benchmarks_table.py",
+    "harness/test_monitor.py",
+    "harness/test_notebook_rules.py",
+    "harness/test_time_limits.py",
+    "harness/test_sheet_schedule.py",
+    "harness/test_steal.py",
+    "reference/test_core_efficiency.py",
+    "reference/test_core_properties.py",
+    "reference/test_core_protocols.py",
+    "reference/test_core_rto.py",
+    "reference/test_sim.py",
+    "reference/test_sr_window_bound.py",
+    "reference/test_wire.py",
+    "reference/test_core_config_types.py",
+    "experiments/test_models.py",
+    "experiments/test_statistics.py",
+    "course/test_remeasure_rules.py",
+    "grader/test_battery.py",
+    "grader/test_collect.py",
+    "grader/test_crowding.py",
+    "grader/test_schema_once.py",
+    "grader/test_symptoms.py",
+    "plots/test_trace.py",
+    "sheets/test_conclusions.py",
+    "docker/test_helm_values.py",
+    "hub/test_hub_pieces.py",
+    "test_benchmarks_table.py",
 }
 TOGETHER = ("reference/", "harness/", "plots/")
 # parallel runs against serial ones (their timings compared); and what a harness process
@@ -89,5 +107,6 @@ def _unit_tests_open_no_sockets(request, monkeypatch):
 
     def refused(*args, **kwargs):
         raise AssertionError(f"{request.node.nodeid} is in the unit tier (tests/conftest.py UNIT) but opens a socket")
+
     for name in ("bind", "connect", "connect_ex", "sendto"):
         monkeypatch.setattr(socket.socket, name, refused)

@@ -12,6 +12,7 @@ checked without running anything:
 - `cargo test ... --manifest-path M --test NAME`: M exists, and the test file beside it.
 Leading `NAME=value` settings are allowed before any of them.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,8 +29,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCHMARKS = os.path.join(ROOT, "BENCHMARKS.md")
 COLUMNS = ["figure", "value", "date", "cores", "command", "what limits it"]
 # pytest's options that take a value (the next word is not a path)
-PYTEST_VALUED = {"-k", "-m", "-p", "-n", "-o", "-c", "--basetemp", "--rootdir", "--junitxml", "--timeout",
-                 "--deselect", "--ignore"}
+PYTEST_VALUED = {
+    "-k",
+    "-m",
+    "-p",
+    "-n",
+    "-o",
+    "-c",
+    "--basetemp",
+    "--rootdir",
+    "--junitxml",
+    "--timeout",
+    "--deselect",
+    "--ignore",
+}
 
 
 def cells(line: str) -> list[str]:
@@ -82,8 +95,10 @@ def makefile_targets() -> set[str]:
     """The Makefile's targets, with its simple variables expanded."""
     with open(os.path.join(ROOT, "Makefile")) as f:
         text = f.read().replace("\\\n", " ")
-    variables = {m.group(1): m.group(2).strip()
-                 for m in re.finditer(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?::=|\?=|=)(.*)$", text, re.M)}
+    variables = {
+        m.group(1): m.group(2).strip()
+        for m in re.finditer(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?::=|\?=|=)(.*)$", text, re.M)
+    }
 
     def expand(s: str, depth: int = 0) -> str:
         if depth > 10:
@@ -141,14 +156,16 @@ def check_command(command: str) -> str | None:
             if not args:
                 return "python -m bench needs a benchmark's name"
             from bench.__main__ import available
+
             if args[0] not in available():
                 return f"python -m bench runs no benchmark named {args[0]!r} (it runs: {', '.join(available())})"
             return _bench(args[0], args[1:])
         if module.startswith("bench."):
-            return _bench(module[len("bench."):], args)
+            return _bench(module[len("bench.") :], args)
         return f"unknown kind of command: python -m {module}"
     if head == "rdtlab":
         from rdtlab.cli import build_parser
+
         return _parse(build_parser(), words[1:])
     if head == "pytest":
         paths, skip = [], False
@@ -219,19 +236,24 @@ def test_a_rows_date_cores_and_commands_are_valid(section, row):
 
 def test_a_command_naming_a_module_or_option_that_does_not_exist_fails():
     def row(command: str) -> dict[str, str]:
-        (_, _, [parsed]), = tables(f"## X\n\n| {' | '.join(COLUMNS)} |\n|---|---|---|---|---|---|\n"
-                                   f"| a figure | 1 s | 2026-01-02 | 2 | {command} | nothing |\n")
+        ((_, _, [parsed]),) = tables(
+            f"## X\n\n| {' | '.join(COLUMNS)} |\n|---|---|---|---|---|---|\n"
+            f"| a figure | 1 s | 2026-01-02 | 2 | {command} | nothing |\n"
+        )
         return parsed
+
     assert check_row(row("`python -m bench reference --quick`")) == []
-    for bad in ("`python -m bench no_such_bench --quick`",       # no module
-                "`python -m bench reference --no-such-option`",  # an option its parser refuses
-                "`python -m bench.no_such_module`",
-                "`python -m bench.calibrate --jobs many`",       # a value its parser refuses
-                "`rdtlab sheet --no-such-flag`",
-                "`make no-such-target`",
-                "`pytest tests/no_such_test.py`",
-                "`sh -c true`",                                  # not a known kind
-                "no command at all"):
+    for bad in (
+        "`python -m bench no_such_bench --quick`",  # no module
+        "`python -m bench reference --no-such-option`",  # an option its parser refuses
+        "`python -m bench.no_such_module`",
+        "`python -m bench.calibrate --jobs many`",  # a value its parser refuses
+        "`rdtlab sheet --no-such-flag`",
+        "`make no-such-target`",
+        "`pytest tests/no_such_test.py`",
+        "`sh -c true`",  # not a known kind
+        "no command at all",
+    ):
         assert check_row(row(bad)), bad
     bad_date = row("`make test`") | {"date": "2026-13-01"}
     bad_cores = row("`make test`") | {"cores": "two"}

@@ -1,5 +1,6 @@
 """The `comn` results sheet (seed 004): questions 1-8 of the COMN sheet, with the
 reference answers and marking notes (spec.py measures it)."""
+
 from __future__ import annotations
 
 from assignments.results_sheets.builder import Notebook
@@ -13,17 +14,21 @@ SOLUTIONS = {
     "q1_utilisation_answer": (
         "t_data = 1069 * 8 / 10e6     # a data packet on the wire: 1024 + 3 + 42 bytes\n"
         "t_ack = 44 * 8 / 10e6        # an ACK: 2 + 42 bytes\n"
-        "q1_utilisation = t_data / (t_data + 2 * 0.005 + t_ack)"),
+        "q1_utilisation = t_data / (t_data + 2 * 0.005 + t_ack)"
+    ),
     "q2_timeout_answer": (
-        "fewest = q1_table[\"retransmissions\"].min()\n"
-        "eligible = q1_table[q1_table[\"retransmissions\"] <= 1.25 * fewest]\n"
-        "q1_optimal_timeout = int(eligible.loc[eligible[\"throughput_kBps\"].idxmax(), \"timeout_ms\"])"),
+        'fewest = q1_table["retransmissions"].min()\n'
+        'eligible = q1_table[q1_table["retransmissions"] <= 1.25 * fewest]\n'
+        'q1_optimal_timeout = int(eligible.loc[eligible["throughput_kBps"].idxmax(), "timeout_ms"])'
+    ),
     "q3_bdp_answer": (
         "t_data, t_ack = 1069 * 8 / 10e6, 44 * 8 / 10e6\n"
-        "q3_bdp_packets = {d: (2 * d / 1000 + t_data + t_ack) / (t_data + t_ack) for d in (5, 25, 100)}"),
+        "q3_bdp_packets = {d: (2 * d / 1000 + t_data + t_ack) / (t_data + t_ack) for d in (5, 25, 100)}"
+    ),
     "q4_peak_answer": (
-        "q3_peak_window = {int(d): int(g.loc[g[\"throughput_kBps\"].idxmax(), \"window\"])\n"
-        "                  for d, g in q3_table.groupby(\"delay_ms\")}"),
+        'q3_peak_window = {int(d): int(g.loc[g["throughput_kBps"].idxmax(), "window"])\n'
+        '                  for d, g in q3_table.groupby("delay_ms")}'
+    ),
     "q8_mathis_answer": "q8_mathis_kBps = 1.22 * 1024 / (0.050 * 0.05 ** 0.5) / 1024",
 }
 
@@ -97,11 +102,17 @@ cell below runs the transfer several times and reports the **average number of r
 of a packet seen again on the link) and the **average throughput** (KB/s = KiB/s).
 """)
     nb.measured("q1")
-    nb.md("One transfer up close, drawn from what crossed the link (timeout 20 ms): every data packet and ACK "
-          "against time, losses marked, resends and timeouts coloured, the packets in flight below.")
+    nb.md(
+        "One transfer up close, drawn from what crossed the link (timeout 20 ms): every data packet and ACK "
+        "against time, losses marked, resends and timeouts coloured, the packets in flight below."
+    )
     nb.code('lab.picture("q1", timeout=20)', "locked", "q1_picture")
-    nb.table_answer("q1", "`timeout_ms, retransmissions, retransmissions_ci95, throughput_kBps, "
-                    "throughput_kBps_ci95, runs, failed`", k=3, label="Question 1")
+    nb.table_answer(
+        "q1",
+        "`timeout_ms, retransmissions, retransmissions_ci95, throughput_kBps, throughput_kBps_ci95, runs, failed`",
+        k=3,
+        label="Question 1",
+    )
     nb.md("""
 **Question 1 (model)** – The utilisation of stop-and-wait on this link without loss:
 U = t_data / (t_data + 2·delay + t_ack), with a data packet of 1069 bytes on the wire (1024 payload + 3
@@ -109,22 +120,30 @@ header + 42 of UDP/IP/Ethernet), an ACK of 44 bytes, 10 Mbit/s and 5 ms each way
 (a fraction between 0 and 1).
 """)
     nb.answer("q1_utilisation_answer", "# q1_utilisation = ...")
-    nb.test("test_q1_utilisation", 1,
-            'assert 0 < nb.given("q1_utilisation", globals()) < 1, "q1_utilisation is a fraction between 0 and 1"',
-            'nb.assert_close("q1_utilisation", q1_utilisation, lab.models.model_utilisation_q1(), rel=0.05)')
+    nb.test(
+        "test_q1_utilisation",
+        1,
+        'assert 0 < nb.given("q1_utilisation", globals()) < 1, "q1_utilisation is a fraction between 0 and 1"',
+        'nb.assert_close("q1_utilisation", q1_utilisation, lab.models.model_utilisation_q1(), rel=0.05)',
+    )
     nb.md("""
 **Question 2** – Discuss the impact of retransmission timeout value on the number of retransmissions and
 throughput. Indicate the optimal timeout value from a communication efficiency viewpoint (i.e., the
 timeout that minimizes the number of retransmissions while ensuring a high throughput).
 """)
     nb.discussion("q2_discussion", 4)
-    nb.md("Set `q1_optimal_timeout` (ms) from **your** `q1_table`: among the timeouts whose average "
-          "retransmissions are at most 1.25 × the fewest in your table, the one with the highest throughput.")
+    nb.md(
+        "Set `q1_optimal_timeout` (ms) from **your** `q1_table`: among the timeouts whose average "
+        "retransmissions are at most 1.25 × the fewest in your table, the one with the highest throughput."
+    )
     nb.answer("q2_timeout_answer", "# q1_optimal_timeout = ...")
-    nb.test("test_q1_optimal_timeout", 2,
-            'assert nb.given("q1_optimal_timeout", globals()) in set(q1_table["timeout_ms"]), '
-            '"q1_optimal_timeout must be one of the timeouts of your table"',
-            "lab.models.assert_optimal_timeout(q1_table, q1_optimal_timeout)")
+    nb.test(
+        "test_q1_optimal_timeout",
+        2,
+        'assert nb.given("q1_optimal_timeout", globals()) in set(q1_table["timeout_ms"]), '
+        '"q1_optimal_timeout must be one of the timeouts of your table"',
+        "lab.models.assert_optimal_timeout(q1_table, q1_optimal_timeout)",
+    )
 
     # ---- Part 3, questions 3 and 4 -----------------------------------------------------
     nb.md("""
@@ -135,33 +154,46 @@ timeout that minimizes the number of retransmissions while ensuring a high throu
 The cell reports the **average throughput** per window and delay, and draws it against the window
 (log2 axis, one line per delay; dashed: harness models).
 """)
-    nb.measured("q3", show='q3_measured.pivot(index="window", columns="delay_ms", values="throughput_kBps")'
-                      "   # the COMN table")
-    nb.md("One Go-Back-N transfer at window 64 and 5 ms, zoomed on its first timeout (if it had one): the "
-          "sender resends the whole window after the lost packet.")
+    nb.measured(
+        "q3", show='q3_measured.pivot(index="window", columns="delay_ms", values="throughput_kBps")   # the COMN table'
+    )
+    nb.md(
+        "One Go-Back-N transfer at window 64 and 5 ms, zoomed on its first timeout (if it had one): the "
+        "sender resends the whole window after the lost packet."
+    )
     nb.code('lab.picture("q3", delay=5, window=64, focus="timeout")', "locked", "q3_picture")
-    nb.table_answer("q3", "`delay_ms, timeout_ms, window, throughput_kBps, throughput_kBps_ci95, runs, failed`",
-                    k=3, label="Question 3")
+    nb.table_answer(
+        "q3",
+        "`delay_ms, timeout_ms, window, throughput_kBps, throughput_kBps_ci95, runs, failed`",
+        k=3,
+        label="Question 3",
+    )
     nb.md("""
 **Question 3 (model)** – The bandwidth-delay product in packets at each delay: the idle round trip
 (2·delay + t_data + t_ack) times the rate at which the shared queue delivers data packets with their ACKs,
 1 / (t_data + t_ack) (1069-byte packets, 44-byte ACKs, 10 Mbit/s). Set `q3_bdp_packets = {5: …, 25: …, 100: …}`.
 """)
     nb.answer("q3_bdp_answer", "# q3_bdp_packets = {5: ..., 25: ..., 100: ...}")
-    nb.test("test_q3_bdp", 1,
-            'assert set(nb.given("q3_bdp_packets", globals())) == {5, 25, 100}, '
-            '"q3_bdp_packets needs the keys 5, 25 and 100 (delay in ms)"',
-            "for d in (5, 25, 100):\n"
-            '    nb.assert_close(f"q3_bdp_packets[{d}]", q3_bdp_packets[d], lab.models.model_bdp_packets(d), rel=0.15)')
+    nb.test(
+        "test_q3_bdp",
+        1,
+        'assert set(nb.given("q3_bdp_packets", globals())) == {5, 25, 100}, '
+        '"q3_bdp_packets needs the keys 5, 25 and 100 (delay in ms)"',
+        "for d in (5, 25, 100):\n"
+        '    nb.assert_close(f"q3_bdp_packets[{d}]", q3_bdp_packets[d], lab.models.model_bdp_packets(d), rel=0.15)',
+    )
     nb.md("**Question 4** – Discuss your results from Question 3.")
     nb.discussion("q4_discussion", 6)
-    nb.md("Set `q3_peak_window = {delay_ms: window}`: at each delay, the window where **your** Q3 "
-          "throughput is highest.")
+    nb.md(
+        "Set `q3_peak_window = {delay_ms: window}`: at each delay, the window where **your** Q3 throughput is highest."
+    )
     nb.answer("q4_peak_answer", "# q3_peak_window = {5: ..., 25: ..., 100: ...}")
-    nb.test("test_q3_peak_window", 2,
-            'assert isinstance(nb.given("q3_peak_window", globals()), dict), '
-            '"q3_peak_window is a dict {delay_ms: window}"',
-            "lab.models.assert_peak_windows(q3_table, q3_peak_window)")
+    nb.test(
+        "test_q3_peak_window",
+        2,
+        'assert isinstance(nb.given("q3_peak_window", globals()), dict), "q3_peak_window is a dict {delay_ms: window}"',
+        "lab.models.assert_peak_windows(q3_table, q3_peak_window)",
+    )
 
     # ---- Part 4, questions 5 to 8 ------------------------------------------------------
     nb.md("""
@@ -186,16 +218,20 @@ pins kernel TCP's congestion control (CUBIC, Linux's default, unless you set `TC
 whatever your machine's own default; the plot's legend names the algorithm read back from the connections.
 """)
     nb.measured("q7")
-    nb.table_answer("q7", "`window_kB, throughput_kBps, throughput_kBps_ci95, runs, failed`", remeasure_points=0,
-                    label="Question 7")
+    nb.table_answer(
+        "q7", "`window_kB, throughput_kBps, throughput_kBps_ci95, runs, failed`", remeasure_points=0, label="Question 7"
+    )
     nb.md("""
 **Question 8 (model)** – Mathis et al.: TCP Reno's throughput ≈ 1.22 · MSS / (RTT · √L). Set
 `q8_mathis_kBps` for MSS = 1 KB, RTT = 50 ms, L = 5%, in KB/s.
 """)
     nb.answer("q8_mathis_answer", "# q8_mathis_kBps = ...")
-    nb.test("test_q8_mathis", 1,
-            'assert nb.given("q8_mathis_kBps", globals()) > 0, "q8_mathis_kBps is a throughput in KB/s"',
-            'nb.assert_close("q8_mathis_kBps", q8_mathis_kBps, lab.models.model_mathis_q8(), rel=0.03)')
+    nb.test(
+        "test_q8_mathis",
+        1,
+        'assert nb.given("q8_mathis_kBps", globals()) > 0, "q8_mathis_kBps is a throughput in KB/s"',
+        'nb.assert_close("q8_mathis_kBps", q8_mathis_kBps, lab.models.model_mathis_q8(), rel=0.03)',
+    )
     nb.md("""
 **Question 8** – Compare the throughput obtained when using Selective Repeat and Go Back N with the
 corresponding results you got from the iperf experiment and explain the reasons behind any differences.

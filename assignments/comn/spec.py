@@ -1,5 +1,6 @@
 """The `comn` assignment (seed 004): the COMN results sheet's questions 1, 3, 5 and 7,
 measured on the student's Sender2-4.py / Receiver2-4.py and iperf3 (sheet.py)."""
+
 from __future__ import annotations
 
 import sys
@@ -16,6 +17,7 @@ from . import sheet as comn
 # and delay of the sheet, on fewer cells and a 20 KB file.
 TINY = comn.Plan(20 << 10, 2, (5, 20, 100), (5, 25, 100), (1, 4, 64), (1, 16), (4, 16))
 
+
 def premature(cell: dict) -> bool:
     """A timeout within the idle round trip: every packet is resent once or more, and how
     often is the scheduler's call (timer against ACK), not the programs'."""
@@ -23,13 +25,25 @@ def premature(cell: dict) -> bool:
 
 
 QUESTIONS = {
-    "q1": Question({"timeout": "timeout_ms"},
-                   {"retransmissions": "retransmissions", "goodput_kBps": "throughput_kBps"},
-                   "Q1 stop-and-wait (Sender2/Receiver2)", comn.PROGRAMS["q1"], timing_bound=premature),
-    "q3": Question({"delay": "delay_ms", "timeout": "timeout_ms", "window": "window"},
-                   {"goodput_kBps": "throughput_kBps"}, "Q3 Go-Back-N (Sender3/Receiver3)", comn.PROGRAMS["q3"]),
-    "q5": Question({"window": "window"}, {"goodput_kBps": "throughput_kBps"},
-                   "Q5 Selective Repeat (Sender4/Receiver4)", comn.PROGRAMS["q5"]),
+    "q1": Question(
+        {"timeout": "timeout_ms"},
+        {"retransmissions": "retransmissions", "goodput_kBps": "throughput_kBps"},
+        "Q1 stop-and-wait (Sender2/Receiver2)",
+        comn.PROGRAMS["q1"],
+        timing_bound=premature,
+    ),
+    "q3": Question(
+        {"delay": "delay_ms", "timeout": "timeout_ms", "window": "window"},
+        {"goodput_kBps": "throughput_kBps"},
+        "Q3 Go-Back-N (Sender3/Receiver3)",
+        comn.PROGRAMS["q3"],
+    ),
+    "q5": Question(
+        {"window": "window"},
+        {"goodput_kBps": "throughput_kBps"},
+        "Q5 Selective Repeat (Sender4/Receiver4)",
+        comn.PROGRAMS["q5"],
+    ),
     "q7": Question({"window_kB": "window_kB"}, {"goodput_kBps": "throughput_kBps"}, "Q7 TCP (iperf3)"),
 }
 
@@ -51,6 +65,7 @@ def model_mathis_q8() -> float:
 
 # ---- derived answers (from the student's own tables) ---------------------------------
 
+
 def optimal_timeouts(q1_table: pd.DataFrame) -> set:
     """The Q2 rule: among timeouts whose retransmissions are at most 1.25× the fewest,
     the one with the highest throughput (or any within that one's 95% CI)."""
@@ -68,12 +83,17 @@ def peak_windows(q3_table: pd.DataFrame) -> dict:
 
 # ---- their hidden tests (lab.models.assert_*): the table's shape, then the rule ---------
 
+
 def assert_optimal_timeout(q1_table, answer) -> None:
     fail(check_table("q1", q1_table, QUESTIONS["q1"]))
     allowed = optimal_timeouts(q1_table)
     if answer not in allowed:
-        fail([f"q1_optimal_timeout = {answer!r}, but your Q1 table gives {sorted(allowed)} by the rule "
-              "(highest throughput among timeouts with at most 1.25× the fewest retransmissions)"])
+        fail(
+            [
+                f"q1_optimal_timeout = {answer!r}, but your Q1 table gives {sorted(allowed)} by the rule "
+                "(highest throughput among timeouts with at most 1.25× the fewest retransmissions)"
+            ]
+        )
 
 
 def assert_peak_windows(q3_table, answer) -> None:
@@ -81,12 +101,19 @@ def assert_peak_windows(q3_table, answer) -> None:
     if not isinstance(answer, dict):
         fail([f"q3_peak_window must be a dict {{delay_ms: window}}, got {type(answer).__name__}"])
     allowed = peak_windows(q3_table)
-    wrong = [f"delay {d} ms: {answer.get(d)!r} (your table peaks at {sorted(ws)})"
-             for d, ws in allowed.items() if answer.get(d) not in ws]
+    wrong = [
+        f"delay {d} ms: {answer.get(d)!r} (your table peaks at {sorted(ws)})"
+        for d, ws in allowed.items()
+        if answer.get(d) not in ws
+    ]
     fail(wrong)
 
 
 ASSIGNMENT = Assignment(
-    "comn", comn.build, {"quick": comn.QUICK, "full": comn.FULL, "tiny": TINY}, QUESTIONS,
+    "comn",
+    comn.build,
+    {"quick": comn.QUICK, "full": comn.FULL, "tiny": TINY},
+    QUESTIONS,
     tolerance={"goodput_kBps": 3.0, "retransmissions": 5.0},
-    models=sys.modules[__name__])
+    models=sys.modules[__name__],
+)

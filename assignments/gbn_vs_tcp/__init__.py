@@ -3,6 +3,7 @@ downloading objects under loss, corruption, duplication and delay.
 
 The student's programs: COMN part 3's Sender3.py <host> <port> <file> <timeout ms> <window>
 and Receiver3.py <port> <file>, and rdt.py; starters in source/gbn-vs-tcp/."""
+
 NAME = "gbn-vs-tcp"
 PROGRAMS = ("Sender3.py", "Receiver3.py", "rdt.py")
 # reference/gbn_vs_tcp/: the reference solution's programs with this contract (the honest student of the tests)

@@ -7,6 +7,7 @@ Cell roles (nbgrader 0.9 metadata, schema_version 3):
   test     autograded test: visible asserts, then `### BEGIN HIDDEN TESTS` ones
   manual   a discussion the instructor grades (the source holds the marking notes)
 """
+
 from __future__ import annotations
 
 import nbformat
@@ -14,13 +15,19 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 # Kernel TCP's congestion control, a parameter of the student's (harness/backends/tcp.py
 # pins it in the namespaces, whatever the machine's default).
-TCP_CC_LINE = ('\nTCP_CC = "cubic"  # kernel TCP\'s congestion control: "cubic" (Linux\'s default), '
-               '"reno" (what Mathis and PFTK model) or "bbr"')
+TCP_CC_LINE = (
+    '\nTCP_CC = "cubic"  # kernel TCP\'s congestion control: "cubic" (Linux\'s default), '
+    '"reno" (what Mathis and PFTK model) or "bbr"'
+)
 
 
 def meta(kind: str, grade_id: str, points: float = 0) -> dict:
-    roles = {"locked": (False, False, True), "answer": (False, True, False),
-             "test": (True, False, True), "manual": (True, True, False)}
+    roles = {
+        "locked": (False, False, True),
+        "answer": (False, True, False),
+        "test": (True, False, True),
+        "manual": (True, True, False),
+    }
     grade, solution, locked = roles[kind]
     m = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": 3, "solution": solution}
     if grade:
@@ -41,8 +48,14 @@ class Notebook:
         cell = new_markdown_cell(text.strip("\n"), metadata=meta(kind, grade_id, points) if kind else {})
         self._add(cell, grade_id)
 
-    def code(self, source: str, kind: str | None = None, grade_id: str | None = None, points: float = 0,
-             tags: list | None = None):
+    def code(
+        self,
+        source: str,
+        kind: str | None = None,
+        grade_id: str | None = None,
+        points: float = 0,
+        tags: list | None = None,
+    ):
         metadata = meta(kind, grade_id, points) if kind else {}
         if tags:
             metadata["tags"] = tags
@@ -63,8 +76,13 @@ class Notebook:
     def discussion(self, grade_id: str, points: float, notes: str | None = None):
         if notes is not None:
             self.marking[grade_id] = notes.strip("\n")
-        self.md("### BEGIN SOLUTION\n**Marking notes** (instructors only; "
-                f"{points:g} marks)\n\n{self.marking[grade_id]}\n### END SOLUTION", "manual", grade_id, points)
+        self.md(
+            "### BEGIN SOLUTION\n**Marking notes** (instructors only; "
+            f"{points:g} marks)\n\n{self.marking[grade_id]}\n### END SOLUTION",
+            "manual",
+            grade_id,
+            points,
+        )
 
     # ---- patterns the sheets share ---------------------------------------------------
 
@@ -75,44 +93,70 @@ class Notebook:
         reads TCP_CC (grader.notebook_jail.asked_tcp_cc) and measures kernel TCP with it."""
         from harness.assignments import get
         from harness.backends.tcp import runs_kernel_tcp
+
         tcp = runs_kernel_tcp(get(assignment).sheet)
-        self.code('MODE = "quick"   # "quick" or "full"; the environment variable RDTLAB_NOTEBOOK_MODE overrides it'
-                  + (TCP_CC_LINE if tcp else "") + (f"\n# {mode_note}" if mode_note else ""), tags=["parameters"])
-        self.code(f"""
+        self.code(
+            'MODE = "quick"   # "quick" or "full"; the environment variable RDTLAB_NOTEBOOK_MODE overrides it'
+            + (TCP_CC_LINE if tcp else "")
+            + (f"\n# {mode_note}" if mode_note else ""),
+            tags=["parameters"],
+        )
+        self.code(
+            f"""
 from harness import notebook as nb   # the rdtlab harness: measurements, tables, plots
 lab = nb.Lab(MODE, "{assignment}"{", tcp_cc=TCP_CC" if tcp else ""})   # your programs: the folder of this notebook
 lab
-""", "locked", "setup")
+""",
+            "locked",
+            "setup",
+        )
 
     def measured(self, q: str, plot: bool = True, show: str | None = None):
         """The locked cell that measures question q: `<q>_measured`, its plot, its table."""
-        self.code(f'{q}_measured = lab.measure("{q}")\n' + (f'lab.plot("{q}")\n' if plot else "")
-                  + (show or f"{q}_measured"), "locked", f"{q}_measure")
+        self.code(
+            f'{q}_measured = lab.measure("{q}")\n' + (f'lab.plot("{q}")\n' if plot else "") + (show or f"{q}_measured"),
+            "locked",
+            f"{q}_measure",
+        )
 
-    def table_answer(self, q: str, columns: str, table_points: float = 1, remeasure_points: float = 3,
-                     k: int = 2, label: str | None = None):
+    def table_answer(
+        self,
+        q: str,
+        columns: str,
+        table_points: float = 1,
+        remeasure_points: float = 3,
+        k: int = 2,
+        label: str | None = None,
+    ):
         """`<q>_table`, its visible test (columns, units, a row per cell, every run done)
         and, with remeasure_points, its hidden re-measurement of k cells. `label` names
         the question where the sheet numbers them ("Question 1"); else q names it."""
-        self.md(f"Set `{q}_table` to the table you report{f' for {label}' if label else ''}: a DataFrame with the "
-                f"columns of `{q}_measured` ({columns}).")
+        self.md(
+            f"Set `{q}_table` to the table you report{f' for {label}' if label else ''}: a DataFrame with the "
+            f"columns of `{q}_measured` ({columns})."
+        )
         self.answer(f"{q}_answer", f"# {q}_table = ...", f"{q}_table = {q}_measured")
         self.test(f"test_{q}_table", table_points, f'nb.assert_table("{q}", nb.given("{q}_table", globals()), lab)')
         if remeasure_points:
-            self.test(f"test_{q}_remeasured", remeasure_points,
-                      f"# Grading re-runs a sample of your {label or q} cells with your programs and checks your "
-                      "numbers.",
-                      f'nb.assert_supported(lab, "{q}", nb.given("{q}_table", globals()), k={k})')
+            self.test(
+                f"test_{q}_remeasured",
+                remeasure_points,
+                f"# Grading re-runs a sample of your {label or q} cells with your programs and checks your numbers.",
+                f'nb.assert_supported(lab, "{q}", nb.given("{q}_table", globals()), k={k})',
+            )
 
     def _add(self, cell, grade_id):
         cell["id"] = grade_id or f"cell-{len(self.cells):02d}"
         self.cells.append(cell)
 
     def notebook(self) -> nbformat.NotebookNode:
-        notebook = new_notebook(cells=self.cells, metadata={
-            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        })
+        notebook = new_notebook(
+            cells=self.cells,
+            metadata={
+                "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+                "language_info": {"name": "python"},
+            },
+        )
         nbformat.validate(notebook)
         return notebook
 

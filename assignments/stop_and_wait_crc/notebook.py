@@ -1,6 +1,7 @@
-'''The `stop-and-wait-crc` results sheet (seed 002): stop-and-wait with a CRC32 and
+"""The `stop-and-wait-crc` results sheet (seed 002): stop-and-wait with a CRC32 and
 exponential back-off, payloads of 1-64 KB over IPv4 and IPv6, kernel TCP as the baseline,
-and a lossy link (spec.py measures it).'''
+and a lossy link (spec.py measures it)."""
+
 from __future__ import annotations
 
 from assignments.results_sheets.builder import Notebook
@@ -52,32 +53,49 @@ difference between each message's RTT and their mean.
 retransmissions per cell (`Sender.py <host> <port> <file> <payload bytes>`).
 """)
     nb.measured("sw")
-    nb.table_answer("sw", "`family, kb, throughput_mbps, throughput_mbps_ci95, rtt_ms, rtt_ms_ci95, delay_var_ms, "
-                    "delay_var_ms_ci95, retransmissions, retransmissions_ci95, runs, failed`")
+    nb.table_answer(
+        "sw",
+        "`family, kb, throughput_mbps, throughput_mbps_ci95, rtt_ms, rtt_ms_ci95, delay_var_ms, "
+        "delay_var_ms_ci95, retransmissions, retransmissions_ci95, runs, failed`",
+    )
     nb.md("""
 **Question 2 (from your table)** – What IPv6 costs: for each payload of **your** `sw_table`, the IPv4 throughput
 divided by the IPv6 throughput. Set `v4_over_v6 = {kb: ratio}`.
 """)
-    nb.answer("v4_over_v6_answer", "# v4_over_v6 = {1: ..., ...}", """
+    nb.answer(
+        "v4_over_v6_answer",
+        "# v4_over_v6 = {1: ..., ...}",
+        """
 by = sw_table.set_index(["family", "kb"])["throughput_mbps"]
-v4_over_v6 = {int(kb): by[("IPv4", kb)] / by[("IPv6", kb)] for kb in sw_table["kb"].unique()}""")
-    nb.test("test_v4_over_v6", 2,
-            'assert isinstance(nb.given("v4_over_v6", globals()), dict), "v4_over_v6 is a dict {kb: ratio}"',
-            'nb.assert_close_each("v4_over_v6", v4_over_v6, lab.models.v4_over_v6(sw_table), rel=0.01)')
+v4_over_v6 = {int(kb): by[("IPv4", kb)] / by[("IPv6", kb)] for kb in sw_table["kb"].unique()}""",
+    )
+    nb.test(
+        "test_v4_over_v6",
+        2,
+        'assert isinstance(nb.given("v4_over_v6", globals()), dict), "v4_over_v6 is a dict {kb: ratio}"',
+        'nb.assert_close_each("v4_over_v6", v4_over_v6, lab.models.v4_over_v6(sw_table), rel=0.01)',
+    )
     nb.md("""
 **Question 3 (model)** – How many IP packets carry one "64 KB" message (65,507 bytes of UDP payload: 65,495 of
 file data and the 12-byte header; plus the 8-byte UDP header) over a 1500-byte MTU? An IPv4 fragment carries up
 to 1480 bytes of data (a multiple of 8), an IPv6 one 1448 (40-byte header and an 8-byte fragment header).
 Set `fragments_64kb = {"IPv4": …, "IPv6": …}`.
 """)
-    nb.answer("fragments_answer", "# fragments_64kb = {\"IPv4\": ..., \"IPv6\": ...}", """
+    nb.answer(
+        "fragments_answer",
+        '# fragments_64kb = {"IPv4": ..., "IPv6": ...}',
+        """
 import math
-fragments_64kb = {"IPv4": math.ceil((65_507 + 8) / 1480), "IPv6": math.ceil((65_507 + 8) / 1448)}""")
-    nb.test("test_fragments", 1,
-            'assert set(nb.given("fragments_64kb", globals())) == {"IPv4", "IPv6"}, '
-            '"fragments_64kb needs the keys \\"IPv4\\" and \\"IPv6\\""',
-            'nb.assert_close_each("fragments_64kb", fragments_64kb, '
-            '{f: lab.models.fragments(f, 64) for f in ("IPv4", "IPv6")}, rel=0)')
+fragments_64kb = {"IPv4": math.ceil((65_507 + 8) / 1480), "IPv6": math.ceil((65_507 + 8) / 1448)}""",
+    )
+    nb.test(
+        "test_fragments",
+        1,
+        'assert set(nb.given("fragments_64kb", globals())) == {"IPv4", "IPv6"}, '
+        '"fragments_64kb needs the keys \\"IPv4\\" and \\"IPv6\\""',
+        'nb.assert_close_each("fragments_64kb", fragments_64kb, '
+        '{f: lab.models.fragments(f, 64) for f in ("IPv4", "IPv6")}, rel=0)',
+    )
     nb.md("**Question 4** – Kernel TCP sending the same file over IPv4 and IPv6: the baseline.")
     nb.measured("tcp", plot=False)
     nb.table_answer("tcp", "`family, throughput_mbps, throughput_mbps_ci95, runs, failed`", remeasure_points=0)
@@ -92,19 +110,30 @@ fragments_64kb = {"IPv4": math.ceil((65_507 + 8) / 1480), "IPv6": math.ceil((65_
 **Question 6** – The same payloads with 1% of IP packets lost each way: throughput and resends per packet.
 """)
     nb.measured("loss")
-    nb.table_answer("loss", "`family, kb, loss_pct, throughput_mbps, throughput_mbps_ci95, resends_per_packet, "
-                    "resends_per_packet_ci95, runs, failed`", remeasure_points=0)
+    nb.table_answer(
+        "loss",
+        "`family, kb, loss_pct, throughput_mbps, throughput_mbps_ci95, resends_per_packet, "
+        "resends_per_packet_ci95, runs, failed`",
+        remeasure_points=0,
+    )
     nb.md("""
 **Question 7 (model)** – A try of a message succeeds when all its IP packets and the ACK get through, each lost
 with p = 1%: q = (1 − p)^(fragments + 1), and the expected resends per message are 1/q − 1. Set
 `resends_model = {1: …, 64: …}` for 1 KB (one IP packet) and "64 KB" messages over IPv4.
 """)
-    nb.answer("resends_answer", "# resends_model = {1: ..., 64: ...}", """
-resends_model = {kb: 1 / (0.99 ** (n + 1)) - 1 for kb, n in ((1, 1), (64, fragments_64kb["IPv4"]))}""")
-    nb.test("test_resends_model", 2,
-            'assert set(nb.given("resends_model", globals())) == {1, 64}, "resends_model needs the keys 1 and 64"',
-            'nb.assert_close_each("resends_model", resends_model, '
-            '{kb: lab.models.resends_model("IPv4", kb, 1) for kb in (1, 64)}, rel=0.02)')
+    nb.answer(
+        "resends_answer",
+        "# resends_model = {1: ..., 64: ...}",
+        """
+resends_model = {kb: 1 / (0.99 ** (n + 1)) - 1 for kb, n in ((1, 1), (64, fragments_64kb["IPv4"]))}""",
+    )
+    nb.test(
+        "test_resends_model",
+        2,
+        'assert set(nb.given("resends_model", globals())) == {1, 64}, "resends_model needs the keys 1 and 64"',
+        'nb.assert_close_each("resends_model", resends_model, '
+        '{kb: lab.models.resends_model("IPv4", kb, 1) for kb in (1, 64)}, rel=0.02)',
+    )
     nb.md("""
 **Question 8** – What does fragmentation do on a lossy link, and is your back-off exponential?
 """)

@@ -3,6 +3,7 @@ retransmit after k duplicate ACKs, an adaptive RTO.
 
 The student's programs: Sender.py <host> <port> <file> <window bytes> <k> <timeout ms>,
 Receiver.py <port> <file> <window bytes>, and rdt.py; starters in source/tcp-like/."""
+
 NAME = "tcp-like"
 PROGRAMS = ("Sender.py", "Receiver.py", "rdt.py")
 # reference/tcp_like/: the reference solution's programs with this contract (the honest student of the tests)

@@ -1,6 +1,7 @@
-'''The `tcp-like` results sheet (seed 003): transfer time against loss with fast
+"""The `tcp-like` results sheet (seed 003): transfer time against loss with fast
 retransmit off and on, throughput and queueing delay against the window, with the
-models (window/RTT, M/D/1) the student computes (spec.py measures it).'''
+models (window/RTT, M/D/1) the student computes (spec.py measures it)."""
+
 from __future__ import annotations
 
 from assignments.results_sheets.builder import Notebook
@@ -62,22 +63,30 @@ that is after 3 duplicates), window 10,000 bytes, your adaptive timeout
 (copies of a segment seen again on the link) per cell; the plot is on a log scale.
 """)
     nb.measured("loss")
-    nb.md("One transfer at 20% loss with fast retransmit on, drawn from what crossed the link: segments and "
-          "ACKs against time, losses marked, fast retransmits and timeouts coloured (zoomed on the first timeout, "
-          "if there was one).")
+    nb.md(
+        "One transfer at 20% loss with fast retransmit on, drawn from what crossed the link: segments and "
+        "ACKs against time, losses marked, fast retransmits and timeouts coloured (zoomed on the first timeout, "
+        "if there was one)."
+    )
     nb.code('lab.picture("loss", loss=20, fast_retransmit=4, focus="timeout")', "locked", "loss_picture")
-    nb.table_answer("loss", "`loss_pct, k, time_s, time_s_ci95, retransmissions, retransmissions_ci95, runs, "
-                    "failed`")
+    nb.table_answer("loss", "`loss_pct, k, time_s, time_s_ci95, retransmissions, retransmissions_ci95, runs, failed`")
     nb.md("""
 **Question 2 (from your table)** – The speed-up of fast retransmit at 20% loss: your mean transfer time
 with `k = 0` divided by your mean time with `k = 4`, from **your** `loss_table`. Set `fr_speedup`.
 """)
-    nb.answer("fr_speedup_answer", "# fr_speedup = ...", """
+    nb.answer(
+        "fr_speedup_answer",
+        "# fr_speedup = ...",
+        """
 times = loss_table.set_index(["loss_pct", "k"])["time_s"]
-fr_speedup = times[(20, 0)] / times[(20, 4)]""")
-    nb.test("test_fr_speedup", 2,
-            'assert nb.given("fr_speedup", globals()) > 0, "fr_speedup is a ratio of two transfer times"',
-            'nb.assert_close("fr_speedup", fr_speedup, lab.models.speed_up(loss_table, 20), rel=0.01)')
+fr_speedup = times[(20, 0)] / times[(20, 4)]""",
+    )
+    nb.test(
+        "test_fr_speedup",
+        2,
+        'assert nb.given("fr_speedup", globals()) > 0, "fr_speedup is a ratio of two transfer times"',
+        'nb.assert_close("fr_speedup", fr_speedup, lab.models.speed_up(loss_table, 20), rel=0.01)',
+    )
     nb.md("""
 **Question 3** – How does loss change the transfer time, and what does fast retransmit buy? The report
 measured a speed-up of 3–4× at 20% loss (78.1 s without, 20.3 s with fast retransmit, for 514,520 bytes with
@@ -94,40 +103,56 @@ queue (each one's time in the link minus the 10 ms delay and its own serialisati
 window/RTT and the M/D/1 waiting time.
 """)
     nb.measured("window")
-    nb.table_answer("window", "`window_bytes, throughput_kBps, throughput_kBps_ci95, queue_delay_ms, "
-                    "queue_delay_ms_ci95, runs, failed`")
+    nb.table_answer(
+        "window",
+        "`window_bytes, throughput_kBps, throughput_kBps_ci95, queue_delay_ms, queue_delay_ms_ci95, runs, failed`",
+    )
     nb.md("""
 **Question 5 (model)** – The idle round trip: RTT = 2 × 10 ms + t_data + t_ack, where a 1000-byte segment is
 1045 bytes on the wire (3 bytes of header, 42 of UDP/IP/Ethernet), an ACK 44 bytes, at 10 Mbit/s.
 Set `rtt_ms` (milliseconds).
 """)
-    nb.answer("rtt_answer", "# rtt_ms = ...", """
+    nb.answer(
+        "rtt_answer",
+        "# rtt_ms = ...",
+        """
 t_data = 1045 * 8 / 10e6     # a segment on the wire
 t_ack = 44 * 8 / 10e6        # an ACK
-rtt_ms = (2 * 0.010 + t_data + t_ack) * 1000""")
-    nb.test("test_rtt", 1,
-            'assert 20 < nb.given("rtt_ms", globals()) < 100, "rtt_ms is in milliseconds"',
-            'nb.assert_close("rtt_ms", rtt_ms, lab.models.rtt_ms(), rel=0.02)')
+rtt_ms = (2 * 0.010 + t_data + t_ack) * 1000""",
+    )
+    nb.test(
+        "test_rtt",
+        1,
+        'assert 20 < nb.given("rtt_ms", globals()) < 100, "rtt_ms is in milliseconds"',
+        'nb.assert_close("rtt_ms", rtt_ms, lab.models.rtt_ms(), rel=0.02)',
+    )
     nb.md("""
 **Question 6 (model)** – For each window `w` of your `window_table` (bytes): the window/RTT throughput in KB/s
 (1 KB = 1024 bytes), and the M/D/1 waiting time in ms: segments arrive at λ = (w / 1000) / RTT per second,
 the link serves μ = 1 / t_data per second, ρ = λ / μ, and w̄ = ρ / (2μ(1 − ρ)). Set
 `window_rtt_kBps = {w: …}` and `md1_wait_ms = {w: …}`.
 """)
-    nb.answer("window_models_answer", "# window_rtt_kBps = {...}\n# md1_wait_ms = {...}", """
+    nb.answer(
+        "window_models_answer",
+        "# window_rtt_kBps = {...}\n# md1_wait_ms = {...}",
+        """
 mu = 1 / t_data
 window_rtt_kBps, md1_wait_ms = {}, {}
 for w in window_table["window_bytes"]:
     window_rtt_kBps[int(w)] = w / (rtt_ms / 1000) / 1024
     rho = (w / 1000) / (rtt_ms / 1000) / mu
-    md1_wait_ms[int(w)] = rho / (2 * mu * (1 - rho)) * 1000""")
-    nb.test("test_window_models", 2,
-            'windows = {int(w) for w in nb.given("window_table", globals())["window_bytes"]}\n'
-            'for name in ("window_rtt_kBps", "md1_wait_ms"):\n'
-            '    assert set(nb.given(name, globals())) == windows, f"{name} needs one entry per window of your table"',
-            'nb.assert_close_each("window_rtt_kBps", window_rtt_kBps, {w: lab.models.window_rtt_kBps(w) for w in windows}, '
-            'rel=0.03)\n'
-            'nb.assert_close_each("md1_wait_ms", md1_wait_ms, {w: lab.models.md1_wait_ms(w) for w in windows}, rel=0.05)')
+    md1_wait_ms[int(w)] = rho / (2 * mu * (1 - rho)) * 1000""",
+    )
+    nb.test(
+        "test_window_models",
+        2,
+        'windows = {int(w) for w in nb.given("window_table", globals())["window_bytes"]}\n'
+        'for name in ("window_rtt_kBps", "md1_wait_ms"):\n'
+        '    assert set(nb.given(name, globals())) == windows, f"{name} needs one entry per window of your table"',
+        'nb.assert_close_each("window_rtt_kBps", window_rtt_kBps, {w: lab.models.window_rtt_kBps(w) for w in windows}, '
+        "rel=0.03)\n"
+        'nb.assert_close_each("md1_wait_ms", md1_wait_ms, {w: lab.models.md1_wait_ms(w) for w in windows}, rel=0.05)',
+    )
     nb.md("""
 **Question 7** – Is your throughput linear in the window, as window/RTT says, and does your queueing delay
 follow M/D/1? Explain where and why they depart.

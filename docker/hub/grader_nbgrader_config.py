@@ -1,6 +1,7 @@
 """nbgrader for the grader account on the course hub (the course's own nbgrader_config.py,
 in the course folder, is read after this): the shared exchange, and a collect that
 refuses a submission not owned by its student's uid (rdtlab/hub/exchange.py)."""
+
 import os
 
 c = get_config()  # noqa: F821 (nbgrader provides it)

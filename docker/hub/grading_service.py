@@ -13,6 +13,7 @@ volume, with no network, and hands the course folder back to the grader account.
 Callers need the scope access:services!service=rdtlab-grading (the grader account and the
 group instructors have it: jupyterhub_config.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -37,7 +38,8 @@ PRIVILEGES = {
     "CapAdd": ["NET_ADMIN", "SYS_ADMIN", "SYS_PTRACE"],
     "Devices": [{"PathOnHost": "/dev/net/tun", "PathInContainer": "/dev/net/tun", "CgroupPermissions": "rwm"}],
     "SecurityOpt": ["apparmor=unconfined", "seccomp=unconfined"],
-    "MaskedPaths": [], "ReadonlyPaths": [],          # --security-opt systempaths=unconfined
+    "MaskedPaths": [],
+    "ReadonlyPaths": [],  # --security-opt systempaths=unconfined
 }
 JOBS: dict[str, dict] = {}
 
@@ -46,10 +48,22 @@ def grading_command(assignment: str) -> list[str]:
     """`rdtlab grade` on the collected submissions, notebooks into nbgrader's gradebook,
     then the course folder handed back to the grader account (its exit status kept)."""
     out = f"/course/graded/{assignment}"
-    script = ('rdtlab-grade-start "$@"; status=$?; '
-              f'chown -R {GRADER_UID}:{int(SETTINGS["gid"])} /course; exit $status')
-    return ["sh", "-c", script, "rdtlab-grade", "/course/submitted", "--assignment", assignment,
-            "--gradebook", "/course", "--out", out, "--jobs", str(max(1, int(SETTINGS["grading_cpus"])))]
+    script = f'rdtlab-grade-start "$@"; status=$?; chown -R {GRADER_UID}:{int(SETTINGS["gid"])} /course; exit $status'
+    return [
+        "sh",
+        "-c",
+        script,
+        "rdtlab-grade",
+        "/course/submitted",
+        "--assignment",
+        assignment,
+        "--gradebook",
+        "/course",
+        "--out",
+        out,
+        "--jobs",
+        str(max(1, int(SETTINGS["grading_cpus"]))),
+    ]
 
 
 def run_job(job: dict) -> None:
@@ -58,14 +72,23 @@ def run_job(job: dict) -> None:
     api = client.api
     host = api.create_host_config(
         binds={COURSE_VOLUME: {"bind": "/course", "mode": "rw"}},
-        network_mode="none", mem_limit=SETTINGS["grading_mem_limit"],
-        nano_cpus=int(float(SETTINGS["grading_cpus"]) * 1e9), pids_limit=4096, init=False)
+        network_mode="none",
+        mem_limit=SETTINGS["grading_mem_limit"],
+        nano_cpus=int(float(SETTINGS["grading_cpus"]) * 1e9),
+        pids_limit=4096,
+        init=False,
+    )
     host.update(PRIVILEGES)
     mode = os.environ.get("RDTLAB_NOTEBOOK_MODE", "")
-    container = api.create_container(IMAGE, entrypoint=["tini", "--"], command=grading_command(job["assignment"]),
-                                     host_config=host, name=f"rdtlab-grading-{job['id']}",
-                                     environment={"RDTLAB_NOTEBOOK_MODE": mode} if mode else {},
-                                     labels={"rdtlab.hub": "grading"})
+    container = api.create_container(
+        IMAGE,
+        entrypoint=["tini", "--"],
+        command=grading_command(job["assignment"]),
+        host_config=host,
+        name=f"rdtlab-grading-{job['id']}",
+        environment={"RDTLAB_NOTEBOOK_MODE": mode} if mode else {},
+        labels={"rdtlab.hub": "grading"},
+    )
     job["container"] = container["Id"]
     try:
         api.start(container)
@@ -73,7 +96,7 @@ def run_job(job: dict) -> None:
             job["log"].extend(chunk.decode(errors="replace").splitlines())
         job["exit"] = api.wait(container)["StatusCode"]
         job["state"] = "done" if job["exit"] == 0 else "failed"
-    except Exception as e:        # the Engine's answer, in one line, to the caller
+    except Exception as e:  # the Engine's answer, in one line, to the caller
         job["log"].append(f"rdtlab-grading: {e}")
         job["state"], job["exit"] = "failed", -1
     finally:
@@ -90,8 +113,14 @@ class GradeHandler(HubAuthenticated, web.RequestHandler):
             raise web.HTTPError(400, f"{assignment!r} is not an assignment's name")
         if any(j["state"] == "running" for j in JOBS.values()):
             raise web.HTTPError(409, "a grading job is running; wait for it")
-        job = {"id": secrets.token_hex(6), "assignment": assignment, "state": "running", "exit": None,
-               "log": [], "by": self.current_user.get("name")}
+        job = {
+            "id": secrets.token_hex(6),
+            "assignment": assignment,
+            "state": "running",
+            "exit": None,
+            "log": [],
+            "by": self.current_user.get("name"),
+        }
         JOBS[job["id"]] = job
         IOLoop.current().run_in_executor(None, run_job, job)
         self.set_status(202)
@@ -110,10 +139,12 @@ class JobHandler(HubAuthenticated, web.RequestHandler):
 
 def main() -> None:
     prefix = os.environ["JUPYTERHUB_SERVICE_PREFIX"]
-    app = web.Application([
-        (url_path_join(prefix, r"api/grade/([^/]+)"), GradeHandler),
-        (url_path_join(prefix, r"api/jobs/([0-9a-f]+)"), JobHandler),
-    ])
+    app = web.Application(
+        [
+            (url_path_join(prefix, r"api/grade/([^/]+)"), GradeHandler),
+            (url_path_join(prefix, r"api/jobs/([0-9a-f]+)"), JobHandler),
+        ]
+    )
     host_port = os.environ["JUPYTERHUB_SERVICE_URL"].rsplit(":", 1)[1].strip("/")
     app.listen(int(host_port), address="127.0.0.1")
     print(json.dumps({"rdtlab-grading": "listening", "port": host_port, "image": IMAGE}), flush=True)

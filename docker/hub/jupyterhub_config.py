@@ -11,6 +11,7 @@
   has the privileges the jail needs, when the grader account asks.
 - The idle culler stops servers idle for `cull_timeout`.
 """
+
 import os
 import sys
 import tomllib
@@ -29,10 +30,10 @@ USERS_FILE = os.environ.get("RDTLAB_HUB_USERS", "/srv/rdtlab/users/passwd")
 # -- the hub and its proxy -------------------------------------------------------------
 c.JupyterHub.bind_url = "http://:8000"
 c.JupyterHub.hub_bind_url = "http://0.0.0.0:8081"
-c.JupyterHub.hub_connect_url = "http://hub:8081"     # the compose service's name
+c.JupyterHub.hub_connect_url = "http://hub:8081"  # the compose service's name
 c.JupyterHub.db_url = f"sqlite:///{DATA}/jupyterhub.sqlite"
 c.JupyterHub.cookie_secret_file = str(DATA / "jupyterhub_cookie_secret")
-c.JupyterHub.cleanup_servers = False                 # a hub restart leaves students' servers up
+c.JupyterHub.cleanup_servers = False  # a hub restart leaves students' servers up
 c.ConfigurableHTTPProxy.pid_file = str(DATA / "jupyterhub-proxy.pid")
 
 # -- who logs in -------------------------------------------------------------------------
@@ -40,7 +41,7 @@ c.ConfigurableHTTPProxy.pid_file = str(DATA / "jupyterhub-proxy.pid")
 # an LMS uses LTI 1.3 instead (docker/hub/README.md): its roles map to these groups.
 c.JupyterHub.authenticator_class = "nativeauthenticator.NativeAuthenticator"
 c.Authenticator.admin_users = {S["admin"]}
-c.Authenticator.allow_all = True                     # approval is NativeAuthenticator's
+c.Authenticator.allow_all = True  # approval is NativeAuthenticator's
 c.NativeAuthenticator.minimum_password_length = 8
 c.NativeAuthenticator.check_common_password = True
 c.JupyterHub.template_paths = [str(Path(nativeauthenticator.__file__).parent / "templates")]
@@ -54,7 +55,7 @@ c.JupyterHub.spawner_class = "dockerspawner.DockerSpawner"
 c.DockerSpawner.image = os.environ.get("RDTLAB_HUB_LAB_IMAGE") or "rdtlab/lab-hub:latest"
 c.DockerSpawner.network_name = "rdtlab-hub"
 c.DockerSpawner.use_internal_ip = True
-c.DockerSpawner.remove = True                        # the home volume stays, the container goes
+c.DockerSpawner.remove = True  # the home volume stays, the container goes
 c.DockerSpawner.name_template = "rdtlab-hub-{username}"
 c.DockerSpawner.volumes = {
     "rdtlab-hub-home-{username}": "/home/jovyan/work",
@@ -95,6 +96,7 @@ def record_uid(spawner) -> None:
     """Write the student's name and uid where the grader's collect reads them: a
     submission in the exchange is collected only if its owner is its student's uid."""
     from rdtlab_hub_users import record
+
     record(USERS_FILE, spawner.user.name, student_uid(spawner), int(S["gid"]))
 
 
@@ -114,21 +116,34 @@ c.JupyterHub.services = [
         "name": "rdtlab-grading",
         "url": "http://127.0.0.1:9090",
         "command": [sys.executable, str(HERE / "grading_service.py")],
-        "environment": {"RDTLAB_HUB_SETTINGS": str(HERE / "settings.toml"),
-                        "RDTLAB_GRADING_IMAGE": os.environ.get("RDTLAB_GRADING_IMAGE", "rdtlab/grader:latest"),
-                        "RDTLAB_NOTEBOOK_MODE": os.environ.get("RDTLAB_NOTEBOOK_MODE", "")},
+        "environment": {
+            "RDTLAB_HUB_SETTINGS": str(HERE / "settings.toml"),
+            "RDTLAB_GRADING_IMAGE": os.environ.get("RDTLAB_GRADING_IMAGE", "rdtlab/grader:latest"),
+            "RDTLAB_NOTEBOOK_MODE": os.environ.get("RDTLAB_NOTEBOOK_MODE", ""),
+        },
         "display": False,
     },
     {
         "name": "idle-culler",
-        "command": [sys.executable, "-m", "jupyterhub_idle_culler",
-                    f"--timeout={int(S['cull_timeout'])}", f"--cull-every={int(S['cull_every'])}"],
+        "command": [
+            sys.executable,
+            "-m",
+            "jupyterhub_idle_culler",
+            f"--timeout={int(S['cull_timeout'])}",
+            f"--cull-every={int(S['cull_every'])}",
+        ],
     },
 ]
 c.JupyterHub.load_roles = [
-    {"name": "instructors", "groups": ["instructors"],
-     "scopes": [f"access:services!service={GRADER}", "access:services!service=rdtlab-grading"]},
+    {
+        "name": "instructors",
+        "groups": ["instructors"],
+        "scopes": [f"access:services!service={GRADER}", "access:services!service=rdtlab-grading"],
+    },
     {"name": GRADER, "services": [GRADER], "scopes": ["access:services!service=rdtlab-grading"]},
-    {"name": "idle-culler", "services": ["idle-culler"],
-     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]},
+    {
+        "name": "idle-culler",
+        "services": ["idle-culler"],
+        "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+    },
 ]

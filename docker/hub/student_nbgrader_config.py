@@ -1,4 +1,5 @@
 """nbgrader for a student on the course hub: the exchange shared with the grader account."""
+
 import os
 
 c = get_config()  # noqa: F821 (nbgrader provides it)

@@ -8,6 +8,7 @@ which sweep, which parameters and metrics become the table's columns, and which 
 student's files it runs. Model answers the hidden tests compare with are plain functions
 of the assignment's spec module (`lab.models`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,8 +17,8 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Question:
-    params: dict          # sweep parameter -> table column
-    metrics: dict         # sweep field -> table column
+    params: dict  # sweep parameter -> table column
+    metrics: dict  # sweep field -> table column
     title: str
     programs: tuple = ()  # the student's files this question runs
     # cells whose figures the machine's timing decides more than the programs do (a timer
@@ -32,16 +33,17 @@ class Question:
 @dataclass(frozen=True)
 class Assignment:
     name: str
-    sheet: Callable                       # the sheet's build(folder, plan, backend, seed=) -> Sheet
-    plans: dict                           # mode ("quick", "full", "tiny") -> the sheet's plan
-    questions: dict                       # question (= sweep name) -> Question
-    sizes: tuple = ("size",)              # plan fields that RDTLAB_NOTEBOOK_SIZE sets
-    tolerance: dict = field(default_factory=dict)     # metric -> absolute slack of the re-measurement rule
-    models: object = None                 # module with the model answers (lab.models)
+    sheet: Callable  # the sheet's build(folder, plan, backend, seed=) -> Sheet
+    plans: dict  # mode ("quick", "full", "tiny") -> the sheet's plan
+    questions: dict  # question (= sweep name) -> Question
+    sizes: tuple = ("size",)  # plan fields that RDTLAB_NOTEBOOK_SIZE sets
+    tolerance: dict = field(default_factory=dict)  # metric -> absolute slack of the re-measurement rule
+    models: object = None  # module with the model answers (lab.models)
 
 
 def get(name: str) -> Assignment:
     """The assignment called `name`, from the course's registry (assignments/__init__.py;
     one line naming the known ones otherwise)."""
     import assignments
+
     return assignments.get(name).spec()

@@ -11,6 +11,7 @@ A backend's `open()` sets up one run and returns a `Session`: the two hosts, the
 the receiver binds, where the sender sends on each path, and the engine (if any).
 `Session.close()` undoes everything `open()` did, however the run ended.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -33,9 +34,9 @@ class BackendUnavailable(UsageError):
 
 @dataclass
 class Host:
-    role: str                       # "sender" or "receiver"
-    netns: str | None = None        # network namespace name; None = the caller's
-    addresses: list[str] = field(default_factory=list)   # this host's address on each path
+    role: str  # "sender" or "receiver"
+    netns: str | None = None  # network namespace name; None = the caller's
+    addresses: list[str] = field(default_factory=list)  # this host's address on each path
 
 
 @dataclass
@@ -43,9 +44,9 @@ class Session:
     backend: str
     sender: Host
     receiver: Host
-    listen_port: int                 # what the receiver binds
-    targets: list[tuple[str, int]]   # where the sender sends, one per path
-    engine: object | None = None     # harness.engine.Engine, started
+    listen_port: int  # what the receiver binds
+    targets: list[tuple[str, int]]  # where the sender sends, one per path
+    engine: object | None = None  # harness.engine.Engine, started
     # Addresses a receiver may bind (besides the wildcard of the run's family) and still
     # get the link's packets; `ipv6` is the run's family.
     reachable: list[str] = field(default_factory=list)
@@ -61,7 +62,7 @@ class Session:
         if address in self.reachable:
             return True
         if address.startswith("127.") and "127.0.0.1" in self.reachable and self.on_loopback_bind:
-            return True     # all of 127/8 is loopback (Debian names the host 127.0.1.1)
+            return True  # all of 127/8 is loopback (Debian names the host 127.0.1.1)
         return address == "::" or (address == "0.0.0.0" and not self.ipv6)
 
     def close(self) -> None:
@@ -110,9 +111,11 @@ def netns_unavailable_reason(advice: bool = True) -> str | None:
 
 
 def _netns_missing() -> str | None:
-    caps = ("the netns backend needs CAP_NET_ADMIN and CAP_SYS_ADMIN (a container: --cap-add NET_ADMIN "
-            "--cap-add SYS_ADMIN --device /dev/net/tun)")
-    if capabilities("CapBnd") & NETNS_CAPS != NETNS_CAPS:   # a container started without them: nobody has them
+    caps = (
+        "the netns backend needs CAP_NET_ADMIN and CAP_SYS_ADMIN (a container: --cap-add NET_ADMIN "
+        "--cap-add SYS_ADMIN --device /dev/net/tun)"
+    )
+    if capabilities("CapBnd") & NETNS_CAPS != NETNS_CAPS:  # a container started without them: nobody has them
         return caps
     # Root, or a user handed the two capabilities as ambient ones (the lab image's
     # notebook user, see docker/lab-start.sh).
@@ -125,9 +128,11 @@ def _netns_missing() -> str | None:
     return None
 
 
-WHAT = {"netns": "network namespaces joined by TUN devices: UDP, TCP and iperf3",
-        "local": "UDP on loopback through the engine: no TCP or iperf3",
-        "kernel": "network namespaces joined by veth pairs with tc netem"}
+WHAT = {
+    "netns": "network namespaces joined by TUN devices: UDP, TCP and iperf3",
+    "local": "UDP on loopback through the engine: no TCP or iperf3",
+    "kernel": "network namespaces joined by veth pairs with tc netem",
+}
 
 
 def describe(name: str) -> tuple[str, str]:
@@ -159,6 +164,7 @@ def resolve(name: str) -> str:
             raise BackendUnavailable(why)
     if name == "kernel":
         from harness.backends.kernel import unavailable_reason
+
         why = unavailable_reason()
         if why:
             raise BackendUnavailable(why)
@@ -170,8 +176,10 @@ def isolation_unavailable_reason() -> str | None:
     (None: it can). Creating one takes CAP_SYS_ADMIN, bringing its loopback up
     CAP_NET_ADMIN: root, or a container given both."""
     if capabilities("CapEff") & NETNS_CAPS != NETNS_CAPS:
-        return ("isolating a run on the local backend needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root; a container: "
-                "--cap-add NET_ADMIN --cap-add SYS_ADMIN) to give it a network namespace of its own")
+        return (
+            "isolating a run on the local backend needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root; a container: "
+            "--cap-add NET_ADMIN --cap-add SYS_ADMIN) to give it a network namespace of its own"
+        )
     return None
 
 
@@ -183,12 +191,15 @@ def open_session(name: str, *, isolate: bool = False, tcp_cc: str | None = None,
     backend runs no TCP."""
     if name in ("netns", "kernel"):
         from harness.backends import tcp
+
         kwargs["tcp_cc"] = tcp.DEFAULT if tcp_cc is None else tcp_cc
     if name == DIRECT:
         from harness.backends.local import open as local_open
+
         return local_open(relay=False, **kwargs)
     if name == "local":
         from harness.backends.local import open as local_open
+
         return local_open(isolate=isolate, **kwargs)
     if name == "netns":
         from harness.backends.netns import open as open_

@@ -7,6 +7,7 @@ programs in one namespace, talking over its `lo`, which carries the netem qdisc.
 There is no engine, so there are no link counters and no wire time on this backend.
 Kernel TCP is pinned in its namespaces as on the netns backend (backends/tcp.py).
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,8 +22,9 @@ from harness.backends import BackendUnavailable, Host, Session, next_run_id, tcp
 from harness.backends.netns import PORT, create_namespaces, device_lines, host_address, set_up_kernel
 from harness.procs import UsageError
 
-MISSING = ("kernel backend needs the sch_netem qdisc, which this kernel lacks "
-           "(modprobe sch_netem / CONFIG_NET_SCH_NETEM)")
+MISSING = (
+    "kernel backend needs the sch_netem qdisc, which this kernel lacks (modprobe sch_netem / CONFIG_NET_SCH_NETEM)"
+)
 
 
 def _tc(ns: str, *args: str) -> subprocess.CompletedProcess:
@@ -62,8 +64,9 @@ def add_netem(ns: str, dev: str, spec: str) -> None:
         raise UsageError(f"tc netem refused {spec!r}: {done.stderr.strip().splitlines()[-1]}")
 
 
-def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False,
-         tcp_cc: str = tcp.DEFAULT) -> Session:
+def open(
+    paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False, tcp_cc: str = tcp.DEFAULT
+) -> Session:
     tcp.check(tcp_cc)
     if unavailable_reason():
         raise BackendUnavailable(unavailable_reason())
@@ -76,13 +79,25 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
     n = len(paths)
     if shared:
         lo = "::1" if ipv6 else "127.0.0.1"
-        session = Session("kernel", Host("sender", None, [lo]), Host("receiver", None, [lo]), PORT, [(lo, PORT)],
-                          reachable=[lo], ipv6=ipv6)
+        session = Session(
+            "kernel",
+            Host("sender", None, [lo]),
+            Host("receiver", None, [lo]),
+            PORT,
+            [(lo, PORT)],
+            reachable=[lo],
+            ipv6=ipv6,
+        )
     else:
-        session = Session("kernel", Host("sender", None, [host_address(k, 1, ipv6) for k in range(1, n + 1)]),
-                          Host("receiver", None, [host_address(k, 2, ipv6) for k in range(1, n + 1)]),
-                          PORT, [(host_address(k, 2, ipv6), PORT) for k in range(1, n + 1)],
-                          reachable=[host_address(k, 2, ipv6) for k in range(1, n + 1)], ipv6=ipv6)
+        session = Session(
+            "kernel",
+            Host("sender", None, [host_address(k, 1, ipv6) for k in range(1, n + 1)]),
+            Host("receiver", None, [host_address(k, 2, ipv6) for k in range(1, n + 1)]),
+            PORT,
+            [(host_address(k, 2, ipv6), PORT) for k in range(1, n + 1)],
+            reachable=[host_address(k, 2, ipv6) for k in range(1, n + 1)],
+            ipv6=ipv6,
+        )
     try:
         if shared:
             (name,) = create_namespaces(session, prefix, ("s",))

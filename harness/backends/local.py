@@ -15,6 +15,7 @@ but the host's loopback services, its abstract Unix sockets (they belong to a ne
 namespace) and every other run are out of their reach. The engine stays outside the
 programs' jail: only its UDP endpoints are in their namespace.
 """
+
 from __future__ import annotations
 
 import socket
@@ -41,11 +42,19 @@ def join_hostport(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-ISOLATED_PORT = 5001      # the receiver's port in an isolated run's namespace: all are free
+ISOLATED_PORT = 5001  # the receiver's port in an isolated run's namespace: all are free
 
 
-def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False,
-         relay: bool = True, isolate: bool = False) -> Session:
+def open(
+    paths: list[dict],
+    *,
+    config: dict,
+    workdir: str,
+    procs,
+    ipv6: bool = False,
+    relay: bool = True,
+    isolate: bool = False,
+) -> Session:
     """Start the engine relaying each path to the receiver's port; return the session.
 
     relay=False (backend "direct", for the overhead benchmark only): no engine, the
@@ -56,11 +65,25 @@ def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = F
     if not relay:
         if any(p["forward"] or p["reverse"] for p in paths):
             raise UsageError("the direct backend has no link engine: it takes only a perfect link ('')")
-        return Session("direct", Host("sender", None, [host]), Host("receiver", None, [host]), port,
-                       [(host, port)] * len(paths), reachable=[host], ipv6=ipv6)
+        return Session(
+            "direct",
+            Host("sender", None, [host]),
+            Host("receiver", None, [host]),
+            port,
+            [(host, port)] * len(paths),
+            reachable=[host],
+            ipv6=ipv6,
+        )
     engine_paths = [dict(p, listen=join_hostport(host, 0), to=join_hostport(host, port)) for p in paths]
-    session = Session("local", Host("sender", None, [host] * len(paths)),
-                      Host("receiver", None, [host] * len(paths)), port, [], reachable=[host], ipv6=ipv6)
+    session = Session(
+        "local",
+        Host("sender", None, [host] * len(paths)),
+        Host("receiver", None, [host] * len(paths)),
+        port,
+        [],
+        reachable=[host],
+        ipv6=ipv6,
+    )
     try:
         engine = Engine(dict(config, mode="udp", paths=engine_paths), workdir, procs, own_netns=isolate)
         session.engine = engine

@@ -30,6 +30,7 @@ IPv6 has no `route_localnet`: the kernel never accepts ::1 from a device, so a
 receiver bound to `::1` cannot be reached here; the harness says so at once (it is
 not in `Session.reachable`) instead of letting the run time out.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,7 +44,7 @@ from harness.backends import Host, Session, next_run_id, tcp
 from harness.engine import Engine, EngineError
 from harness.procs import UsageError
 
-PORT = 5001           # the receiver's namespace is its own: any fixed port is free
+PORT = 5001  # the receiver's namespace is its own: any fixed port is free
 MTU = 1500
 STALE = re.compile(r"^rdt-(\d+)-\d+-[sr]$")
 
@@ -88,8 +89,12 @@ def device_lines(ifnames: list[str], side: int, tcp_cc: str = tcp.DEFAULT) -> tu
     devices = []
     for k, ifname in enumerate(ifnames, start=1):
         v4, v6 = f"{host_address(k, side, False)}/24", f"{host_address(k, side, True)}/64"
-        lines += [f"link set dev {ifname} mtu {MTU} addrgenmode none", f"link set dev {ifname} up",
-                  f"addr add {v4} dev {ifname}", f"addr add {v6} dev {ifname} nodad"]
+        lines += [
+            f"link set dev {ifname} mtu {MTU} addrgenmode none",
+            f"link set dev {ifname} up",
+            f"addr add {v4} dev {ifname}",
+            f"addr add {v6} dev {ifname} nodad",
+        ]
         devices.append((ifname, v4, v6))
     return lines, tcp.route_pins(tcp_cc, devices)
 
@@ -108,8 +113,10 @@ def _setup_command(argv: list[str], stdin: str, what: str, package: str) -> None
         said = [line for line in done.stderr.strip().splitlines() if not line.startswith("Command failed")]
         why = (said or [f"exit {done.returncode}"])[-1]
         if "No such file" in why and "nft" in why:
-            raise UsageError("the netns backend needs the `nft` command for loopback-bound programs "
-                             "(Debian package nftables; `make debs` installs it)")
+            raise UsageError(
+                "the netns backend needs the `nft` command for loopback-bound programs "
+                "(Debian package nftables; `make debs` installs it)"
+            )
         raise EngineError(f"{what} failed: {why}")
 
 
@@ -129,9 +136,11 @@ ROUTE_LOCALNET = "echo 1 > /proc/sys/net/ipv4/conf/all/route_localnet; nft -f -"
 # The kernel inserts an IPv6 address's local route from a work item, after the request
 # that added the address has returned (IPv4's come with the request): wait for them (up
 # to ~2 s) before pinning, or the pin's delete would take the copy it just added.
-WAIT_IPV6_LOCAL = ('n=0; until [ "$(ip -6 route show table local type local | wc -l)" -ge {count} ]; do '
-                   'n=$((n+1)); [ $n -lt 2000 ] || {{ echo "the kernel made no IPv6 local routes for the '
-                   'addresses within 2 s" >&2; exit 1; }}; sleep 0.001; done\n')
+WAIT_IPV6_LOCAL = (
+    'n=0; until [ "$(ip -6 route show table local type local | wc -l)" -ge {count} ]; do '
+    'n=$((n+1)); [ $n -lt 2000 ] || {{ echo "the kernel made no IPv6 local routes for the '
+    'addresses within 2 s" >&2; exit 1; }}; sleep 0.001; done\n'
+)
 
 
 def _batch(lines: list[str]) -> str:
@@ -188,10 +197,14 @@ def create_namespaces(session: Session, prefix: str, names: tuple[str, ...] = ("
     """Create the sender's and receiver's namespaces (one `ip` process for all; pyroute2
     forks the grader for each); their removal joins the cleanups."""
     names = tuple(f"{prefix}-{n}" for n in names)
-    there = {name for name in names if os.path.exists(f"/run/netns/{name}")}   # never ours to remove
+    there = {name for name in names if os.path.exists(f"/run/netns/{name}")}  # never ours to remove
     try:
-        _setup_command(["ip", "-batch", "-"], "".join(f"netns add {n}\n" for n in names),
-                       f"creating network namespaces {', '.join(names)}", "iproute2")
+        _setup_command(
+            ["ip", "-batch", "-"],
+            "".join(f"netns add {n}\n" for n in names),
+            f"creating network namespaces {', '.join(names)}",
+            "iproute2",
+        )
     finally:
         for name in names:
             if name not in there and os.path.exists(f"/run/netns/{name}"):
@@ -199,28 +212,40 @@ def create_namespaces(session: Session, prefix: str, names: tuple[str, ...] = ("
     return names
 
 
-def open(paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False,
-         tcp_cc: str = tcp.DEFAULT) -> Session:
+def open(
+    paths: list[dict], *, config: dict, workdir: str, procs, ipv6: bool = False, tcp_cc: str = tcp.DEFAULT
+) -> Session:
     tcp.check(tcp_cc)
     _sweep_once()
     n = len(paths)
-    session = Session("netns", Host("sender", None, [host_address(k, 1, ipv6) for k in range(1, n + 1)]),
-                      Host("receiver", None, [host_address(k, 2, ipv6) for k in range(1, n + 1)]),
-                      PORT, [(host_address(k, 2, ipv6), PORT) for k in range(1, n + 1)],
-                      reachable=[host_address(k, 2, ipv6) for k in range(1, n + 1)], ipv6=ipv6)
+    session = Session(
+        "netns",
+        Host("sender", None, [host_address(k, 1, ipv6) for k in range(1, n + 1)]),
+        Host("receiver", None, [host_address(k, 2, ipv6) for k in range(1, n + 1)]),
+        PORT,
+        [(host_address(k, 2, ipv6), PORT) for k in range(1, n + 1)],
+        reachable=[host_address(k, 2, ipv6) for k in range(1, n + 1)],
+        ipv6=ipv6,
+    )
     try:
         s_name, r_name = create_namespaces(session, f"rdt-{os.getpid()}-{next_run_id()}")
         session.sender.netns, session.receiver.netns = s_name, r_name
         ifnames = [f"rdt{k}" for k in range(n)]
-        engine_paths = [dict(p, tun_a={"netns": f"/run/netns/{s_name}", "ifname": ifnames[k]},
-                             tun_b={"netns": f"/run/netns/{r_name}", "ifname": ifnames[k]})
-                        for k, p in enumerate(paths)]
+        engine_paths = [
+            dict(
+                p,
+                tun_a={"netns": f"/run/netns/{s_name}", "ifname": ifnames[k]},
+                tun_b={"netns": f"/run/netns/{r_name}", "ifname": ifnames[k]},
+            )
+            for k, p in enumerate(paths)
+        ]
         engine = Engine(dict(config, mode="tun", paths=engine_paths), workdir, procs)
         session.engine = engine
         session._cleanups.append(engine.stop)
         engine.start()
-        set_up_kernel(s_name, None if ipv6 else sender_loopback_nat(host_address(1, 2, False)),
-                      *device_lines(ifnames, 1, tcp_cc))
+        set_up_kernel(
+            s_name, None if ipv6 else sender_loopback_nat(host_address(1, 2, False)), *device_lines(ifnames, 1, tcp_cc)
+        )
         set_up_kernel(r_name, None if ipv6 else "", *device_lines(ifnames, 2, tcp_cc))
         if not ipv6:
             session.reachable.append("127.0.0.1")

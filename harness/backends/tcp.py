@@ -15,6 +15,7 @@ The host's own settings are never touched. In each namespace it makes, a backend
 Rows of TCP runs record the algorithm read back from the live connection (TCP_CONGESTION)
 and the kernel release, so what is pinned here is also checked there.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -23,24 +24,24 @@ import platform
 from harness.procs import UsageError
 
 DEFAULT = "cubic"
-OFFERED = ("reno", "cubic", "bbr")       # what the options name; any available one is accepted
-INITCWND = 10                            # segments (RFC 6928; Linux's default since 2.6.39)
+OFFERED = ("reno", "cubic", "bbr")  # what the options name; any available one is accepted
+INITCWND = 10  # segments (RFC 6928; Linux's default since 2.6.39)
 AVAILABLE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 
 # net.ipv4.* in every namespace a backend makes: Linux's defaults, stated so that a host
 # tuned otherwise does not leak into the figures.
 SYSCTLS = {
-    "tcp_sack": "1",                 # selective ACKs (RFC 2018)
+    "tcp_sack": "1",  # selective ACKs (RFC 2018)
     "tcp_dsack": "1",
-    "tcp_timestamps": "1",           # RTT measurement and PAWS (RFC 7323)
+    "tcp_timestamps": "1",  # RTT measurement and PAWS (RFC 7323)
     "tcp_window_scaling": "1",
-    "tcp_ecn": "2",                  # ECN only when the peer asks (the link marks nothing anyway)
-    "tcp_frto": "2",                 # F-RTO: spurious timeouts detected
-    "tcp_recovery": "1",             # RACK loss detection
-    "tcp_early_retrans": "3",        # tail loss probes
+    "tcp_ecn": "2",  # ECN only when the peer asks (the link marks nothing anyway)
+    "tcp_frto": "2",  # F-RTO: spurious timeouts detected
+    "tcp_recovery": "1",  # RACK loss detection
+    "tcp_early_retrans": "3",  # tail loss probes
     "tcp_slow_start_after_idle": "1",
-    "tcp_no_metrics_save": "1",      # NOT the default: a reused namespace carries no ssthresh
-                                     # or RTT from one connection to the next
+    "tcp_no_metrics_save": "1",  # NOT the default: a reused namespace carries no ssthresh
+    # or RTT from one connection to the next
     "tcp_rmem": "4096 131072 6291456",
     "tcp_wmem": "4096 16384 4194304",
 }
@@ -70,14 +71,17 @@ def check(name: str) -> str:
             return name
         raise UsageError(f"TCP congestion control {name!r} is not one of {', '.join(OFFERED)}")
     if name not in have:
-        raise UsageError(f"TCP congestion control {name!r} is not available on this machine's Linux ({kernel()}); "
-                         f"available: {' '.join(have)}")
+        raise UsageError(
+            f"TCP congestion control {name!r} is not available on this machine's Linux ({kernel()}); "
+            f"available: {' '.join(have)}"
+        )
     return name
 
 
 def runs_kernel_tcp(build) -> bool:
     """Whether a sheet's build() runs kernel TCP (it takes `tcp_cc`)."""
     import inspect
+
     return "tcp_cc" in inspect.signature(build).parameters
 
 
@@ -90,7 +94,7 @@ def sysctl_script() -> str:
     return "; ".join(lines) + "; "
 
 
-DELETE_LOCAL6 = "route del local"     # the line that takes the kernel's own IPv6 local route
+DELETE_LOCAL6 = "route del local"  # the line that takes the kernel's own IPv6 local route
 
 
 def ipv6_locals(pins: list[str]) -> int:

@@ -10,11 +10,12 @@ magic 0xA2). The down time is the engine schedule's `at_ms`
 counted from the first packet into the engine, taken here as the first data packet out
 minus one one-way delay (the pcap records departures), so it is good to a millisecond.
 """
+
 from __future__ import annotations
 
 from harness.experiments.pcap import datagrams
 
-EXT_MAGICS, EXT_DATA = (0xA1, 0xA2), 1     # ext, md5
+EXT_MAGICS, EXT_DATA = (0xA1, 0xA2), 1  # ext, md5
 
 
 def data_arrivals(pcap: str) -> list[tuple[int, int]]:
@@ -35,7 +36,7 @@ def in_order_stall(arrivals: list[tuple[int, int]], down_at_ms: float, one_way_s
     first = arrivals[0][0]
     down = first - one_way_s * 1e9 + down_at_ms * 1e6
     held, expected = set(), 0
-    advances = []                      # times the in-order point moved
+    advances = []  # times the in-order point moved
     for t, seq in arrivals:
         held.add(seq)
         if seq == expected:

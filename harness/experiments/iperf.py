@@ -15,6 +15,7 @@ default cubic: harness/backends/tcp.py), whatever the host's default; each row r
 the algorithm that ran, as iperf3 read it back from its connection
 (end.sender_tcp_congestion, iperf3 >= 3.2), and the kernel release.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,15 +42,20 @@ def unavailable_reason() -> str | None:
     return backends.netns_unavailable_reason()
 
 
-def client_argv(host: str, window_bytes: int | None, size: int | None, duration_s: float | None,
-                mss: int | None) -> list[str]:
+def client_argv(
+    host: str, window_bytes: int | None, size: int | None, duration_s: float | None, mss: int | None
+) -> list[str]:
     """iperf3's client command; a window or MSS of None leaves the kernel's own (autotuned
     buffers; the MSS from the MTU, 1448 bytes with timestamps on a 1500-byte MTU)."""
     if (size is None) == (duration_s is None):
         raise UsageError("iperf3: give exactly one of a size (-n) or a duration (-t)")
     amount = ["-n", str(size)] if size is not None else ["-t", f"{duration_s:g}"]
-    return (["iperf3", "-c", host, "-p", str(IPERF_PORT), "-J"] + (["-M", str(mss)] if mss is not None else [])
-            + (["-w", str(window_bytes)] if window_bytes is not None else []) + amount)
+    return (
+        ["iperf3", "-c", host, "-p", str(IPERF_PORT), "-J"]
+        + (["-M", str(mss)] if mss is not None else [])
+        + (["-w", str(window_bytes)] if window_bytes is not None else [])
+        + amount
+    )
 
 
 def parse_iperf_json(text: str) -> dict:
@@ -66,15 +72,30 @@ def parse_iperf_json(text: str) -> dict:
     seconds, nbytes = received.get("seconds"), received.get("bytes")
     if not seconds or nbytes is None:
         return {"ok": False, "error": "iperf3's report has no receiver summary (end.sum_received)"}
-    return {"ok": True, "error": None, "goodput_kBps": nbytes / 1024 / seconds, "bytes": nbytes,
-            "wire_time_s": seconds, "retransmissions": sent.get("retransmits"),
-            "tcp_cc": end.get("sender_tcp_congestion")}
+    return {
+        "ok": True,
+        "error": None,
+        "goodput_kBps": nbytes / 1024 / seconds,
+        "bytes": nbytes,
+        "wire_time_s": seconds,
+        "retransmissions": sent.get("retransmits"),
+        "tcp_cc": end.get("sender_tcp_congestion"),
+    }
 
 
-def run_iperf(spec: str, *, window_bytes: int | None, size: int | None = 1 << 20,
-              duration_s: float | None = None, mss: int | None = 1024, shared_queue: bool = True,
-              seed: int = 1, time_limit: float = 300.0, tcp_cc: str | None = None,
-              reverse: str | None = None) -> dict:
+def run_iperf(
+    spec: str,
+    *,
+    window_bytes: int | None,
+    size: int | None = 1 << 20,
+    duration_s: float | None = None,
+    mss: int | None = 1024,
+    shared_queue: bool = True,
+    seed: int = 1,
+    time_limit: float = 300.0,
+    tcp_cc: str | None = None,
+    reverse: str | None = None,
+) -> dict:
     """One iperf3 TCP transfer over the link `spec` (the ACKs' direction: `reverse`, by
     default the same); a sweep row. `tcp_cc`: the congestion control pinned in the
     namespaces (None: cubic)."""
@@ -84,32 +105,45 @@ def run_iperf(spec: str, *, window_bytes: int | None, size: int | None = 1 << 20
         return {"ok": False, "error": why}
     check_spec(spec, "link spec")
     reverse = spec if reverse is None else check_spec(reverse, "reverse link spec") or reverse
-    session_args = {"paths": [{"name": "p0", "forward": spec, "reverse": reverse, "shared_queue": shared_queue}],
-                    "config": {"seed": seed}}
+    session_args = {
+        "paths": [{"name": "p0", "forward": spec, "reverse": reverse, "shared_queue": shared_queue}],
+        "config": {"seed": seed},
+    }
     workdir = tempfile.mkdtemp(prefix="rdt-iperf-")
     try:
         with Processes() as procs:
             try:
-                session = backends.open_session("netns", **session_args, workdir=workdir, procs=procs,
-                                                tcp_cc=tcp_cc)
+                session = backends.open_session("netns", **session_args, workdir=workdir, procs=procs, tcp_cc=tcp_cc)
             except EngineError as e:
                 return {"ok": False, "error": f"engine failed: {e}"}
             try:
                 row = _client_server(session, procs, workdir, window_bytes, size, duration_s, mss, time_limit)
             finally:
                 session.close()
-        row["cpu_s"] = round(procs.cpu_s, 3)   # iperf3 and the engine (kernel TCP's own work is not in it)
+        row["cpu_s"] = round(procs.cpu_s, 3)  # iperf3 and the engine (kernel TCP's own work is not in it)
         return row
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _client_server(session, procs: Processes, workdir: str, window_bytes: int | None, size, duration_s,
-                   mss: int | None, time_limit: float) -> dict:
+def _client_server(
+    session,
+    procs: Processes,
+    workdir: str,
+    window_bytes: int | None,
+    size,
+    duration_s,
+    mss: int | None,
+    time_limit: float,
+) -> dict:
     host = session.receiver.addresses[0]
     try:
-        server = procs.start("iperf3-server", ["iperf3", "-s", "-1", "-B", host, "-p", str(IPERF_PORT)],
-                             cwd=workdir, netns=session.receiver.netns)
+        server = procs.start(
+            "iperf3-server",
+            ["iperf3", "-s", "-1", "-B", host, "-p", str(IPERF_PORT)],
+            cwd=workdir,
+            netns=session.receiver.netns,
+        )
     except ProgramNotFound as e:
         return {"ok": False, "error": f"iperf3 server: {e}"}
     deadline = time.monotonic() + BIND_TIMEOUT_S
@@ -118,8 +152,9 @@ def _client_server(session, procs: Processes, workdir: str, window_bytes: int | 
         if server.wait(0.02) or time.monotonic() > deadline:
             procs.stop(server)
             return {"ok": False, "error": f"iperf3 server did not listen: {server.last_stderr_line() or 'no message'}"}
-    client = procs.start("iperf3-client", client_argv(host, window_bytes, size, duration_s, mss),
-                         cwd=workdir, netns=session.sender.netns)
+    client = procs.start(
+        "iperf3-client", client_argv(host, window_bytes, size, duration_s, mss), cwd=workdir, netns=session.sender.netns
+    )
     timed_out = not client.wait(time_limit)
     procs.stop(client)
     server.wait(SERVER_GRACE_S)
@@ -139,20 +174,29 @@ def _client_server(session, procs: Processes, workdir: str, window_bytes: int | 
 class IperfRun:
     """A sweep's run_one for iperf3: the cell gives `window_kB` (KiB, for -w) and the
     link spec's placeholders (e.g. `delay`, `loss`)."""
-    link: str                                  # netem spec template
-    size: int | None = 1 << 20                 # -n bytes, or None with duration_s
+
+    link: str  # netem spec template
+    size: int | None = 1 << 20  # -n bytes, or None with duration_s
     duration_s: float | None = None
     mss: int = 1024
     shared_queue: bool = True
     time_limit: float | Callable[[dict], float] = 300.0
     fixed: dict = field(default_factory=dict)
-    tcp_cc: str | None = None                  # congestion control pinned (None: cubic)
+    tcp_cc: str | None = None  # congestion control pinned (None: cubic)
 
     def __call__(self, params: dict, seed: int) -> dict:
         values = {**self.fixed, **params}
         if "window_kB" not in values:
             raise UsageError("an iperf3 sweep needs a window_kB parameter (the -w value in KiB)")
         limit = self.time_limit(values) if callable(self.time_limit) else self.time_limit
-        return run_iperf(self.link.format_map(values), window_bytes=int(values["window_kB"] * 1024),
-                         size=self.size, duration_s=self.duration_s, mss=self.mss,
-                         shared_queue=self.shared_queue, seed=seed, time_limit=limit, tcp_cc=self.tcp_cc)
+        return run_iperf(
+            self.link.format_map(values),
+            window_bytes=int(values["window_kB"] * 1024),
+            size=self.size,
+            duration_s=self.duration_s,
+            mss=self.mss,
+            shared_queue=self.shared_queue,
+            seed=seed,
+            time_limit=limit,
+            tcp_cc=self.tcp_cc,
+        )

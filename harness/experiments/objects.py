@@ -13,6 +13,7 @@ Each object's seed derives from the run's seed and its index, so a run is reprod
 Row: `total_s` (the sum of the objects' wire times), `object_min_s`, `object_max_s`,
 `retransmissions` (summed), `objects` (how many arrived intact).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,7 +39,7 @@ def object_seed(seed: int, index: int) -> int:
 
 @dataclass(frozen=True)
 class ObjectsRun:
-    transfer: Callable[[dict, int], dict]   # one object: a TransferRun (the cell + "size")
+    transfer: Callable[[dict, int], dict]  # one object: a TransferRun (the cell + "size")
     sizes: tuple[int, ...]
 
     def __call__(self, params: dict, seed: int) -> dict:
@@ -46,14 +47,27 @@ class ObjectsRun:
         for k, size in enumerate(self.sizes):
             row = self.transfer({**params, "size": size}, object_seed(seed, k))
             if not row.get("ok"):
-                return {"ok": False, "objects": k,
-                        "error": f"object {k + 1} of {len(self.sizes)} ({size:,} bytes): {row.get('error')}"}
+                return {
+                    "ok": False,
+                    "objects": k,
+                    "error": f"object {k + 1} of {len(self.sizes)} ({size:,} bytes): {row.get('error')}",
+                }
             if row.get("wire_time_s") is None:
-                return {"ok": False, "objects": k,
-                        "error": f"object {k + 1} of {len(self.sizes)} ({size:,} bytes): the link saw no packet"}
+                return {
+                    "ok": False,
+                    "objects": k,
+                    "error": f"object {k + 1} of {len(self.sizes)} ({size:,} bytes): the link saw no packet",
+                }
             times.append(row["wire_time_s"])
             retransmissions += row.get("retransmissions") or 0
             cpu_s += row.get("cpu_s") or 0.0
-        return {"ok": True, "error": None, "objects": len(times), "total_s": math.fsum(times),
-                "object_min_s": min(times), "object_max_s": max(times), "retransmissions": retransmissions,
-                "cpu_s": round(cpu_s, 3)}
+        return {
+            "ok": True,
+            "error": None,
+            "objects": len(times),
+            "total_s": math.fsum(times),
+            "object_min_s": min(times),
+            "object_max_s": max(times),
+            "retransmissions": retransmissions,
+            "cpu_s": round(cpu_s, 3),
+        }

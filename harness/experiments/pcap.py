@@ -2,6 +2,7 @@
 (time, source port, destination port, UDP payload), for measurements that need the
 order and timing of single packets on the wire (a fail-over's stall, for instance),
 which the engine's counters sum away. Standard library only; other packets are skipped."""
+
 from __future__ import annotations
 
 import struct
@@ -11,7 +12,7 @@ UDP = 17
 
 
 class Datagram(NamedTuple):
-    t_ns: int           # when the packet left the link (wall clock, ns since the epoch)
+    t_ns: int  # when the packet left the link (wall clock, ns since the epoch)
     sport: int
     dport: int
     payload: bytes
@@ -55,4 +56,4 @@ def _udp(packet: bytes) -> tuple[int, int, bytes] | None:
     if proto != UDP or len(packet) < offset + 8:
         return None
     sport, dport, length = struct.unpack_from(">HHH", packet, offset)
-    return sport, dport, bytes(packet[offset + 8: offset + max(8, length)])
+    return sport, dport, bytes(packet[offset + 8 : offset + max(8, length)])

@@ -14,6 +14,7 @@ Seed 002's delay variance is the mean absolute difference between each packet's 
 trip and their mean ("subtracting the actual RTT of each packet to the overall RTT ...
 add up all these differences, and divide by the number of packets"), in ms.
 """
+
 from __future__ import annotations
 
 import math
@@ -74,9 +75,12 @@ def rtt_fields(tr) -> dict:
     if not samples:
         return {"rtt_samples": 0}
     mean = statistics.fmean(samples)
-    return {"rtt_ms": mean * 1000, "rtt_p50_ms": statistics.median(samples) * 1000,
-            "delay_var_ms": statistics.fmean(abs(s - mean) for s in samples) * 1000,
-            "rtt_samples": len(samples)}
+    return {
+        "rtt_ms": mean * 1000,
+        "rtt_p50_ms": statistics.median(samples) * 1000,
+        "delay_var_ms": statistics.fmean(abs(s - mean) for s in samples) * 1000,
+        "rtt_samples": len(samples),
+    }
 
 
 def mbps(kBps: float | None) -> float:

@@ -30,6 +30,7 @@ are started longest-expected-first (`cost`), big bookings first, so the slow cel
 sheet do not end up alone at the tail. The scheduler is sans-IO (_Scheduler): `replay`
 runs it on a simulated clock over recorded runs.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,13 +55,13 @@ from harness.statistics import needs_more_runs, summarize
 DEFAULT_JOBS = 12
 MEASURED_JOBS = 64  # the default when every sweep books by measured CPU: the budget is the bound
 DEFAULT_CPU_BUDGET = 1.5
-HEAVY = 0.5         # a run with at least this load is CPU-sensitive ("heavy")
-STARTUP_S = 1.0     # a run's start-up (namespaces, engine, two interpreters) ...
-STARTUP_CPU = 0.5   # ... is booked at least this many cores (about what a start uses in its
-                    # first second), so a burst of starts is paced
-PROBE_CPU = 0.1     # a cell guessed at this many cores or more, and expected to take at most
-PROBE_S = 60.0      # this many seconds, runs one run until it is measured
-GIVE_UP_AFTER = 2   # failures in a cell with no success before its other runs are skipped
+HEAVY = 0.5  # a run with at least this load is CPU-sensitive ("heavy")
+STARTUP_S = 1.0  # a run's start-up (namespaces, engine, two interpreters) ...
+STARTUP_CPU = 0.5  # ... is booked at least this many cores (about what a start uses in its
+# first second), so a burst of starts is paced
+PROBE_CPU = 0.1  # a cell guessed at this many cores or more, and expected to take at most
+PROBE_S = 60.0  # this many seconds, runs one run until it is measured
+GIVE_UP_AFTER = 2  # failures in a cell with no success before its other runs are skipped
 
 RunOne = Callable[[dict, int], dict]
 
@@ -77,20 +78,20 @@ class SweepInterrupted(Exception):
 class Sweep:
     name: str
     run_one: RunOne
-    cells: list[dict]                      # one dict of parameters per cell
-    runs: int = 5                          # fixed count, or the minimum with until_margin
-    until_margin: float | None = None      # target relative 95% margin of `metric`
-    cap: int = 30                          # most runs per cell with until_margin
+    cells: list[dict]  # one dict of parameters per cell
+    runs: int = 5  # fixed count, or the minimum with until_margin
+    until_margin: float | None = None  # target relative 95% margin of `metric`
+    cap: int = 30  # most runs per cell with until_margin
     metric: str = "goodput_kBps"
     seed: int = 1
-    cost: Callable[[dict], float] | None = None   # expected seconds of one run
-    load: Callable[[dict], float] | None = None   # share of the link one run drives (1: saturating);
-                                                  # its booking unless `cpu` is given
-    cpu: Callable[[dict], float] | None = None    # cores one run is expected to use after its start-up:
-                                                  # book runs by measured CPU, this until its cell has a
-                                                  # run measured
-    seed_name: str | None = None           # the name seeds derive from (default: name), so a
-                                           # repeat under another name draws the same seeds
+    cost: Callable[[dict], float] | None = None  # expected seconds of one run
+    load: Callable[[dict], float] | None = None  # share of the link one run drives (1: saturating);
+    # its booking unless `cpu` is given
+    cpu: Callable[[dict], float] | None = None  # cores one run is expected to use after its start-up:
+    # book runs by measured CPU, this until its cell has a
+    # run measured
+    seed_name: str | None = None  # the name seeds derive from (default: name), so a
+    # repeat under another name draws the same seeds
 
     def __post_init__(self) -> None:
         if self.runs < 1:
@@ -142,7 +143,7 @@ class _Results:
     def __init__(self, sweep: Sweep, path: str | None):
         self.sweep, self.path = sweep, path
         self.rows: list[dict] = []
-        self._by_cell: dict[str, list[dict]] = {}    # the scheduler asks per cell after every run
+        self._by_cell: dict[str, list[dict]] = {}  # the scheduler asks per cell after every run
         self.lock = threading.Lock()
         wanted = {cell_key(c) for c in sweep.cells}
         if path and os.path.exists(path):
@@ -151,7 +152,7 @@ class _Results:
                     try:
                         row = json.loads(line)
                     except json.JSONDecodeError:
-                        continue   # a line cut short by a crash
+                        continue  # a line cut short by a crash
                     if row.get("sweep") == sweep.name and row.get("cell") in wanted:
                         self._keep(row)
         if path:
@@ -193,12 +194,12 @@ class _Plan:
         good = [r.get(self.sweep.metric) for r in rows if r["ok"]]
         failures = len(rows) - len(good)
         if not good and failures >= GIVE_UP_AFTER:
-            return []   # every run failed: mark the cell, spend no more time on it
+            return []  # every run failed: mark the cell, spend no more time on it
         if self.sweep.until_margin is None:
             target = self.sweep.runs
         else:
             if running:
-                return []   # decide on the margin once the runs in flight are in
+                return []  # decide on the margin once the runs in flight are in
             values = [float(v) for v in good if v is not None]
             if len(values) < self.sweep.runs:
                 target = len(done) + self.sweep.runs - len(values)
@@ -213,16 +214,29 @@ class _Plan:
         return missing
 
 
-def run_sweep(sweep: Sweep, *, jobs: int | None = None, results_path: str | None = None,
-              progress: bool = True, cpu_budget: float = DEFAULT_CPU_BUDGET) -> pd.DataFrame:
+def run_sweep(
+    sweep: Sweep,
+    *,
+    jobs: int | None = None,
+    results_path: str | None = None,
+    progress: bool = True,
+    cpu_budget: float = DEFAULT_CPU_BUDGET,
+) -> pd.DataFrame:
     """Run every missing repetition of one sweep; return all its rows (see `tidy`)."""
-    return run_sweeps([sweep], jobs=jobs, results_path=results_path, progress=progress,
-                      cpu_budget=cpu_budget)[sweep.name]
+    return run_sweeps([sweep], jobs=jobs, results_path=results_path, progress=progress, cpu_budget=cpu_budget)[
+        sweep.name
+    ]
 
 
-def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: str | None = None,
-               progress: bool = True, desc: str | None = None,
-               cpu_budget: float = DEFAULT_CPU_BUDGET) -> dict[str, pd.DataFrame]:
+def run_sweeps(
+    sweeps: list[Sweep],
+    *,
+    jobs: int | None = None,
+    results_path: str | None = None,
+    progress: bool = True,
+    desc: str | None = None,
+    cpu_budget: float = DEFAULT_CPU_BUDGET,
+) -> dict[str, pd.DataFrame]:
     """Run several sweeps in one pool (longest cells first across all of them), so a
     sheet's slow cells overlap with everything else. Returns {name: rows}.
 
@@ -236,8 +250,9 @@ def run_sweeps(sweeps: list[Sweep], *, jobs: int | None = None, results_path: st
         return _run_sweeps(sweeps, jobs, results_path, progress, desc, cpu_budget)
 
 
-def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | None, progress: bool,
-                desc: str | None, cpu_budget: float) -> dict[str, pd.DataFrame]:
+def _run_sweeps(
+    sweeps: list[Sweep], jobs: int | None, results_path: str | None, progress: bool, desc: str | None, cpu_budget: float
+) -> dict[str, pd.DataFrame]:
     from tqdm.auto import tqdm
 
     names = [s.name for s in sweeps]
@@ -262,9 +277,9 @@ def _run_sweeps(sweeps: list[Sweep], jobs: int | None, results_path: str | None,
         submit_ready()
         while in_flight:
             done, _ = wait(list(in_flight), timeout=STARTUP_S / 2, return_when=FIRST_COMPLETED)
-            raise_if_terminated()   # a SIGTERM whose exception Python dropped (see procs)
+            raise_if_terminated()  # a SIGTERM whose exception Python dropped (see procs)
             for fut in done:
-                sched.finished(in_flight.pop(fut), fut.result())   # exceptions are caught inside; Ctrl-C is not
+                sched.finished(in_flight.pop(fut), fut.result())  # exceptions are caught inside; Ctrl-C is not
                 bar.total = max(bar.total, bar.n + 1 + len(in_flight))
                 bar.update(1)
             submit_ready()
@@ -298,8 +313,9 @@ class _Scheduler:
         self.book = _Bookings({key: (s, c) for s, c, key in cells}, plans)
         # Big runs (booked at HEAVY or more) go one or two at a time, so they form a
         # critical path of their own: start them first, then the rest longest-first.
-        self.order = sorted(cells, key=lambda sck: (self.book.of(sck[2]) < HEAVY,
-                                                    -(sck[0].cost(sck[1]) if sck[0].cost else 0)))
+        self.order = sorted(
+            cells, key=lambda sck: (self.book.of(sck[2]) < HEAVY, -(sck[0].cost(sck[1]) if sck[0].cost else 0))
+        )
         self.running: dict[tuple[str, str], set[int]] = {key: set() for _, _, key in self.order}
         self.flights: dict[tuple[str, str, int], _Flight] = {}
         self.planned = sum(len(plans[s.name].more(c, set(), key[1])) for s, c, key in self.order)
@@ -312,8 +328,11 @@ class _Scheduler:
         STARTUP_CPU (no less than a small run's booking) at first, so a stream of small
         starts cannot starve a larger small run."""
         out = []
-        big_left = [self.book.of(key) for s, c, key in self.order
-                    if self.book.of(key) >= HEAVY and self.plans[s.name].more(c, self.running[key], key[1])]
+        big_left = [
+            self.book.of(key)
+            for s, c, key in self.order
+            if self.book.of(key) >= HEAVY and self.plans[s.name].more(c, self.running[key], key[1])
+        ]
         big_left += [f.booking for f in self.flights.values() if f.big]
         reserve = max(big_left, default=0.0)
         for sweep, cell, key in self.order:
@@ -321,13 +340,16 @@ class _Scheduler:
             for rep in self.plans[sweep.name].more(cell, self.running[key], key[1]):
                 if len(self.flights) >= self.jobs:
                     return out
-                if (self.running[key] and self.book.guessed(key) and booking >= PROBE_CPU
-                        and (sweep.cost is None or sweep.cost(cell) <= PROBE_S)):
-                    break   # one run measures what the cell costs before its others start
+                if (
+                    self.running[key]
+                    and self.book.guessed(key)
+                    and booking >= PROBE_CPU
+                    and (sweep.cost is None or sweep.cost(cell) <= PROBE_S)
+                ):
+                    break  # one run measures what the cell costs before its others start
                 flight = _Flight(booking, booking >= HEAVY, now if sweep.cpu else None)
-                if self.flights and not _admits(flight.now(now), flight.big, self.in_flight(now), reserve,
-                                                self.budget):
-                    break   # too heavy to add now; a lighter cell may still fit
+                if self.flights and not _admits(flight.now(now), flight.big, self.in_flight(now), reserve, self.budget):
+                    break  # too heavy to add now; a lighter cell may still fit
                 self.running[key].add(rep)
                 token = (*key, rep)
                 self.flights[token] = flight
@@ -346,8 +368,13 @@ class _Scheduler:
         self.book.learn((name, key))
 
 
-def replay(sweeps: list[Sweep], run: Callable[[Sweep, dict, int], dict], *, jobs: int | None = None,
-           cpu_budget: float = DEFAULT_CPU_BUDGET) -> dict:
+def replay(
+    sweeps: list[Sweep],
+    run: Callable[[Sweep, dict, int], dict],
+    *,
+    jobs: int | None = None,
+    cpu_budget: float = DEFAULT_CPU_BUDGET,
+) -> dict:
     """The sweeps' scheduling on a simulated clock, no transfer run: `run(sweep, cell,
     rep)` gives each repetition's row as a real one would be (`elapsed_s`, and for runs
     booked by CPU `cpu_s`; `ok` and the metric where margins or failures matter), e.g.
@@ -375,14 +402,16 @@ def replay(sweeps: list[Sweep], run: Callable[[Sweep, dict, int], dict], *, jobs
             break
         ends.sort(key=lambda e: e[0])
         # the next event: a run ends, or a start-up booking does (it may free room)
-        starting = [f.started + STARTUP_S for f in sched.flights.values()
-                    if f.started is not None and f.started + STARTUP_S > now]
+        starting = [
+            f.started + STARTUP_S
+            for f in sched.flights.values()
+            if f.started is not None and f.started + STARTUP_S > now
+        ]
         now = min([ends[0][0], *starting])
         while ends and ends[0][0] <= now:
             _, token, row = ends.pop(0)
             sched.finished(token, row)
-    return {"wall_s": now, "runs": len(started), "peak_booked": peak_booked, "peak_used": peak_used,
-            "started": started}
+    return {"wall_s": now, "runs": len(started), "peak_booked": peak_booked, "peak_used": peak_used, "started": started}
 
 
 def run_cpu(rows: list[dict], steady: bool = False) -> float | None:
@@ -390,9 +419,12 @@ def run_cpu(rows: list[dict], steady: bool = False) -> float | None:
     the runs that recorded their CPU; None if none did. `steady`: after its start-up,
     which the scheduler books apart (STARTUP_CPU for STARTUP_S)."""
     start = STARTUP_CPU * STARTUP_S if steady else 0.0
-    shares = [max(0.0, (r.get("cpu_s") or 0.0) + (r.get("harness_cpu_s") or 0.0) - start)
-              / max(r["elapsed_s"] - (STARTUP_S if steady else 0.0), STARTUP_S)
-              for r in rows if r.get("cpu_s") is not None and (r.get("elapsed_s") or 0) > 0]
+    shares = [
+        max(0.0, (r.get("cpu_s") or 0.0) + (r.get("harness_cpu_s") or 0.0) - start)
+        / max(r["elapsed_s"] - (STARTUP_S if steady else 0.0), STARTUP_S)
+        for r in rows
+        if r.get("cpu_s") is not None and (r.get("elapsed_s") or 0) > 0
+    ]
     return max(shares) if shares else None
 
 
@@ -446,6 +478,7 @@ class _Bookings:
 class _Flight:
     """A run in flight: its booking, whether it is big, and (booked by CPU) its start,
     so it counts at least STARTUP_CPU until STARTUP_S have passed."""
+
     booking: float
     big: bool
     started: float | None = None
@@ -476,13 +509,20 @@ def _run_one_rep(sweep: Sweep, cell: dict, rep: int) -> dict:
         error = out.pop("error", None)
         if not ok and not error:
             error = "failed (no reason given)"
-    except Exception as e:   # a failed repetition, recorded with its reason
+    except Exception as e:  # a failed repetition, recorded with its reason
         out, ok, error = {}, False, f"{type(e).__name__}: {one_line(e)}" if str(e) else type(e).__name__
-    return {"sweep": sweep.name, "cell": cell_key(cell), **cell, "rep": rep, "seed": seed,
-            "ok": ok, **{k: v for k, v in out.items() if k not in cell},
-            "error": one_line(error) if error else None,
-            "elapsed_s": round(time.monotonic() - started, 3),
-            "harness_cpu_s": round(time.thread_time() - cpu_started, 3)}
+    return {
+        "sweep": sweep.name,
+        "cell": cell_key(cell),
+        **cell,
+        "rep": rep,
+        "seed": seed,
+        "ok": ok,
+        **{k: v for k, v in out.items() if k not in cell},
+        "error": one_line(error) if error else None,
+        "elapsed_s": round(time.monotonic() - started, 3),
+        "harness_cpu_s": round(time.thread_time() - cpu_started, 3),
+    }
 
 
 def _child_groups() -> set[int]:
@@ -553,7 +593,13 @@ def summarize_cells(frame: pd.DataFrame, params: list[str], metric: str) -> pd.D
         # no packet was resent, so no back-off was seen) leave the mean empty, not failed
         status = "failed" if good.empty else ("partial" if len(bad) else "ok")
         errors = Counter(e for e in bad.get("error", pd.Series(dtype=object)) if e)
-        out.append({**dict(zip(params, values)), **s.to_dict(), "failed": len(bad),
-                    "status": status, "error": errors.most_common(1)[0][0] if errors else None})
+        out.append(
+            {
+                **dict(zip(params, values)),
+                **s.to_dict(),
+                "failed": len(bad),
+                "status": status,
+                "error": errors.most_common(1)[0][0] if errors else None,
+            }
+        )
     return pd.DataFrame(out)
-

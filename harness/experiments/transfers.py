@@ -15,6 +15,7 @@ names a file where the engine's trace of the run with that seed stays (a noteboo
 picture of a measured cell draws that run: harness.notebook.Lab.picture). `ipv6` (or
 f(cell)) runs the cell over IPv6.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -30,10 +31,18 @@ from harness.transfer import Link, Path, Program, TransferResult, run_transfer
 
 def row_from_result(res: TransferResult) -> dict:
     """The fields of a TransferResult that a sweep table keeps (flat, JSON-ready)."""
-    row = {"ok": res.ok, "error": res.error, "backend": res.backend,
-           "goodput_kBps": res.goodput_kBps, "wire_time_s": res.wire_time_s,
-           "process_time_s": res.process_time_s, "retransmissions": res.retransmissions,
-           "lag_p99_us": (res.lag_us or {}).get("p99"), "steal": res.steal, "cpu_s": res.cpu_s}
+    row = {
+        "ok": res.ok,
+        "error": res.error,
+        "backend": res.backend,
+        "goodput_kBps": res.goodput_kBps,
+        "wire_time_s": res.wire_time_s,
+        "process_time_s": res.process_time_s,
+        "retransmissions": res.retransmissions,
+        "lag_p99_us": (res.lag_us or {}).get("p99"),
+        "steal": res.steal,
+        "cpu_s": res.cpu_s,
+    }
     for name, value in (res.printed or {}).items():
         if isinstance(value, (str, int, float, bool)) or value is None:
             row[f"printed_{name}"] = value
@@ -49,28 +58,29 @@ def row_from_result(res: TransferResult) -> dict:
 class TransferRun:
     sender: Program
     receiver: Program
-    link: str                        # netem spec template, e.g. "delay {delay}ms loss {loss}%"
-    shared_queue: bool = True        # netem on `lo`, as COMN
+    link: str  # netem spec template, e.g. "delay {delay}ms loss {loss}%"
+    shared_queue: bool = True  # netem on `lo`, as COMN
     size: int = 1 << 20
     backend: str = "auto"
     time_limit: float | Callable[[dict], float] = 300.0
-    fixed: dict = field(default_factory=dict)   # parameters every cell shares
-    paths: tuple = ()                # multi-homed: one spec template per path (then `link` is unused)
-    schedule: tuple | Callable[[dict], list] = ()   # engine events, or f(cell) giving them
-    extra: Callable[[TransferResult, str | None], dict] | None = None   # more fields for the row
-    pcap: bool = False               # give `extra` the engine's pcap of the run
-    trace: bool = False              # give `extra` the engine's trace of the run (result.trace)
-    keep_trace: Callable[[int], str | None] | None = None   # seed -> where its run's trace stays (None: not kept)
-    ipv6: bool | Callable[[dict], bool] = False   # the run's address family, or f(cell) giving it
-    no_progress: float | None = None # s without progress before a run is stopped (None: the harness's rule)
-    tun_corruption: str = "repair"   # netns: "netem" leaves a corrupted packet's checksum wrong (harness.transfer.Link)
-    tcp_cc: str | None = None        # kernel TCP's congestion control pinned in the namespaces (None: cubic)
+    fixed: dict = field(default_factory=dict)  # parameters every cell shares
+    paths: tuple = ()  # multi-homed: one spec template per path (then `link` is unused)
+    schedule: tuple | Callable[[dict], list] = ()  # engine events, or f(cell) giving them
+    extra: Callable[[TransferResult, str | None], dict] | None = None  # more fields for the row
+    pcap: bool = False  # give `extra` the engine's pcap of the run
+    trace: bool = False  # give `extra` the engine's trace of the run (result.trace)
+    keep_trace: Callable[[int], str | None] | None = None  # seed -> where its run's trace stays (None: not kept)
+    ipv6: bool | Callable[[dict], bool] = False  # the run's address family, or f(cell) giving it
+    no_progress: float | None = None  # s without progress before a run is stopped (None: the harness's rule)
+    tun_corruption: str = "repair"  # netns: "netem" leaves a corrupted packet's checksum wrong (harness.transfer.Link)
+    tcp_cc: str | None = None  # kernel TCP's congestion control pinned in the namespaces (None: cubic)
 
     def __call__(self, params: dict, seed: int) -> dict:
         values = {**self.fixed, **params}
         limit = self.time_limit(values) if callable(self.time_limit) else self.time_limit
-        links = [Link(_fill(t, values), None, self.shared_queue, self.tun_corruption)
-                 for t in (self.paths or (self.link,))]
+        links = [
+            Link(_fill(t, values), None, self.shared_queue, self.tun_corruption) for t in (self.paths or (self.link,))
+        ]
         where = {"paths": [Path(link) for link in links]} if self.paths else {"link": links[0]}
         schedule = list(self.schedule(values) if callable(self.schedule) else self.schedule)
         ipv6 = self.ipv6(values) if callable(self.ipv6) else self.ipv6
@@ -79,11 +89,22 @@ class TransferRun:
         with tempfile.TemporaryDirectory(prefix="rdt-pcap-") if keep else contextlib.nullcontext() as scratch:
             pcap = os.path.join(scratch, "link.pcap") if self.pcap else None
             trace = kept or (os.path.join(scratch, "link.trace") if self.trace else None)
-            res = run_transfer(self.sender, self.receiver, **where, params=values,
-                               size=int(values.get("size", self.size)), seed=seed, backend=self.backend,
-                               tcp_cc=self.tcp_cc,
-                               time_limit=limit, schedule=schedule, pcap=pcap, trace=trace, ipv6=bool(ipv6),
-                               **({} if self.no_progress is None else {"no_progress": self.no_progress}))
+            res = run_transfer(
+                self.sender,
+                self.receiver,
+                **where,
+                params=values,
+                size=int(values.get("size", self.size)),
+                seed=seed,
+                backend=self.backend,
+                tcp_cc=self.tcp_cc,
+                time_limit=limit,
+                schedule=schedule,
+                pcap=pcap,
+                trace=trace,
+                ipv6=bool(ipv6),
+                **({} if self.no_progress is None else {"no_progress": self.no_progress}),
+            )
             row = row_from_result(res)
             if self.extra is not None:
                 row.update(self.extra(res, pcap if pcap and os.path.exists(pcap) else None))
@@ -95,4 +116,3 @@ def _fill(template: str, values: dict) -> str:
         return template.format_map(values)
     except KeyError as e:
         raise UsageError(f"link spec {template!r} uses {{{e.args[0]}}}, which no parameter gives") from None
-

@@ -8,6 +8,7 @@ bytes, as many as fit: 1480 over IPv4 (1500 − 20), 1448 over IPv6 (1500 − 40
 A datagram is lost when any of its fragments is: the receiver's kernel drops what it
 cannot reassemble, and the sender must resend every fragment.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,15 +16,18 @@ import math
 UDP_HEADER = 8
 IPV4_HEADER, IPV6_HEADER, IPV6_FRAGMENT_HEADER = 20, 40, 8
 MTU = 1500
-MAX_UDP_PAYLOAD = {False: 65535 - IPV4_HEADER - UDP_HEADER,   # 65507: IPv4's total length is 16 bits
-                   True: 65535 - UDP_HEADER}                  # 65527: IPv6's payload length excludes its header
+MAX_UDP_PAYLOAD = {
+    False: 65535 - IPV4_HEADER - UDP_HEADER,  # 65507: IPv4's total length is 16 bits
+    True: 65535 - UDP_HEADER,
+}  # 65527: IPv6's payload length excludes its header
 
 
 def ip_packets(udp_payload: int, ipv6: bool, mtu: int = MTU) -> list[int]:
     """Sizes (bytes, IP headers included) of the IP packets that carry one datagram."""
     if not 0 <= udp_payload <= MAX_UDP_PAYLOAD[ipv6]:
-        raise ValueError(f"a UDP payload of {udp_payload} bytes does not fit IPv{6 if ipv6 else 4} "
-                         f"(at most {MAX_UDP_PAYLOAD[ipv6]})")
+        raise ValueError(
+            f"a UDP payload of {udp_payload} bytes does not fit IPv{6 if ipv6 else 4} (at most {MAX_UDP_PAYLOAD[ipv6]})"
+        )
     header = IPV6_HEADER if ipv6 else IPV4_HEADER
     body = udp_payload + UDP_HEADER
     if header + body <= mtu:

@@ -14,6 +14,7 @@ Conventions shared by every model in this package:
   full COMN data packet 1069 bytes, as seed 004 uses.
 - Throughputs are in KiB/s (bytes / 1024 / s), the unit of TransferResult.goodput_kBps.
 """
+
 from __future__ import annotations
 
 import math
@@ -24,14 +25,14 @@ KIB = 1024.0
 
 @dataclass(frozen=True)
 class Link:
-    delay_s: float                 # one-way delay, each direction
-    loss: float = 0.0              # per-packet loss probability, each direction
-    rate_bps: float = 10e6         # 10 Mbit/s, the COMN rate
-    payload: int = 1024            # application bytes per data packet
-    header: int = 3                # COMN data header
-    ack_bytes: int = 2             # COMN ACK: the 2-byte sequence number
-    overhead: int = 42             # bytes per packet the rate counts besides the datagram
-    shared_queue: bool = True      # netem on `lo`
+    delay_s: float  # one-way delay, each direction
+    loss: float = 0.0  # per-packet loss probability, each direction
+    rate_bps: float = 10e6  # 10 Mbit/s, the COMN rate
+    payload: int = 1024  # application bytes per data packet
+    header: int = 3  # COMN data header
+    ack_bytes: int = 2  # COMN ACK: the 2-byte sequence number
+    overhead: int = 42  # bytes per packet the rate counts besides the datagram
+    shared_queue: bool = True  # netem on `lo`
 
     def __post_init__(self) -> None:
         if not 0 <= self.loss < 1:

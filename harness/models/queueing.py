@@ -1,6 +1,7 @@
 """M/D/1 queue: Poisson arrivals, deterministic service (a fixed-size packet on a fixed
 rate link), one server, infinite buffer. Seed 003 uses it for queueing delay against
 window on a 10 Mbit/s, 10 ms, 100-packet link."""
+
 from __future__ import annotations
 
 

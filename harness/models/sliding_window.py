@@ -9,6 +9,7 @@ the ACKs queue behind the data in the shared rate queue. The textbook GBN value 
 therefore far too high at 5% loss (about 4x at window 8-16 on a 5 ms link and worse
 above), which is why `gbn_timeout` exists; the sheet prints both with their errors.
 """
+
 from __future__ import annotations
 
 from .link import Link
@@ -90,7 +91,7 @@ def gbn_timeout(link: Link, window: int, timeout_s: float) -> float:
     p = link.loss
     rtt = effective_rtt(link, window)
     rate = min(window / rtt, link.capacity_pps)
-    event = p + (1 - p) * p ** window
+    event = p + (1 - p) * p**window
     stall = timeout_s + rtt * (1 - 1 / window)
     return link.kBps(1 / (1 / rate + event / (1 - event) * stall))
 
@@ -110,7 +111,7 @@ def sr_timeout(link: Link, window: int, timeout_s: float) -> float:
     big_p = link.round_trip_loss
     expected_max_failures, k = 0.0, 1
     while True:
-        term = 1 - (1 - big_p ** k) ** window
+        term = 1 - (1 - big_p**k) ** window
         expected_max_failures += term
         if term < 1e-12:
             break

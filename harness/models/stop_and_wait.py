@@ -1,4 +1,5 @@
 """Stop-and-wait (COMN Sender2/Receiver2) with loss and a fixed retransmission timeout."""
+
 from __future__ import annotations
 
 import math
@@ -9,9 +10,9 @@ from .link import Link
 
 @dataclass(frozen=True)
 class StopAndWait:
-    retransmissions: float   # expected number for the whole file
-    throughput_kBps: float   # expected goodput, KiB/s
-    time_s: float            # expected transfer time, seconds
+    retransmissions: float  # expected number for the whole file
+    throughput_kBps: float  # expected goodput, KiB/s
+    time_s: float  # expected transfer time, seconds
 
 
 def stop_and_wait_utilisation(link: Link) -> float:

@@ -1,4 +1,5 @@
 """TCP throughput models and the RFC 6298 retransmission timer."""
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,9 @@ def mathis(mss_bytes: float, rtt_s: float, loss: float, c: float = math.sqrt(1.5
     return c * mss_bytes / (rtt_s * math.sqrt(loss))
 
 
-def pftk(mss_bytes: float, rtt_s: float, loss: float, rto_s: float,
-         wmax_packets: float = math.inf, b: int = 2) -> float:
+def pftk(
+    mss_bytes: float, rtt_s: float, loss: float, rto_s: float, wmax_packets: float = math.inf, b: int = 2
+) -> float:
     """Padhye, Firoiu, Towsley, Kurose 1998 ("Modeling TCP throughput"), full model,
     eq. (32), in bytes per second:
 
@@ -27,17 +29,24 @@ def pftk(mss_bytes: float, rtt_s: float, loss: float, rto_s: float,
     p: loss indication probability per segment; b: segments acknowledged per ACK
     (2 with delayed ACKs); T0: the retransmission timeout; Wmax: the receiver's window
     in segments (iperf3 -w / MSS)."""
-    _check(rtt_s > 0 and rto_s > 0 and 0 < loss < 1 and b >= 1,
-           f"need rtt, rto > 0, 0 < loss < 1, b >= 1; got {rtt_s}, {rto_s}, {loss}, {b}")
+    _check(
+        rtt_s > 0 and rto_s > 0 and 0 < loss < 1 and b >= 1,
+        f"need rtt, rto > 0, 0 < loss < 1, b >= 1; got {rtt_s}, {rto_s}, {loss}, {b}",
+    )
     p = loss
-    denom = (rtt_s * math.sqrt(2 * b * p / 3)
-             + rto_s * min(1.0, 3 * math.sqrt(3 * b * p / 8)) * p * (1 + 32 * p * p))
+    denom = rtt_s * math.sqrt(2 * b * p / 3) + rto_s * min(1.0, 3 * math.sqrt(3 * b * p / 8)) * p * (1 + 32 * p * p)
     return mss_bytes * min(wmax_packets / rtt_s, 1 / denom)
 
 
-def rfc6298_rto(samples: Iterable[float], alpha: float = 1 / 8, beta: float = 1 / 4,
-                k: float = 4, granularity_s: float = 0.0, min_rto_s: float = 1.0,
-                max_rto_s: float = 60.0) -> list[float]:
+def rfc6298_rto(
+    samples: Iterable[float],
+    alpha: float = 1 / 8,
+    beta: float = 1 / 4,
+    k: float = 4,
+    granularity_s: float = 0.0,
+    min_rto_s: float = 1.0,
+    max_rto_s: float = 60.0,
+) -> list[float]:
     """RTO after each RTT sample (RFC 6298 section 2), seconds.
 
     First sample R: SRTT = R, RTTVAR = R/2. Later samples R': RTTVAR = (1-beta)·RTTVAR +

@@ -7,6 +7,7 @@
 
 `draw` imports matplotlib when first used, so `rdtlab` starts fast.
 """
+
 from harness.plots.trace import Packet, Transfer, load
 
 __all__ = ["draw", "load", "Transfer", "Packet"]
@@ -15,5 +16,6 @@ __all__ = ["draw", "load", "Transfer", "Packet"]
 def __getattr__(name):
     if name == "draw":
         from harness.plots.tsg import draw
+
         return draw
     raise AttributeError(f"module 'harness.plots' has no attribute {name!r}")

@@ -8,6 +8,7 @@ instructions it costs (BENCHMARKS.md, "Notebooks"), in every kernel and graded n
 Only the bounding box changes: the format, dpi and colours stay the inline backend's
 (what `%config InlineBackend` set), and a student's own figures are untouched.
 """
+
 from __future__ import annotations
 
 import sys
@@ -39,6 +40,7 @@ def show(fig: Figure) -> None:
     backend; nothing outside one."""
     if _running_shell() is not None:
         from IPython.display import display
+
         display(fig)
 
 
@@ -48,7 +50,7 @@ def register() -> bool:
     formatters = getattr(getattr(_running_shell(), "display_formatter", None), "formatters", None)
     if not formatters:
         return False
-    try:    # the inline backend registers its Figure formats when its module loads (pyplot loads it lazily)
+    try:  # the inline backend registers its Figure formats when its module loads (pyplot loads it lazily)
         import matplotlib_inline.backend_inline  # noqa: F401
     except ImportError:
         pass

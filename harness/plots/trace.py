@@ -32,6 +32,7 @@ What is inferred, and how (nothing here comes from what a program prints):
 
 Times are seconds from the first packet into the link (from a pcap: out of it).
 """
+
 from __future__ import annotations
 
 import heapq
@@ -46,8 +47,8 @@ from reference.wire import unwrap
 FORMATS = ("auto", "comn", "comn-be", "comn-le", "ext", "mh", "mh-be", "mh-le")
 ACK_MODES = ("auto", "cumulative", "selective")
 BURST_GAP_S = 0.002
-FAST_SHARE = 0.5     # a fast retransmit follows the third duplicate ACK within this share of
-                     # the packet's time since it was first sent (a timer waits far longer)
+FAST_SHARE = 0.5  # a fast retransmit follows the third duplicate ACK within this share of
+# the packet's time since it was first sent (a timer waits far longer)
 DUP_ACKS = 3
 EXT_MAGIC, EXT_DATA, EXT_ACK = 0xA1, 1, 2
 
@@ -55,14 +56,15 @@ EXT_MAGIC, EXT_DATA, EXT_ACK = 0xA1, 1, 2
 @dataclass
 class Packet:
     """One copy on the link, decoded. `kind`: "data", "ack" or "other" (not the format)."""
+
     copy: Copy
     kind: str
     seq: int | None = None
     eof: bool = False
     sack: tuple = ()
     retransmission: bool = False
-    cause: str | None = None        # of a retransmission: "timeout" or "fast"
-    t_in: float | None = None       # seconds from the capture's start
+    cause: str | None = None  # of a retransmission: "timeout" or "fast"
+    t_in: float | None = None  # seconds from the capture's start
     t_out: float | None = None
 
     @property
@@ -156,17 +158,22 @@ def capture_path(source) -> str:
         return os.fspath(source)
     trace, pcap = getattr(source, "trace", None), getattr(source, "pcap", None)
     if trace is None and pcap is None:
-        raise UsageError("this transfer kept no capture: run it with run_transfer(..., trace=PATH) "
-                         "(or pcap=PATH), or give a trace or pcap file")
+        raise UsageError(
+            "this transfer kept no capture: run it with run_transfer(..., trace=PATH) "
+            "(or pcap=PATH), or give a trace or pcap file"
+        )
     if trace and os.path.exists(trace):
         return trace
     if pcap and os.path.exists(pcap):
         return pcap
-    raise UsageError(f"the transfer's capture file {trace or pcap} is missing "
-                     f"(the {getattr(source, 'backend', '?')} backend wrote none, or it was removed)")
+    raise UsageError(
+        f"the transfer's capture file {trace or pcap} is missing "
+        f"(the {getattr(source, 'backend', '?')} backend wrote none, or it was removed)"
+    )
 
 
 # ---- decoding ----------------------------------------------------------------------
+
 
 def _comn_fields(head: bytes, order: str) -> tuple[str, int, bool] | None:
     """(kind, 16-bit number, eof) of a COMN message's head, or None if it is not one."""
@@ -188,7 +195,7 @@ def _ext_fields(head: bytes) -> tuple[str, int, bool, tuple] | None:
         for i in range(head[12]):
             at = 13 + 8 * i
             if at + 8 > len(head):
-                break       # the trace keeps the first ranges only
+                break  # the trace keeps the first ranges only
             ranges.append(struct.unpack_from(">II", head, at))
     return "ack", seq, False, tuple(ranges)
 
@@ -273,13 +280,15 @@ def decode(copies: list[Copy], fmt: str, by_direction: bool) -> list[Packet]:
 def detect_ack_meaning(packets: list[Packet]) -> str:
     """selective if the ACK numbers the sender received went down now and then (an SR or
     stop-and-wait receiver acknowledging a resent packet), else cumulative."""
-    got = [p.seq for p in sorted((p for p in packets if p.kind == "ack" and p.t_out is not None),
-                                 key=lambda p: p.t_out)]
+    got = [
+        p.seq for p in sorted((p for p in packets if p.kind == "ack" and p.t_out is not None), key=lambda p: p.t_out)
+    ]
     drops = sum(b < a for a, b in zip(got, got[1:]))
     return "selective" if drops >= 2 and drops > 0.01 * len(got) else "cumulative"
 
 
 # ---- the protocol's events -----------------------------------------------------------
+
 
 def analyse(tr: Transfer, burst_gap: float) -> None:
     """Mark retransmissions and their cause, find timeouts, follow the window, in one
@@ -287,15 +296,15 @@ def analyse(tr: Transfer, burst_gap: float) -> None:
     events = [(p.t, 1, i) for i, p in enumerate(tr.packets) if p.kind == "data" and not p.copy.duplicate]
     events += [(p.t_out, 0, i) for i, p in enumerate(tr.packets) if p.kind == "ack" and p.t_out is not None]
     events.sort()
-    last_sent: dict[int, float] = {}     # when each packet was last sent
-    acked: set[int] = set()              # selective ACKs (and SACK ranges) received
+    last_sent: dict[int, float] = {}  # when each packet was last sent
+    acked: set[int] = set()  # selective ACKs (and SACK ranges) received
     unacked: set[int] = set()
-    lows: list[int] = []                 # heap over unacked, stale entries skipped
-    cum, top = -1, -1                    # highest cumulative ACK, highest packet sent
+    lows: list[int] = []  # heap over unacked, stale entries skipped
+    cum, top = -1, -1  # highest cumulative ACK, highest packet sent
     last_ack, dups, fast_done, third_dup_t = None, 0, None, None
-    prev_resend = None                   # the last send, if a resend after a timeout
-    fast = None                          # the last send, if a fast retransmit (so far)
-    acks_since = 0                       # ACKs the sender received since its last send
+    prev_resend = None  # the last send, if a resend after a timeout
+    fast = None  # the last send, if a fast retransmit (so far)
+    acks_since = 0  # ACKs the sender received since its last send
 
     def continues(prev: Packet, p: Packet) -> bool:
         # the next packet of one burst: right behind it, or (a slow sender) with no ACK between
@@ -312,9 +321,14 @@ def analyse(tr: Transfer, burst_gap: float) -> None:
             fast = None
             if resend:
                 p.retransmission = True
-                if (tr.ack == "cumulative" and last_ack is not None and p.seq == last_ack + 1
-                        and dups >= DUP_ACKS and fast_done != last_ack
-                        and t - third_dup_t <= max(burst_gap, FAST_SHARE * (t - last_sent[p.seq]))):
+                if (
+                    tr.ack == "cumulative"
+                    and last_ack is not None
+                    and p.seq == last_ack + 1
+                    and dups >= DUP_ACKS
+                    and fast_done != last_ack
+                    and t - third_dup_t <= max(burst_gap, FAST_SHARE * (t - last_sent[p.seq]))
+                ):
                     p.cause, fast_done, fast = "fast", last_ack, p
                     prev_resend = None
                 else:

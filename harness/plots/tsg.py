@@ -11,6 +11,7 @@ and not yet acknowledged). Bottom panel: how many packets were outstanding.
 Returns a matplotlib Figure (not registered with pyplot: nothing leaks between calls;
 Jupyter shows it when it is a cell's value).
 """
+
 from __future__ import annotations
 
 import os
@@ -40,9 +41,21 @@ STYLE = {
 }
 
 
-def draw(source, fmt: str = "auto", *, ack: str = "auto", focus=None, xlim=None, ylim=None,
-         title: str | None = None, window: int | None = None, save: str | os.PathLike | None = None,
-         flight: bool = True, figsize=(12, 7), dpi: int = 120) -> Figure:
+def draw(
+    source,
+    fmt: str = "auto",
+    *,
+    ack: str = "auto",
+    focus=None,
+    xlim=None,
+    ylim=None,
+    title: str | None = None,
+    window: int | None = None,
+    save: str | os.PathLike | None = None,
+    flight: bool = True,
+    figsize=(12, 7),
+    dpi: int = 120,
+) -> Figure:
     """Draw one transfer. `source`: a TransferResult run with trace= (or pcap=), a trace
     or pcap path, or a Transfer from `load`. `fmt`/`ack`: see harness.plots.trace.
     `focus`: "timeout" (the first one) or k (the k-th, from 0) zooms on a timeout, from
@@ -56,7 +69,9 @@ def draw(source, fmt: str = "auto", *, ack: str = "auto", focus=None, xlim=None,
     note = ""
     if focus is not None and xlim is None:
         xlim = focus_range(tr, focus)
-        note = " (no timeout to focus on)" if xlim is None else f" (zoom on timeout {0 if focus == 'timeout' else focus})"
+        note = (
+            " (no timeout to focus on)" if xlim is None else f" (zoom on timeout {0 if focus == 'timeout' else focus})"
+        )
     _window_band(ax, wax, tr, window)
     if flight:
         _flight_lines(ax, tr)
@@ -72,12 +87,13 @@ def draw(source, fmt: str = "auto", *, ack: str = "auto", focus=None, xlim=None,
         ax.set_ylim(*ylim)
     ax.set_ylabel("packet number")
     wax.set_ylabel("outstanding\npackets")
-    wax.set_xlabel("time since the first packet (ms)" + ("" if tr.capture.kind == "trace"
-                                                         else ", as packets left the link (pcap)"))
+    wax.set_xlabel(
+        "time since the first packet (ms)" + ("" if tr.capture.kind == "trace" else ", as packets left the link (pcap)")
+    )
     for a in (ax, wax):
         a.grid(True, alpha=0.3)
         a.yaxis.set_major_locator(MaxNLocator(integer=True))
-    if ax.get_legend_handles_labels()[0]:   # a transfer that sent nothing has no marks to explain
+    if ax.get_legend_handles_labels()[0]:  # a transfer that sent nothing has no marks to explain
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     fig.suptitle((title or _default_title(tr)) + note + "\n" + describe(tr), fontsize=11)
     if save is not None:
@@ -92,14 +108,20 @@ def describe(tr: Transfer) -> str:
     """One line of what the picture shows, in numbers."""
     c = tr.counts()
     f, r = c["forward"], c["reverse"]
-    parts = [f"{_n(c['data_sent'], 'data message')} for {_n(c['data_packets'], 'packet')}",
-             f"{c['retransmissions']} resent ({_n(c['timeouts'], 'timeout')}"
-             + (f", {_n(c['fast_retransmits'], 'fast retransmit')})" if c["fast_retransmits"] else ")"),
-             _n(c["acks_sent"], "ACK")]
+    parts = [
+        f"{_n(c['data_sent'], 'data message')} for {_n(c['data_packets'], 'packet')}",
+        f"{c['retransmissions']} resent ({_n(c['timeouts'], 'timeout')}"
+        + (f", {_n(c['fast_retransmits'], 'fast retransmit')})" if c["fast_retransmits"] else ")"),
+        _n(c["acks_sent"], "ACK"),
+    ]
     if tr.capture.kind == "trace":
         parts.append(f"lost {f['lost']} data + {r['lost']} ACKs")
-        for key, what in (("queue_drops", "queue drops"), ("corrupted", "corrupted"),
-                          ("duplicated", "duplicated"), ("down_drops", "dropped on a down path")):
+        for key, what in (
+            ("queue_drops", "queue drops"),
+            ("corrupted", "corrupted"),
+            ("duplicated", "duplicated"),
+            ("down_drops", "dropped on a down path"),
+        ):
             if f[key] or r[key]:
                 parts.append(f"{f[key] + r[key]} {what}")
     else:
@@ -122,9 +144,18 @@ def _scatter(ax, key: str, xs: list, ys: list) -> None:
     if not xs:
         return
     label, colour, marker, hollow, size = STYLE[key]
-    ax.plot([x * MS for x in xs], ys, linestyle="none", marker=marker, markersize=size, label=label,
-            color=colour, markerfacecolor="none" if hollow else colour, markeredgewidth=1.5 if hollow or marker == "x" else 0.6,
-            zorder=3 if key in ("data", "ack") else 4)
+    ax.plot(
+        [x * MS for x in xs],
+        ys,
+        linestyle="none",
+        marker=marker,
+        markersize=size,
+        label=label,
+        color=colour,
+        markerfacecolor="none" if hollow else colour,
+        markeredgewidth=1.5 if hollow or marker == "x" else 0.6,
+        zorder=3 if key in ("data", "ack") else 4,
+    )
 
 
 def _marks(ax, tr: Transfer) -> None:
@@ -160,11 +191,15 @@ def _marks(ax, tr: Transfer) -> None:
 
 def _flight_lines(ax, tr: Transfer) -> None:
     """A packet's time in the link: from into it to out of it (trace only)."""
-    segs = [[(p.t_in * MS, p.seq), (p.t_out * MS, p.seq)] for p in tr.packets
-            if p.kind in ("data", "ack") and p.t_in is not None and p.t_out is not None]
+    segs = [
+        [(p.t_in * MS, p.seq), (p.t_out * MS, p.seq)]
+        for p in tr.packets
+        if p.kind in ("data", "ack") and p.t_in is not None and p.t_out is not None
+    ]
     if segs:
-        ax.add_collection(LineCollection(segs, colors="0.55", linewidths=0.8, alpha=0.6, zorder=2,
-                                         label="time in the link"))
+        ax.add_collection(
+            LineCollection(segs, colors="0.55", linewidths=0.8, alpha=0.6, zorder=2, label="time in the link")
+        )
 
 
 def _window_band(ax, wax, tr: Transfer, window: int | None) -> None:
@@ -172,8 +207,17 @@ def _window_band(ax, wax, tr: Transfer, window: int | None) -> None:
         ts = [w[0] * MS for w in tr.window]
         low = [w[1] - 0.5 for w in tr.window]
         high = [max(w[2], w[1] - 1) + 0.5 for w in tr.window]
-        ax.fill_between(ts, low, high, step="post", color="tab:blue", alpha=0.12, linewidth=0,
-                        label="window: sent, not yet ACKed", zorder=1)
+        ax.fill_between(
+            ts,
+            low,
+            high,
+            step="post",
+            color="tab:blue",
+            alpha=0.12,
+            linewidth=0,
+            label="window: sent, not yet ACKed",
+            zorder=1,
+        )
         wax.step(ts, [w[3] for w in tr.window], where="post", color="tab:blue", linewidth=1.2)
     if window is not None:
         wax.axhline(window, color="0.3", linestyle="--", linewidth=1)
@@ -187,7 +231,7 @@ def focus_range(tr: Transfer, focus) -> tuple[float, float] | None:
     then stream in), with a margin."""
     k = 0 if focus == "timeout" else focus
     if not isinstance(k, int) or isinstance(k, bool):
-        raise UsageError(f"focus must be \"timeout\" or the number of a timeout (0, 1, ...), not {focus!r}")
+        raise UsageError(f'focus must be "timeout" or the number of a timeout (0, 1, ...), not {focus!r}')
     if not 0 <= k < len(tr.timeouts):
         return None
     t = tr.timeouts[k]
@@ -203,8 +247,11 @@ def focus_range(tr: Transfer, focus) -> tuple[float, float] | None:
 
 def _seq_range(tr: Transfer, xlim: tuple[float, float]) -> tuple[float, float]:
     lo, hi = xlim[0] / MS, xlim[1] / MS
-    seqs = [p.seq for p in tr.packets if p.kind in ("data", "ack")
-            and any(t is not None and lo <= t <= hi for t in (p.t_in, p.t_out))]
+    seqs = [
+        p.seq
+        for p in tr.packets
+        if p.kind in ("data", "ack") and any(t is not None and lo <= t <= hi for t in (p.t_in, p.t_out))
+    ]
     seqs += [v for w in tr.window if lo <= w[0] <= hi for v in (w[1], w[2])]
     if not seqs:
         return (-1, 1)

@@ -11,6 +11,7 @@ Results are appended to out/<sheet>/runs-<key>.jsonl as they arrive, keyed by wh
 changes the numbers (programs, file size, backend, plan, TCP's congestion control), so re-running the same
 command after an interruption measures only what is missing; --fresh starts over.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,33 +24,71 @@ import time
 from harness.backends import BACKENDS, resolve
 from harness.procs import UsageError
 
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     import assignments
+
     p.add_argument("name", choices=assignments.names(), help="which sheet (an assignment of the course: assignments/)")
-    p.add_argument("--impl", default="reference", metavar="reference|DIR",
-                   help="the programs: the reference ones, or a directory of the assignment's programs "
-                        "(comn: Sender2.py ... Receiver4.py)")
+    p.add_argument(
+        "--impl",
+        default="reference",
+        metavar="reference|DIR",
+        help="the programs: the reference ones, or a directory of the assignment's programs "
+        "(comn: Sender2.py ... Receiver4.py)",
+    )
     p.add_argument("--quick", action="store_true", help="fewer cells and runs, a 100 KiB file (a few minutes)")
-    p.add_argument("--runs", type=_positive_int, default=None, metavar="N", help="runs per cell (default 5; 2 with --quick)")
-    p.add_argument("--margin", type=_fraction, default=None, metavar="F",
-                   help="repeat each cell until the 95%% margin of error is below F of the mean (e.g. 0.1), at least --runs times")
-    p.add_argument("--cap", type=_positive_int, default=None, metavar="N",
-                   help="most runs per cell with --margin (default 30; the multihoming sheet: 20, 8 with --quick)")
-    p.add_argument("--questions", default=None, metavar="LIST",
-                   help="which measured questions to run (e.g. q1,q3), for a sheet whose questions run one by one "
-                        "(comn's QUESTIONS; default all)")
-    p.add_argument("--size", type=_size, default=None, metavar="BYTES", help="file size (default 1MiB; 100KiB with --quick)")
+    p.add_argument(
+        "--runs", type=_positive_int, default=None, metavar="N", help="runs per cell (default 5; 2 with --quick)"
+    )
+    p.add_argument(
+        "--margin",
+        type=_fraction,
+        default=None,
+        metavar="F",
+        help="repeat each cell until the 95%% margin of error is below F of the mean (e.g. 0.1), at least --runs times",
+    )
+    p.add_argument(
+        "--cap",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="most runs per cell with --margin (default 30; the multihoming sheet: 20, 8 with --quick)",
+    )
+    p.add_argument(
+        "--questions",
+        default=None,
+        metavar="LIST",
+        help="which measured questions to run (e.g. q1,q3), for a sheet whose questions run one by one "
+        "(comn's QUESTIONS; default all)",
+    )
+    p.add_argument(
+        "--size", type=_size, default=None, metavar="BYTES", help="file size (default 1MiB; 100KiB with --quick)"
+    )
     p.add_argument("--out", default="out", metavar="DIR", help="the sheet goes to DIR/<name>/ (default out)")
     p.add_argument("--backend", choices=BACKENDS, default="auto")
-    p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
-                   help="transfers at once (default 12, or 40 where every run is booked by its measured CPU, "
-                        "as comn's; see BENCHMARKS.md, The sheets)")
-    p.add_argument("--cpu-budget", type=float, default=None, metavar="X",
-                   help="most cores the transfers in flight are booked at (by their measured CPU, or by their "
-                        "load where a sheet gives no CPU: a saturating one counts 1; default 1.5)")
-    p.add_argument("--tcp-cc", default=None, metavar="reno|cubic|bbr",
-                   help="kernel TCP's congestion control in the namespaces, pinned per route whatever the "
-                        "host's default (default cubic; COMN's Q7 also measures reno beside the models)")
+    p.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="transfers at once (default 12, or 40 where every run is booked by its measured CPU, "
+        "as comn's; see BENCHMARKS.md, The sheets)",
+    )
+    p.add_argument(
+        "--cpu-budget",
+        type=float,
+        default=None,
+        metavar="X",
+        help="most cores the transfers in flight are booked at (by their measured CPU, or by their "
+        "load where a sheet gives no CPU: a saturating one counts 1; default 1.5)",
+    )
+    p.add_argument(
+        "--tcp-cc",
+        default=None,
+        metavar="reno|cubic|bbr",
+        help="kernel TCP's congestion control in the namespaces, pinned per route whatever the "
+        "host's default (default cubic; COMN's Q7 also measures reno beside the models)",
+    )
     p.add_argument("--seed", type=int, default=1, help="sweep seed: each run's seed derives from it (default 1)")
     p.add_argument("--fresh", action="store_true", help="forget earlier results of the same configuration")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -71,7 +110,9 @@ def main(args: argparse.Namespace) -> int:
     if args.impl != "reference":
         impl = os.path.abspath(args.impl)
         if not os.path.isdir(impl):
-            raise UsageError(f"--impl {args.impl!r}: no such directory (expected 'reference' or a directory of programs)")
+            raise UsageError(
+                f"--impl {args.impl!r}: no such directory (expected 'reference' or a directory of programs)"
+            )
         if questions is None:
             missing = module.missing_programs(impl)
             if missing:
@@ -80,15 +121,27 @@ def main(args: argparse.Namespace) -> int:
             _runnable(impl, questions, module.missing_by_question(impl))
     backend = resolve(args.backend)
     plan = module.QUICK if args.quick else module.FULL
-    if args.size is not None:   # every file of the plan (tcp-like has one per sweep)
+    if args.size is not None:  # every file of the plan (tcp-like has one per sweep)
         plan = replace(plan, **{f: args.size for f in ("size", "loss_size") if hasattr(plan, f)})
-    runs_tcp = tcp.runs_kernel_tcp(module.build)     # a sheet with kernel-TCP rows
-    sheet = module.build(impl, plan, backend, runs=args.runs, until_margin=args.margin, seed=args.seed,
-                         **({"cap": args.cap} if args.cap else {}), **({"tcp_cc": args.tcp_cc} if runs_tcp else {}),
-                         **({"questions": questions} if questions is not None else {}))
-    key = hashlib.sha256(json.dumps([impl or "reference", asdict(plan), backend, args.seed]
-                                    + ([args.tcp_cc] if runs_tcp else []), sort_keys=True,
-                                    default=str).encode()).hexdigest()[:10]   # any change of plan: new results
+    runs_tcp = tcp.runs_kernel_tcp(module.build)  # a sheet with kernel-TCP rows
+    sheet = module.build(
+        impl,
+        plan,
+        backend,
+        runs=args.runs,
+        until_margin=args.margin,
+        seed=args.seed,
+        **({"cap": args.cap} if args.cap else {}),
+        **({"tcp_cc": args.tcp_cc} if runs_tcp else {}),
+        **({"questions": questions} if questions is not None else {}),
+    )
+    key = hashlib.sha256(
+        json.dumps(
+            [impl or "reference", asdict(plan), backend, args.seed] + ([args.tcp_cc] if runs_tcp else []),
+            sort_keys=True,
+            default=str,
+        ).encode()
+    ).hexdigest()[:10]  # any change of plan: new results
     return _measure_and_write(args, sheet, key, impl or "reference", plan, backend)
 
 
@@ -113,8 +166,10 @@ def _runnable(impl: str, questions: tuple, missing: dict) -> None:
     one line per question left out, an error when none is left."""
     needed = {q: files for q, files in missing.items() if q in questions and files}
     if needed and len(needed) == len([q for q in questions if q in missing]):
-        raise UsageError(f"{impl} has none of the programs these questions need: "
-                         + "; ".join(f"{q} needs {', '.join(f)}" for q, f in needed.items()))
+        raise UsageError(
+            f"{impl} has none of the programs these questions need: "
+            + "; ".join(f"{q} needs {', '.join(f)}" for q, f in needed.items())
+        )
     for q, files in needed.items():
         print(f"rdtlab sheet: {q} will not run: {impl} lacks {', '.join(files)}", file=sys.stderr)
 
@@ -129,28 +184,44 @@ def _measure_and_write(args, sheet, key: str, impl: str, plan, backend: str) -> 
     if args.fresh and os.path.exists(results_path):
         os.remove(results_path)
     resumed = _count_lines(results_path)
-    what = (f"{plan.objects} objects of up to {plan.size} bytes" if hasattr(plan, "objects")
-            else f"{plan.size} bytes per transfer")
-    print(f"rdtlab sheet {args.name}: {len(sheet.sweeps) + len(sheet.deferred)} sweeps, programs {impl}, "
-          f"backend {backend}, {what}" + (f"; resuming: {resumed} runs already measured" if resumed else ""),
-          file=sys.stderr, flush=True)
+    what = (
+        f"{plan.objects} objects of up to {plan.size} bytes"
+        if hasattr(plan, "objects")
+        else f"{plan.size} bytes per transfer"
+    )
+    print(
+        f"rdtlab sheet {args.name}: {len(sheet.sweeps) + len(sheet.deferred)} sweeps, programs {impl}, "
+        f"backend {backend}, {what}" + (f"; resuming: {resumed} runs already measured" if resumed else ""),
+        file=sys.stderr,
+        flush=True,
+    )
     started = time.monotonic()
-    results = measure(sheet, jobs=args.jobs, results_path=results_path, progress=not args.no_progress,
-                      cpu_budget=args.cpu_budget)
+    results = measure(
+        sheet, jobs=args.jobs, results_path=results_path, progress=not args.no_progress, cpu_budget=args.cpu_budget
+    )
     elapsed = time.monotonic() - started
-    header = [f"Generated by `rdtlab sheet {args.name}" + (" --quick" if args.quick else "")
-              + (f" --tcp-cc {args.tcp_cc}" if args.tcp_cc != "cubic" else "")
-              + f"` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in {elapsed:.0f} s "
-              f"(backend {backend}). Raw runs: `{os.path.basename(results_path)}` and one CSV per question."]
+    header = [
+        f"Generated by `rdtlab sheet {args.name}"
+        + (" --quick" if args.quick else "")
+        + (f" --tcp-cc {args.tcp_cc}" if args.tcp_cc != "cubic" else "")
+        + f"` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} in {elapsed:.0f} s "
+        f"(backend {backend}). Raw runs: `{os.path.basename(results_path)}` and one CSV per question."
+    ]
     paths = write_sheet(sheet, results, out_dir, header)
     failed = _failed_cells(sheet, results)
-    print(f"rdtlab sheet {args.name}: wrote {paths['md']} and {paths['html']} "
-          f"({len(paths['png'])} plots, {len(paths['csv'])} CSV) in {elapsed:.0f} s", flush=True)
+    print(
+        f"rdtlab sheet {args.name}: wrote {paths['md']} and {paths['html']} "
+        f"({len(paths['png'])} plots, {len(paths['csv'])} CSV) in {elapsed:.0f} s",
+        flush=True,
+    )
     for line in failed:
         print(f"rdtlab sheet: {line}", file=sys.stderr)
     if results.interrupted:
-        print(f"rdtlab sheet: interrupted; partial results kept in {results_path}; run the same command to "
-              "measure the rest", file=sys.stderr)
+        print(
+            f"rdtlab sheet: interrupted; partial results kept in {results_path}; run the same command to "
+            "measure the rest",
+            file=sys.stderr,
+        )
         return 130
     return 1 if failed else 0
 
@@ -158,6 +229,7 @@ def _measure_and_write(args, sheet, key: str, impl: str, plan, backend: str) -> 
 def _failed_cells(sheet, results) -> list[str]:
     """One line per cell where every run failed."""
     from harness.experiments.sweep import summarize_cells
+
     lines = []
     for sweep in sheet.sweeps:
         frame = results.frames.get(sweep.name)
@@ -199,4 +271,5 @@ def _fraction(text: str) -> float:
 
 def _size(text: str) -> int:
     from harness.cli import size_arg
+
     return size_arg(text)

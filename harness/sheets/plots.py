@@ -1,11 +1,13 @@
 """Plot pieces the sheets share: measured means with their 95% margins, model lines."""
+
 from __future__ import annotations
 
 import math
 
 
-def errorbar(ax, xs: list, summary: dict, keys: list[tuple], colour: str, label: str,
-             spread: str = "margin", shift: float = 0.0) -> None:
+def errorbar(
+    ax, xs: list, summary: dict, keys: list[tuple], colour: str, label: str, spread: str = "margin", shift: float = 0.0
+) -> None:
     """Means of `summary` ({key: cell summary}) at xs (moved by `shift`, so series side by
     side stay apart), with bars of the 95% margin, or with spread="range" from the least
     to the greatest run (seed 001's average, min and max); cells not measured (or every

@@ -3,6 +3,7 @@ and option), kernel TCP (`python3 -m reference.tcpfile`), or a directory of a st
 programs with the sheet's own contract. The kit's programs run with the kit's own
 interpreter: `python3` on PATH may be a version manager's shim (a shell script run at
 every start, and a sheet starts thousands)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -31,12 +32,16 @@ def script(impl: str, name: str, args: str, output_format: str | None = None) ->
     harness/resolver.py, built first if need be) with `args`; braces in paths are kept
     literally. Python's runs as `python3 <impl>/<name>`."""
     path = os.path.join(impl, name)
-    if name.endswith(".py") and os.path.isfile(path) or not is_program(name) \
-            or resolver.locate(impl, _stem(name)) is None:
-        argv = ["python3", path]      # a missing program is the sheet's to report (missing())
+    if (
+        name.endswith(".py")
+        and os.path.isfile(path)
+        or not is_program(name)
+        or resolver.locate(impl, _stem(name)) is None
+    ):
+        argv = ["python3", path]  # a missing program is the sheet's to report (missing())
     else:
         argv = resolver.prepare(impl, [_stem(name)]).programs[_stem(name)]
-        if isinstance(argv, str):     # it does not build: its runs fail with that one line
+        if isinstance(argv, str):  # it does not build: its runs fail with that one line
             argv = [sys.executable, "-c", f"import sys; sys.exit({argv!r})"]
     words = " ".join(shlex.quote(w.replace("{", "{{").replace("}", "}}")) for w in argv)
     return Program(f"{words} {args}", output_format=output_format)
@@ -51,9 +56,14 @@ def kernel_tcp() -> tuple[Program, Program]:
     """Sender and receiver of a file over kernel TCP (reference/tcpfile.py): the TCP
     baseline of the sheets (netns backend). The sender's JSON line names the congestion
     control its connection ran and the kernel: the rows' `tcp_cc` and `kernel`."""
-    return (Program(f"{PYTHON} -m reference.tcpfile send --host {{receiver_host}} --port {{receiver_port}} "
-                    "--file {file} --json", output_format="json"),
-            Program(f"{PYTHON} -m reference.tcpfile recv --port {{listen_port}} --file {{output}}"))
+    return (
+        Program(
+            f"{PYTHON} -m reference.tcpfile send --host {{receiver_host}} --port {{receiver_port}} "
+            "--file {file} --json",
+            output_format="json",
+        ),
+        Program(f"{PYTHON} -m reference.tcpfile recv --port {{listen_port}} --file {{output}}"),
+    )
 
 
 def missing(impl: str | None, names: tuple[str, ...]) -> list[str]:

@@ -4,6 +4,7 @@ Markdown and HTML are made from the same list of rendered blocks, so they always
 the same thing. A block that cannot be built (say, a table over a sweep with no rows)
 becomes a line saying so: the rest of the sheet is still written.
 """
+
 from __future__ import annotations
 
 import html
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import matplotlib
 
-matplotlib.use("Agg")   # files only, no display (also inside notebooks' workers)
+matplotlib.use("Agg")  # files only, no display (also inside notebooks' workers)
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -21,7 +22,7 @@ from harness.sheets.sheet import Plot, Prompt, Results, Sheet, Table  # noqa: E4
 
 @dataclass
 class _Out:
-    kind: str           # heading | para | table | image | question
+    kind: str  # heading | para | table | image | question
     text: str = ""
     level: int = 2
     frame: pd.DataFrame | None = None
@@ -32,11 +33,17 @@ def write_sheet(sheet: Sheet, results: Results, out_dir: str, header: list[str] 
     """Render everything; returns {"md": path, "html": path, "csv": [paths], "png": [paths]}."""
     os.makedirs(out_dir, exist_ok=True)
     tcp = tcp_header(results)
-    blocks = [_Out("heading", sheet.title, 1)] + [_Out("para", p) for p in (header or []) + ([tcp] if tcp else [])
-                                                  + sheet.intro]
+    blocks = [_Out("heading", sheet.title, 1)] + [
+        _Out("para", p) for p in (header or []) + ([tcp] if tcp else []) + sheet.intro
+    ]
     if results.interrupted:
-        blocks.append(_Out("para", "**Interrupted**: this sheet shows what was measured before the "
-                                   "interruption; re-run the same command to measure the rest."))
+        blocks.append(
+            _Out(
+                "para",
+                "**Interrupted**: this sheet shows what was measured before the "
+                "interruption; re-run the same command to measure the rest.",
+            )
+        )
     pngs = []
     for section in sheet.sections:
         blocks.append(_Out("heading", section.title, 2))
@@ -63,6 +70,7 @@ def tcp_header(results: Results) -> str | None:
     connections ran (read back from them: the rows' `tcp_cc`) and the kernel; None
     without such rows."""
     from harness.backends import tcp
+
     ran, kernels = [], set()
     for name, frame in results.frames.items():
         if "tcp_cc" not in frame.columns:
@@ -77,10 +85,12 @@ def tcp_header(results: Results) -> str | None:
     if not ran:
         return None
     pinned = ", ".join(f"{k}={v}" for k, v in tcp.SYSCTLS.items() if k not in ("tcp_rmem", "tcp_wmem"))
-    return (f"**Kernel TCP**: congestion control read back from every connection: {'; '.join(ran)}. Linux "
-            f"{', '.join(sorted(kernels)) or tcp.kernel()}. Pinned per route in the run's namespaces whatever the "
-            f"host's default (`--tcp-cc`, default {tcp.DEFAULT}), with initcwnd {tcp.INITCWND} and {pinned} "
-            "(harness/backends/tcp.py).")
+    return (
+        f"**Kernel TCP**: congestion control read back from every connection: {'; '.join(ran)}. Linux "
+        f"{', '.join(sorted(kernels)) or tcp.kernel()}. Pinned per route in the run's namespaces whatever the "
+        f"host's default (`--tcp-cc`, default {tcp.DEFAULT}), with initcwnd {tcp.INITCWND} and {pinned} "
+        "(harness/backends/tcp.py)."
+    )
 
 
 def _render_block(block, results: Results, out_dir: str) -> list[_Out]:
@@ -103,7 +113,7 @@ def _render_block(block, results: Results, out_dir: str) -> list[_Out]:
             return out + ([_Out("para", block.note)] if block.note else [])
         if isinstance(block, Prompt):
             return [_Out("question", block.question)] + [_Out("para", p) for p in block.answer(results).split("\n\n")]
-    except Exception as e:   # one bad block must not cost the whole sheet
+    except Exception as e:  # one bad block must not cost the whole sheet
         title = getattr(block, "title", None) or getattr(block, "question", "block")
         return [_Out("para", f"*{title}: could not be built from these results ({type(e).__name__}: {e})*")]
     raise TypeError(f"unknown sheet block {block!r}")
@@ -164,16 +174,21 @@ def to_html(blocks: list[_Out], title: str) -> str:
         if b.kind == "heading":
             body.append(f"<h{b.level}>{html.escape(b.text)}</h{b.level}>")
         elif b.kind == "table":
-            body.append("<p><i>(no rows)</i></p>" if b.frame is None or b.frame.empty
-                        else b.frame.to_html(index=False, escape=True, border=0))
+            body.append(
+                "<p><i>(no rows)</i></p>"
+                if b.frame is None or b.frame.empty
+                else b.frame.to_html(index=False, escape=True, border=0)
+            )
         elif b.kind == "image":
             body.append(f'<p><img src="{html.escape(os.path.basename(b.path))}" alt="{html.escape(b.text)}"></p>')
         elif b.kind == "question":
             body.append(f'<p class="q">{_inline(b.text)}</p>')
         else:
             body.append(f"<p>{_inline(b.text)}</p>")
-    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
-            f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
 
 
 def _write_atomic(path: str, text: str) -> None:

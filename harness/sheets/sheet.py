@@ -6,6 +6,7 @@ into Markdown, HTML, PNG plots and CSV. Tables, plots and prompts are functions 
 results, so a sheet renders whatever was measured: a section whose sweep could not
 run, or a cell whose every run failed, is shown as such, never left out silently.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,8 +20,9 @@ from harness.experiments.sweep import Sweep, SweepInterrupted, run_sweeps
 @dataclass
 class Results:
     """What a sheet measured: rows per sweep name, and why a section did not run."""
+
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)     # section title -> reason
+    skipped: dict[str, str] = field(default_factory=dict)  # section title -> reason
     interrupted: bool = False
 
     def rows(self, sweep: str) -> pd.DataFrame:
@@ -30,25 +32,25 @@ class Results:
 @dataclass
 class Table:
     title: str
-    build: Callable[[Results], pd.DataFrame]    # cells already formatted as text
+    build: Callable[[Results], pd.DataFrame]  # cells already formatted as text
     note: str = ""
 
 
 @dataclass
 class Plot:
     title: str
-    filename: str                                # PNG file name in the sheet's directory
-    draw: Callable[[Results, object], None]      # (results, matplotlib Axes)
+    filename: str  # PNG file name in the sheet's directory
+    draw: Callable[[Results, object], None]  # (results, matplotlib Axes)
     note: str = ""
 
 
 @dataclass
 class Prompt:
     question: str
-    answer: Callable[[Results], str]             # discussion text, numbers filled in
+    answer: Callable[[Results], str]  # discussion text, numbers filled in
 
 
-Block = Union[Table, Plot, Prompt, str]          # a str is a paragraph
+Block = Union[Table, Plot, Prompt, str]  # a str is a paragraph
 
 
 @dataclass
@@ -56,8 +58,9 @@ class Deferred:
     """A sweep whose cells depend on what other sweeps measured (say, the best window
     of a tuning sweep): `build` makes it from their rows once they have run, so its
     cells (and the results file's keys) hold the values chosen."""
-    name: str                                    # the built sweep's name
-    after: tuple[str, ...]                       # the sweeps it needs
+
+    name: str  # the built sweep's name
+    after: tuple[str, ...]  # the sweeps it needs
     build: Callable[[dict[str, pd.DataFrame]], Sweep]
 
 
@@ -66,7 +69,7 @@ class Section:
     title: str
     sweeps: list[Sweep | Deferred]
     blocks: list[Block]
-    unavailable: str | None = None               # why this section cannot run here
+    unavailable: str | None = None  # why this section cannot run here
 
 
 @dataclass
@@ -99,8 +102,9 @@ class Sheet:
         return built
 
 
-def measure(sheet: Sheet, *, jobs: int | None, results_path: str, progress: bool = True,
-            cpu_budget: float | None = None) -> Results:
+def measure(
+    sheet: Sheet, *, jobs: int | None, results_path: str, progress: bool = True, cpu_budget: float | None = None
+) -> Results:
     """Run (or resume) every sweep of the sheet. Ctrl-C stops the runs and returns what
     was measured, with `interrupted` set, so the sheet can still be rendered.
 
@@ -112,12 +116,19 @@ def measure(sheet: Sheet, *, jobs: int | None, results_path: str, progress: bool
     first = [s for s in sheet.sweeps if s.name in needed]
     try:
         if first:
-            results.frames = run_sweeps(first, jobs=jobs, results_path=results_path, progress=progress,
-                                        desc=f"{sheet.name} ({', '.join(s.name for s in first)})", **extra)
+            results.frames = run_sweeps(
+                first,
+                jobs=jobs,
+                results_path=results_path,
+                progress=progress,
+                desc=f"{sheet.name} ({', '.join(s.name for s in first)})",
+                **extra,
+            )
         sheet.resolve(results.frames)
         rest = [s for s in sheet.sweeps if s.name not in needed]
-        results.frames.update(run_sweeps(rest, jobs=jobs, results_path=results_path,
-                                         progress=progress, desc=sheet.name, **extra))
+        results.frames.update(
+            run_sweeps(rest, jobs=jobs, results_path=results_path, progress=progress, desc=sheet.name, **extra)
+        )
     except SweepInterrupted as e:
         results.frames.update(e.frames)
         results.interrupted = True

@@ -1,5 +1,6 @@
 """Helpers the sheets share: cell summaries by parameters, formatting, and the
 "measurement next to its model" table every sheet question uses."""
+
 from __future__ import annotations
 
 import math
@@ -41,14 +42,15 @@ def mean_of(summary: dict[tuple, dict], key: tuple) -> float:
 
 @dataclass
 class Metric:
-    label: str                  # column header, with unit
-    column: str                 # field of the sweep rows
+    label: str  # column header, with unit
+    column: str  # field of the sweep rows
     digits: int = 1
     models: list[tuple[str, Callable[[dict], float]]] = field(default_factory=list)  # (header, f(cell))
 
 
-def comparison_table(frame: pd.DataFrame, cell_list: list[dict], params: list[tuple[str, str]],
-                     metrics: list[Metric]) -> pd.DataFrame:
+def comparison_table(
+    frame: pd.DataFrame, cell_list: list[dict], params: list[tuple[str, str]], metrics: list[Metric]
+) -> pd.DataFrame:
     """One row per cell: the parameters, then for each metric the mean, its 95% margin
     and each model's value with its error; then how many runs succeeded. A cell whose
     every run failed says so in place of the mean, with the reason."""
@@ -56,8 +58,9 @@ def comparison_table(frame: pd.DataFrame, cell_list: list[dict], params: list[tu
     headers = [label for label, _ in params] + [h for m in metrics for h in (m.label, *(n for n, _ in m.models))]
     if len(set(headers)) != len(headers):
         raise ValueError(f"comparison_table: column headers must differ: {headers}")
-    summaries = {m.column: cells(frame, names, m.column) if frame is not None and m.column in frame else {}
-                 for m in metrics}   # a column no run produced: "not measured", not "FAILED"
+    summaries = {
+        m.column: cells(frame, names, m.column) if frame is not None and m.column in frame else {} for m in metrics
+    }  # a column no run produced: "not measured", not "FAILED"
     rows = []
     for cell in cell_list:
         key = tuple(cell[p] for p in names)
@@ -94,14 +97,16 @@ def runs_text(s: dict | None) -> str:
 @dataclass
 class Reported:
     """A number a course report gives for a setting the sheet reproduces."""
-    setting: str                # what was measured, in words
-    value: float                # the report's number
-    ours: Callable[["pd.DataFrame"], dict | None]   # frame -> our cell summary (mean, margin, n), or None
-    source: str = ""            # where in the report (table, figure, text)
+
+    setting: str  # what was measured, in words
+    value: float  # the report's number
+    ours: Callable[["pd.DataFrame"], dict | None]  # frame -> our cell summary (mean, margin, n), or None
+    source: str = ""  # where in the report (table, figure, text)
 
 
-def reported_table(frames: dict, entries: list[Reported], unit: str, digits: int = 1,
-                   tolerance: float = 0.15) -> pd.DataFrame:
+def reported_table(
+    frames: dict, entries: list[Reported], unit: str, digits: int = 1, tolerance: float = 0.15
+) -> pd.DataFrame:
     """The report's numbers beside ours: ratio ours/report, and whether the difference
     exceeds `tolerance` (the sheet must then explain it)."""
     rows = []
@@ -109,18 +114,30 @@ def reported_table(frames: dict, entries: list[Reported], unit: str, digits: int
         s = e.ours(frames)
         mean = s["mean"] if s and s.get("n") else float("nan")
         ratio = mean / e.value if math.isfinite(mean) and e.value else float("nan")
-        rows.append({"setting": e.setting, f"report ({unit})": fmt(e.value, digits),
-                     f"ours ({unit})": fmt(mean, digits),
-                     "±95%": fmt(s["margin"], digits) if s and s.get("n") else DASH,
-                     "runs": s["n"] if s else 0, "ours / report": fmt(ratio, 2),
-                     f"differs > {tolerance:.0%}": (DASH if not math.isfinite(ratio)
-                                       else ("yes" if abs(ratio - 1) > tolerance else "no")),
-                     "source": e.source})
+        rows.append(
+            {
+                "setting": e.setting,
+                f"report ({unit})": fmt(e.value, digits),
+                f"ours ({unit})": fmt(mean, digits),
+                "±95%": fmt(s["margin"], digits) if s and s.get("n") else DASH,
+                "runs": s["n"] if s else 0,
+                "ours / report": fmt(ratio, 2),
+                f"differs > {tolerance:.0%}": (
+                    DASH if not math.isfinite(ratio) else ("yes" if abs(ratio - 1) > tolerance else "no")
+                ),
+                "source": e.source,
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def minmax_table(series: list[tuple[str, pd.DataFrame]], rows: list[tuple[str, tuple]], params: list[str],
-                 metric: str, digits: int = 2) -> pd.DataFrame:
+def minmax_table(
+    series: list[tuple[str, pd.DataFrame]],
+    rows: list[tuple[str, tuple]],
+    params: list[str],
+    metric: str,
+    digits: int = 2,
+) -> pd.DataFrame:
     """One row per (label, key of `params`) in `rows`; for each (name, frame) in `series`
     the average, min and max of `metric` over its runs and how many succeeded (seed
     001's figures as a table). A cell whose every run failed says so, with the reason."""

@@ -10,6 +10,7 @@ nbgrader_config.py:  c.ExchangeFactory.collect = "rdtlab.hub.exchange.CheckedCol
                      c.ExchangeFactory.release_assignment = "rdtlab.hub.exchange.StickyRelease"
                      c.CheckedCollect.users_file = "/srv/rdtlab/users/passwd"
 """
+
 from __future__ import annotations
 
 import os
@@ -23,20 +24,21 @@ from rdtlab.hub import users
 
 
 class CheckedCollect(ExchangeCollect):
-    users_file = Unicode(os.environ.get("RDTLAB_HUB_USERS", "/srv/rdtlab/users/passwd"),
-                         help="name:x:uid:... lines of the students' uids, written by the hub").tag(config=True)
+    users_file = Unicode(
+        os.environ.get("RDTLAB_HUB_USERS", "/srv/rdtlab/users/passwd"),
+        help="name:x:uid:... lines of the students' uids, written by the hub",
+    ).tag(config=True)
 
     def init_src(self):
         self._uids = users.read(self.users_file)
-        self.check_owner = False          # checked here, with the hub's uids
+        self.check_owner = False  # checked here, with the hub's uids
         super().init_src()
         kept = [r for r in self.src_records if not r["refused"]]
         self.src_records = kept
 
     def _path_to_record(self, path):
         record = super()._path_to_record(path)
-        record["refused"] = refusal(os.path.join(self.inbound_path, record["filename"]),
-                                    record["username"], self._uids)
+        record["refused"] = refusal(os.path.join(self.inbound_path, record["filename"]), record["username"], self._uids)
         if record["refused"]:
             self.log.error("not collected: %s", record["refused"])
         return record

@@ -2,6 +2,7 @@
 releases only `feedback/<student>/<assignment>/<notebook>.html`, so the protocol's
 feedback (every scenario, the failing runs' graphs beside the reference's, the replay
 lines; pictures embedded) is put at the end of each notebook's page."""
+
 from __future__ import annotations
 
 import os
@@ -18,9 +19,11 @@ def merged(notebook_page: str, protocol_page: str) -> str:
     if MARK in notebook_page:
         notebook_page = notebook_page.split(MARK, 1)[0] + "</body></html>\n"
     body = _BODY.search(protocol_page)
-    section = (body.group(1) if body else protocol_page)
+    section = body.group(1) if body else protocol_page
     styles = "".join(_STYLE.findall(protocol_page.split("<body", 1)[0]))
-    insert = f'{MARK}\n<section id="rdtlab-programs" style="margin: 2em auto; max-width: 70em">{styles}{section}</section>\n'
+    insert = (
+        f'{MARK}\n<section id="rdtlab-programs" style="margin: 2em auto; max-width: 70em">{styles}{section}</section>\n'
+    )
     at = notebook_page.lower().rfind("</body>")
     if at < 0:
         return notebook_page + insert

@@ -9,6 +9,7 @@
 The class view is then graded/ASSIGNMENT/class.html in the course folder.
 Run in the course folder (the grader account's server starts there).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,7 @@ def say(line: str) -> None:
 
 
 def nbgrader(*args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=WARN"],
-                          capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=WARN"], capture_output=True, text=True)
     for line in (done.stdout + done.stderr).splitlines():
         if line.strip():
             print(f"  {line}", flush=True)
@@ -44,8 +44,12 @@ class GradingService:
         self.base, self.token = base.rstrip("/"), token
 
     def call(self, method: str, path: str) -> dict:
-        request = urllib.request.Request(f"{self.base}/{path}", method=method, data=b"" if method == "POST" else None,
-                                         headers={"Authorization": f"token {self.token}"})
+        request = urllib.request.Request(
+            f"{self.base}/{path}",
+            method=method,
+            data=b"" if method == "POST" else None,
+            headers={"Authorization": f"token {self.token}"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=30) as answer:
                 return json.load(answer)
@@ -83,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     if not os.path.isfile(os.path.join(course, "nbgrader_config.py")):
         parser.error(f"{course} is not a course folder (no nbgrader_config.py)")
     os.chdir(course)
-    service = GradingService(os.environ.get("RDTLAB_GRADING_URL", "http://hub:8000/services/rdtlab-grading"),
-                             os.environ.get("JUPYTERHUB_API_TOKEN", ""))
+    service = GradingService(
+        os.environ.get("RDTLAB_GRADING_URL", "http://hub:8000/services/rdtlab-grading"),
+        os.environ.get("JUPYTERHUB_API_TOKEN", ""),
+    )
     if not args.no_collect:
         say(f"collecting {args.assignment}")
         nbgrader("collect", args.assignment, "--update")

@@ -3,6 +3,7 @@ student's server starts) and the grader account reads (at collect): `name:x:uid:
 
 Standalone (standard library only): the hub image runs it without the kit.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,7 +28,9 @@ def record(path: str, name: str, uid: int, gid: int) -> None:
     """Add or keep `name`'s line (written whole: a reader never sees half a file).
     A name a passwd line cannot hold is refused with one line."""
     if not name or any(ch in name for ch in ":\n/") or name.startswith(("-", ".")):
-        raise ValueError(f"the user name {name!r} cannot be a course account (no ':', '/', newline, leading '-' or '.')")
+        raise ValueError(
+            f"the user name {name!r} cannot be a course account (no ':', '/', newline, leading '-' or '.')"
+        )
     users = read(path)
     if users.get(name) == uid:
         return

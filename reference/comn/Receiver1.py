@@ -5,6 +5,7 @@
 
 Keeps every piece that arrives and writes the file when the end-of-file message comes.
 """
+
 import os
 import sys
 
@@ -17,8 +18,9 @@ from reference.runtime import main_guard, receive_file
 
 def main(argv: list[str]) -> int:
     port, filename = common.parse(argv, ["Port", "Filename"])
-    receive_file(KeepWhatArrives(), common.wire_format(), common.port(port), filename,
-                 linger=0, retry_intervals=0)   # no ACKs, so nothing to linger for
+    receive_file(
+        KeepWhatArrives(), common.wire_format(), common.port(port), filename, linger=0, retry_intervals=0
+    )  # no ACKs, so nothing to linger for
     return 0
 
 

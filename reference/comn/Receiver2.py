@@ -6,6 +6,7 @@
 ACKs every packet it gets (duplicates too: their ACK was lost), keeps the next one in
 order, and writes the file once the end-of-file packet is in.
 """
+
 import os
 import sys
 

@@ -6,6 +6,7 @@
 Keeps only the next packet in order, discards the rest, and answers every packet with
 the number of the last one it has in order (a cumulative ACK).
 """
+
 import os
 import sys
 

@@ -6,6 +6,7 @@
 ACKs each packet by its own number, buffers packets that arrive out of order within
 <WindowSize> of the next one expected, and writes the file once all are in.
 """
+
 import os
 import sys
 

@@ -6,6 +6,7 @@
 Every 1024-byte piece of the file goes out once, in order, paced at one packet per
 millisecond; the last carries the end-of-file flag. Prints nothing.
 """
+
 import os
 import sys
 

@@ -7,6 +7,7 @@ Sends one 1024-byte packet at a time and waits for its ACK, resending it every
 <RetryTimeout> milliseconds until the ACK comes. Prints
 "<retransmissions> <throughput in KB/s>".
 """
+
 import os
 import sys
 

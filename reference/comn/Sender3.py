@@ -7,6 +7,7 @@ Keeps up to <WindowSize> packets in flight; ACKs are cumulative. When the oldest
 unacknowledged packet has waited <RetryTimeout> milliseconds, resends it and every
 packet after it. Prints the throughput in KB/s.
 """
+
 import os
 import sys
 
@@ -18,7 +19,8 @@ from reference.runtime import main_guard
 
 def main(argv: list[str]) -> int:
     host, port, filename, timeout, window = common.parse(
-        argv, ["RemoteHost", "Port", "Filename", "RetryTimeout", "WindowSize"])
+        argv, ["RemoteHost", "Port", "Filename", "RetryTimeout", "WindowSize"]
+    )
     settings = common.config(timeout=common.timeout_ms(timeout), window=common.window(window))
     result = common.send("gbn", host, common.port(port), filename, settings)
     print(f"{result.throughput_kBps:.2f}")

@@ -12,6 +12,7 @@ a window per round trip, so a full window does not sit in the link's queue for l
 than the timeout; and a packet that the ACKs of later ones show lost is resent at
 once, twice.
 """
+
 import os
 import sys
 
@@ -23,9 +24,11 @@ from reference.runtime import main_guard
 
 def main(argv: list[str]) -> int:
     host, port, filename, timeout, window = common.parse(
-        argv, ["RemoteHost", "Port", "Filename", "RetryTimeout", "WindowSize"])
-    settings = common.config(timeout=common.timeout_ms(timeout), window=common.window(window),
-                             **common.sr_refinements())
+        argv, ["RemoteHost", "Port", "Filename", "RetryTimeout", "WindowSize"]
+    )
+    settings = common.config(
+        timeout=common.timeout_ms(timeout), window=common.window(window), **common.sr_refinements()
+    )
     result = common.send("sr", host, common.port(port), filename, settings)
     print(f"{result.throughput_kBps:.2f}")
     return 0

@@ -19,6 +19,7 @@ leaves open is settled here (see reference/PROTOCOL.md):
     completed it: a receiver gone while its sender still waits, for grading the
     sender's termination.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,10 +29,10 @@ from reference.core import CoreConfig, make_receiver, make_sender
 from reference.ending import LINGER
 from reference.runtime import UsageError, receive_file, send_file
 
-PAYLOAD = 1024          # bytes of the file in each data message
-GIVE_UP_AFTER = 10.0    # seconds without any ACK before the sender stops (at least)
-GIVE_UP_TIMEOUTS = 20   # ... or this many retry timeouts, if longer
-MAX_WINDOW = 1 << 14    # 16-bit sequence numbers; see PROTOCOL.md "Sequence numbers"
+PAYLOAD = 1024  # bytes of the file in each data message
+GIVE_UP_AFTER = 10.0  # seconds without any ACK before the sender stops (at least)
+GIVE_UP_TIMEOUTS = 20  # ... or this many retry timeouts, if longer
+MAX_WINDOW = 1 << 14  # 16-bit sequence numbers; see PROTOCOL.md "Sequence numbers"
 # Sender4's refinements (reference/core/sr.py): pace new packets, a window per round
 # trip, and send a packet that later ACKs show lost twice. Within the contract:
 # at most <WindowSize> packets in flight, each resent when <RetryTimeout> passes
@@ -133,8 +134,13 @@ def config(timeout: float = 0.1, window: int = 1, **refinements) -> CoreConfig:
 def send(protocol: str, host: str, port: int, filename: str, settings: CoreConfig):
     """Send ``filename`` with ``protocol``; returns the runtime's SenderResult."""
     give_up_after = max(GIVE_UP_AFTER, GIVE_UP_TIMEOUTS * settings.timeout)
-    return send_file(lambda data: make_sender(protocol, data, settings), filename,
-                     wire_format(), [(host, port)], give_up_after=give_up_after)
+    return send_file(
+        lambda data: make_sender(protocol, data, settings),
+        filename,
+        wire_format(),
+        [(host, port)],
+        give_up_after=give_up_after,
+    )
 
 
 def receive(protocol: str, port: int, filename: str, settings: CoreConfig):
@@ -143,5 +149,11 @@ def receive(protocol: str, port: int, filename: str, settings: CoreConfig):
     core = make_receiver(protocol, settings)
     if how == "linger":
         return receive_file(core, wire_format(), port, filename, linger=linger())
-    return receive_file(WithholdLastAck(core) if how == "leave-unacked" else core, wire_format(), port, filename,
-                        linger=0, retry_intervals=0)
+    return receive_file(
+        WithholdLastAck(core) if how == "leave-unacked" else core,
+        wire_format(),
+        port,
+        filename,
+        linger=0,
+        retry_intervals=0,
+    )

@@ -14,6 +14,7 @@ Defaults: big, count, 0, 1, last. The cores count packets from 0 without bound; 
 rules live only in the wire format, which maps a core's number to the wire's and back
 (sans-IO, like reference/wire.py, whose COMN format this extends).
 """
+
 from __future__ import annotations
 
 import os
@@ -22,10 +23,14 @@ from collections import namedtuple
 from reference.core.api import Ack, Data
 from reference.wire import ComnFormat, WireError, unwrap
 
-CHOICES = {"byte_order": ("big", "little"), "numbering": ("count", "alt"), "first_seq": (0, 1),
-           "ack": ("last", "next")}
-ENV = {"byte_order": "RDT_BYTE_ORDER", "numbering": "RDT_NUMBERING", "first_seq": "RDT_FIRST_SEQ",
-       "eof_value": "RDT_EOF_VALUE", "ack": "RDT_ACK"}
+CHOICES = {"byte_order": ("big", "little"), "numbering": ("count", "alt"), "first_seq": (0, 1), "ack": ("last", "next")}
+ENV = {
+    "byte_order": "RDT_BYTE_ORDER",
+    "numbering": "RDT_NUMBERING",
+    "first_seq": "RDT_FIRST_SEQ",
+    "eof_value": "RDT_EOF_VALUE",
+    "ack": "RDT_ACK",
+}
 
 
 class ConventionError(ValueError):
@@ -33,16 +38,18 @@ class ConventionError(ValueError):
 
 
 # A named tuple, not a dataclass: reference/core/api.py says why.
-class Conventions(namedtuple("Conventions", "byte_order numbering first_seq eof_value ack",
-                             defaults=("big", "count", 0, 1, "last"))):
+class Conventions(
+    namedtuple("Conventions", "byte_order numbering first_seq eof_value ack", defaults=("big", "count", 0, 1, "last"))
+):
     __slots__ = ()
 
     def __new__(cls, *args, **kwargs):
         self = super().__new__(cls, *args, **kwargs)
         for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
-                raise ConventionError(f"{name} must be one of {', '.join(map(str, allowed))}, "
-                                      f"not {getattr(self, name)!r}")
+                raise ConventionError(
+                    f"{name} must be one of {', '.join(map(str, allowed))}, not {getattr(self, name)!r}"
+                )
         if not (isinstance(self.eof_value, int) and 1 <= self.eof_value <= 255):
             raise ConventionError(f"eof_value must be a byte from 1 to 255, not {self.eof_value!r}")
         return self
@@ -73,15 +80,19 @@ class Conventions(namedtuple("Conventions", "byte_order numbering first_seq eof_
     def env(self) -> dict[str, str]:
         """The environment that gives these conventions (only what differs from the defaults)."""
         default = Conventions()
-        return {ENV[name]: str(value) for name, value, usual in zip(self._fields, self, default)
-                if value != usual}
+        return {ENV[name]: str(value) for name, value, usual in zip(self._fields, self, default) if value != usual}
 
     def describe(self, acks: bool = True) -> str:
-        return (f"{self.byte_order}-endian, "
-                + ("alternating bit" if self.numbering == "alt" else "counting")
-                + f" from {self.first_seq}, EOF byte {self.eof_value}"
-                + (", ACK names the " + ("message received" if self.ack == "last" else "next message expected")
-                   if acks else ""))
+        return (
+            f"{self.byte_order}-endian, "
+            + ("alternating bit" if self.numbering == "alt" else "counting")
+            + f" from {self.first_seq}, EOF byte {self.eof_value}"
+            + (
+                ", ACK names the " + ("message received" if self.ack == "last" else "next message expected")
+                if acks
+                else ""
+            )
+        )
 
 
 class ConventionFormat(ComnFormat):
@@ -95,8 +106,11 @@ class ConventionFormat(ComnFormat):
         self.modulus = 1 << self.modulus_bits
         self.first = conventions.first_seq
         self.ack_shift = 1 if conventions.ack == "next" else 0
-        self.name = "comn" + ("-le" if conventions.byte_order == "little" else "") + \
-            "".join(f"+{k}={v}" for k, v in conventions.env().items() if k != "RDT_BYTE_ORDER")
+        self.name = (
+            "comn"
+            + ("-le" if conventions.byte_order == "little" else "")
+            + "".join(f"+{k}={v}" for k, v in conventions.env().items() if k != "RDT_BYTE_ORDER")
+        )
 
     def encode_data(self, msg: Data) -> bytes:
         if len(msg.payload) > self.max_payload:
@@ -110,13 +124,15 @@ class ConventionFormat(ComnFormat):
         if len(datagram) < self.header_size:
             raise WireError(f"data message of {len(datagram)} bytes is shorter than the {self.header_size}-byte header")
         if len(datagram) > self.header_size + self.max_payload:
-            raise WireError(f"data message of {len(datagram)} bytes is longer than {self.header_size + self.max_payload}")
+            raise WireError(
+                f"data message of {len(datagram)} bytes is longer than {self.header_size + self.max_payload}"
+            )
         seq, eof = self._data.unpack_from(datagram)
         if seq >= self.modulus:
             raise WireError(f"sequence number {seq} is not a {self.conventions.numbering} number")
         value = (seq - self.first) % self.modulus
         near = reference + 1 if self.modulus_bits == 1 else reference
-        return Data(unwrap(value, near, self.modulus_bits), bytes(datagram[self.header_size:]), eof != 0)
+        return Data(unwrap(value, near, self.modulus_bits), bytes(datagram[self.header_size :]), eof != 0)
 
     def encode_ack(self, ack: Ack) -> bytes:
         return self._ack.pack((ack.seq + self.ack_shift + self.first) % self.modulus)

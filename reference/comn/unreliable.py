@@ -2,6 +2,7 @@
 the receiver keeps what arrives and stops at the end-of-file message. Written as
 sans-IO cores (reference/core/api.py) so the same runtime runs them.
 """
+
 from __future__ import annotations
 
 from reference.core.api import Ack, Data, ReceiverStats, SenderStats
@@ -13,10 +14,10 @@ PACING = 0.001
 
 class PacedSender:
     def __init__(self, data: bytes, payload_size: int = 1024, pacing: float = PACING):
-        self.payloads = [data[i:i + payload_size] for i in range(0, len(data), payload_size)] or [b""]
+        self.payloads = [data[i : i + payload_size] for i in range(0, len(data), payload_size)] or [b""]
         self.pacing = pacing
         self.next_seq = 0
-        self.next_time: float | None = None     # when the next packet may go
+        self.next_time: float | None = None  # when the next packet may go
         self.stats = SenderStats()
 
     @property
@@ -25,7 +26,7 @@ class PacedSender:
 
     @property
     def failed(self) -> bool:
-        return False                # nothing is ever resent, so nothing can give up
+        return False  # nothing is ever resent, so nothing can give up
 
     def datagrams_to_send(self, now: float) -> list[Data]:
         if self.done or (self.next_time is not None and now < self.next_time):
@@ -37,13 +38,13 @@ class PacedSender:
         return [Data(seq, self.payloads[seq], seq == len(self.payloads) - 1)]
 
     def receive(self, ack: Ack, now: float) -> None:
-        pass                        # nobody sends ACKs in part 1
+        pass  # nobody sends ACKs in part 1
 
     def next_timer(self) -> float | None:
         return None if self.done else self.next_time
 
     def handle_timer(self, now: float) -> None:
-        pass                        # the timer only wakes the runtime to send the next packet
+        pass  # the timer only wakes the runtime to send the next packet
 
 
 class KeepWhatArrives:

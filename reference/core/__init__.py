@@ -7,6 +7,7 @@
 Protocols: "sw" stop-and-wait, "gbn" Go-Back-N, "sr" Selective Repeat, "tcp" TCP-like
 (cumulative ACKs, fast retransmit), "mh" multi-homed Selective Repeat.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -49,5 +50,15 @@ def make_receiver(protocol: str, config: CoreConfig | None = None) -> ReceiverCo
     return _core_class(protocol, 1)(config)
 
 
-__all__ = ["Ack", "Data", "CoreConfig", "PROTOCOLS", "ReceiverCore", "ReceiverStats",
-           "SenderCore", "SenderStats", "make_receiver", "make_sender"]
+__all__ = [
+    "Ack",
+    "Data",
+    "CoreConfig",
+    "PROTOCOLS",
+    "ReceiverCore",
+    "ReceiverStats",
+    "SenderCore",
+    "SenderStats",
+    "make_receiver",
+    "make_sender",
+]

@@ -27,6 +27,7 @@ Time is a float in seconds on any monotonic clock.
     receiver.complete -> True once every byte up to end-of-file is in order;
     receiver.output() -> the bytes
 """
+
 from __future__ import annotations
 
 from collections import namedtuple
@@ -39,6 +40,7 @@ from collections import namedtuple
 class Data(namedtuple("Data", "seq payload eof path", defaults=(False, 0))):
     """A data message: payload bytes at packet number ``seq``; ``eof`` marks the last;
     ``path``: which path to send it on (multi-homed cores), 0 otherwise."""
+
     __slots__ = ()
 
 
@@ -53,14 +55,16 @@ class Ack(namedtuple("Ack", "seq sack path", defaults=((), 0))):
     below its window) when base > 0, then the runs it received most recently, then
     the highest runs. A format that has room for fewer keeps the first ones.
     """
+
     __slots__ = ()
 
 
 class _Counters:
     """Compared and shown field by field, as a dataclass would be (a run's stats are
     compared whole: the same seed gives the same run)."""
+
     __slots__: tuple[str, ...] = ()
-    __hash__ = None     # type: ignore[assignment]  # unhashable, as a dataclass with eq
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as a dataclass with eq
 
     def _values(self) -> tuple:
         return tuple(getattr(self, name) for name in self.__slots__)
@@ -76,9 +80,9 @@ class SenderStats(_Counters):
     __slots__ = ("packets_sent", "retransmissions", "timeouts", "fast_retransmits", "rtt_samples", "acks_received")
 
     def __init__(self):
-        self.packets_sent = 0       # every data message handed out, first sends and resends
-        self.retransmissions = 0    # resends of a packet sent before
-        self.timeouts = 0           # timer expiries that caused a resend
+        self.packets_sent = 0  # every data message handed out, first sends and resends
+        self.retransmissions = 0  # resends of a packet sent before
+        self.timeouts = 0  # timer expiries that caused a resend
         self.fast_retransmits = 0
         self.rtt_samples: list[float] = []  # seconds, Karn's rule applied
         self.acks_received = 0
@@ -89,8 +93,8 @@ class ReceiverStats(_Counters):
 
     def __init__(self):
         self.packets_received = 0
-        self.duplicates = 0         # data messages for packets already held or delivered
-        self.out_of_window = 0      # discarded as outside the receive window
+        self.duplicates = 0  # data messages for packets already held or delivered
+        self.out_of_window = 0  # discarded as outside the receive window
         self.acks_sent = 0
 
 

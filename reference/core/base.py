@@ -1,6 +1,7 @@
 """What every core shares: cutting the file into packets, the send window, the
 give-up rule, and putting received packets back in order.
 """
+
 from __future__ import annotations
 
 from reference.core.api import Data, ReceiverStats, SenderStats
@@ -10,7 +11,7 @@ from reference.core.rto import RtoEstimator
 
 def split(data: bytes, size: int) -> list[bytes]:
     """The payloads of the packets; an empty file is one empty packet (it carries eof)."""
-    return [data[i:i + size] for i in range(0, len(data), size)] or [b""]
+    return [data[i : i + size] for i in range(0, len(data), size)] or [b""]
 
 
 class SenderBase:
@@ -23,13 +24,13 @@ class SenderBase:
     def __init__(self, data: bytes, config: CoreConfig):
         self.config = config
         self.payloads = split(data, config.payload_size)
-        self.packet_count = len(self.payloads)   # read on every send and ACK: an attribute, not a property
+        self.packet_count = len(self.payloads)  # read on every send and ACK: an attribute, not a property
         self.stats = SenderStats()
         self.window = config.window_packets()
-        self.base = 0            # oldest packet not yet acked
-        self.next_seq = 0        # next packet never sent
+        self.base = 0  # oldest packet not yet acked
+        self.next_seq = 0  # next packet never sent
         self.bytes_in_flight = 0
-        self.failed = False      # gave up: a packet was resent max_retries times unanswered
+        self.failed = False  # gave up: a packet was resent max_retries times unanswered
 
     @property
     def done(self) -> bool:
@@ -44,8 +45,7 @@ class SenderBase:
         if self.failed or seq >= self.packet_count or seq >= self.base + self.window:
             return False
         limit = self.config.window_bytes
-        return limit is None or self.bytes_in_flight == 0 or \
-            self.bytes_in_flight + len(self.payloads[seq]) <= limit
+        return limit is None or self.bytes_in_flight == 0 or self.bytes_in_flight + len(self.payloads[seq]) <= limit
 
     def _sent_new(self, seq: int) -> None:
         self.bytes_in_flight += len(self.payloads[seq])
@@ -71,10 +71,10 @@ class OneTimerSender(SenderBase):
     def __init__(self, data: bytes, config: CoreConfig):
         super().__init__(data, config)
         self.rto = RtoEstimator(config)
-        self.sent_at: dict[int, float] = {}   # in-flight packet -> time of its latest send
-        self.resent: set[int] = set()         # in-flight packets sent more than once (Karn)
-        self.deadline: float | None = None    # the one timer, for packet ``base``
-        self.base_resends = 0                 # how often packet ``base`` was resent
+        self.sent_at: dict[int, float] = {}  # in-flight packet -> time of its latest send
+        self.resent: set[int] = set()  # in-flight packets sent more than once (Karn)
+        self.deadline: float | None = None  # the one timer, for packet ``base``
+        self.base_resends = 0  # how often packet ``base`` was resent
 
     def next_timer(self) -> float | None:
         return None if self.done else self.deadline

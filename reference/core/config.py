@@ -3,6 +3,7 @@
 Not every field matters to every protocol (stop-and-wait ignores the window, only the
 multi-homed core reads ``paths``); each core's docstring says which it uses.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,7 +19,7 @@ TAIL_COPIES = 3
 # The fields and their defaults (a named tuple, not a dataclass: reference/core/api.py says why).
 # A changed copy: config._replace(window=8, ...).
 _FIELDS = dict(
-    payload_size=1024,                # bytes of file data per packet
+    payload_size=1024,  # bytes of file data per packet
     # Retransmission timeout: a fixed ``timeout`` (seconds), or ``adaptive`` (RFC 6298:
     # SRTT/RTTVAR with alpha 1/8, beta 1/4) starting at ``initial_rto``.
     timeout=0.1,
@@ -39,8 +40,8 @@ _FIELDS = dict(
     # the default): where the round trip exceeds the initial RTO, going back resends
     # every packet once, for ever, since Karn's rule then never gives a sample.
     backoff_until_sample=False,
-    window=1,                         # packets in flight (GBN, SR, TCP-like, MH)
-    window_bytes=None,                # if set, a window in bytes in flight instead (seed 003)
+    window=1,  # packets in flight (GBN, SR, TCP-like, MH)
+    window_bytes=None,  # if set, a window in bytes in flight instead (seed 003)
     # SR/MH: at most this many packets in the network at once (None = the window).
     # A window much larger than the path's bandwidth-delay product only fills the
     # bottleneck queue; capping the packets in flight near the BDP while the window
@@ -57,14 +58,14 @@ _FIELDS = dict(
     tail_copies=1,
     # SR: space new packets out, a window per shortest round trip (pacing.py).
     pace=False,
-    paths=1,                          # multi-homed: number of paths
+    paths=1,  # multi-homed: number of paths
     # multi-homed: a path is dead once it has heard no ACK for this many of its RTOs
     # while packets were in flight on it (multihomed.py, "Dead-path detection")
     dead_path_timeouts=5,
-    sack=False,                       # the wire format carries selective-ACK ranges
-    max_sack_ranges=16,               # at most this many ranges in one ACK (extended format: 16)
-    seq_modulus=None,                 # e.g. 2**16 when the wire's sequence number wraps
-    max_retries=None,                 # resends of one packet before giving up; None = never
+    sack=False,  # the wire format carries selective-ACK ranges
+    max_sack_ranges=16,  # at most this many ranges in one ACK (extended format: 16)
+    seq_modulus=None,  # e.g. 2**16 when the wire's sequence number wraps
+    max_retries=None,  # resends of one packet before giving up; None = never
 )
 
 
@@ -99,7 +100,7 @@ class CoreConfig(namedtuple("CoreConfig", _FIELDS, defaults=_FIELDS.values())):
             raise ValueError(f"dup_ack_threshold must be 0 (off) or more, got {self.dup_ack_threshold}")
         _positive("repair_copies", self.repair_copies)
         _positive("tail_copies", self.tail_copies)
-        if self.tail_copies > 1 and protocol != "sr":   # mh has its own, over its other paths
+        if self.tail_copies > 1 and protocol != "sr":  # mh has its own, over its other paths
             raise ValueError(f"tail_copies is for protocol 'sr' only, got {protocol!r}")
         if self.pace and protocol != "sr":
             raise ValueError(f"pace is for protocol 'sr' only, got {protocol!r}")
@@ -114,7 +115,8 @@ class CoreConfig(namedtuple("CoreConfig", _FIELDS, defaults=_FIELDS.values())):
                 raise ValueError(
                     f"window of {window} packets is too large for sequence numbers modulo "
                     f"{self.seq_modulus}: it must be at most half the sequence space "
-                    f"({self.seq_modulus // 2})")
+                    f"({self.seq_modulus // 2})"
+                )
 
 
 def _positive(name: str, value: float) -> None:

@@ -18,6 +18,7 @@ whole windows when one packet is lost: at loss rate p a window of N packets cost
 about N*p extra packets per round trip, which is why GBN slows down sharply as the
 window grows on a lossy link (seed 004, question 3).
 """
+
 from __future__ import annotations
 
 from reference.core.api import Ack, Data
@@ -28,7 +29,7 @@ from reference.core.config import CoreConfig
 class GoBackNSender(OneTimerSender):
     def __init__(self, data: bytes, config: CoreConfig):
         super().__init__(data, config)
-        self._go_back = False                 # resend the whole window on the next call
+        self._go_back = False  # resend the whole window on the next call
 
     def datagrams_to_send(self, now: float) -> list[Data]:
         out = []
@@ -43,12 +44,12 @@ class GoBackNSender(OneTimerSender):
         self.stats.acks_received += 1
         cumulative = ack.seq
         if self.done or not self.base - 1 <= cumulative < self.next_seq:
-            return    # an old ACK, overtaken by a later one, or nonsense
-        if cumulative == self.base - 1:       # a duplicate: nothing new, but restart the timer
+            return  # an old ACK, overtaken by a later one, or nonsense
+        if cumulative == self.base - 1:  # a duplicate: nothing new, but restart the timer
             if self.base < self.next_seq and self.deadline is not None:
                 self.deadline = now + self.rto.rto
             return
-        if cumulative not in self.resent:    # Karn's rule
+        if cumulative not in self.resent:  # Karn's rule
             rtt = now - self.sent_at[cumulative]
             self.stats.rtt_samples.append(rtt)
             self.rto.sample(rtt)
@@ -77,6 +78,6 @@ class GoBackNReceiver(ReceiverBase):
         elif msg.seq < self.base:
             self.stats.duplicates += 1
         else:
-            self.stats.out_of_window += 1     # out of order: discard, re-ack
+            self.stats.out_of_window += 1  # out of order: discard, re-ack
         self.stats.acks_sent += 1
         return [Ack(self.base - 1, (), msg.path)]

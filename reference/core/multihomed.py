@@ -25,6 +25,7 @@ The sender is Selective Repeat (sr.py) with three additions:
 The receiver is the Selective Repeat receiver: it acks each packet on the path it came
 by (``Ack.path`` = ``Data.path``), so an ACK proves that path works both ways.
 """
+
 from __future__ import annotations
 
 from reference.core.api import Data
@@ -39,13 +40,13 @@ class MultiHomedSender(SelectiveRepeatSender):
         n = config.paths
         self.estimators = [RtoEstimator(config) for _ in range(n)]
         self.alive = [True] * n
-        self.last_heard: list[float | None] = [None] * n   # last ACK on the path (or first send)
-        self.in_flight_on = [0] * n             # packets in flight per path
+        self.last_heard: list[float | None] = [None] * n  # last ACK on the path (or first send)
+        self.in_flight_on = [0] * n  # packets in flight per path
         self.probe_at: list[float | None] = [None] * n
         self.probe_interval = [0.0] * n
-        self.path_deaths = 0                     # how often a path was declared dead
-        self._probes: list[int] = []             # dead paths due for a probe
-        self._copies: list[tuple[int, int]] = [] # (seq, path): tail copies due
+        self.path_deaths = 0  # how often a path was declared dead
+        self._probes: list[int] = []  # dead paths due for a probe
+        self._copies: list[tuple[int, int]] = []  # (seq, path): tail copies due
 
     def datagrams_to_send(self, now: float) -> list[Data]:
         out = []
@@ -98,7 +99,7 @@ class MultiHomedSender(SelectiveRepeatSender):
         msg = super()._transmit(packet, now)
         self.in_flight_on[packet.path] += 1
         if self.last_heard[packet.path] is None:
-            self.last_heard[packet.path] = now   # silence counts from the first send
+            self.last_heard[packet.path] = now  # silence counts from the first send
         return msg
 
     def _estimator(self, path: int) -> RtoEstimator:
@@ -119,15 +120,19 @@ class MultiHomedSender(SelectiveRepeatSender):
         path = packet.path
         heard = self.last_heard[path]
         silent_for = now - (heard if heard is not None else packet.sent_at)
-        if self.alive[path] and sum(self.alive) > 1 \
-                and silent_for >= self.config.dead_path_timeouts * self.estimators[path].base_rto:
+        if (
+            self.alive[path]
+            and sum(self.alive) > 1
+            and silent_for >= self.config.dead_path_timeouts * self.estimators[path].base_rto
+        ):
             self._declare_dead(path, now)
         super()._timed_out(packet, now)
         if self.next_seq >= self.packet_count and not self.failed:
-            live = sorted((p for p in range(len(self.alive)) if self.alive[p] and p != path),
-                          key=lambda p: self.in_flight_on[p])
+            live = sorted(
+                (p for p in range(len(self.alive)) if self.alive[p] and p != path), key=lambda p: self.in_flight_on[p]
+            )
             others = live + [self._path_for_resend(packet)] * TAIL_COPIES
-            self._copies += [(packet.seq, p) for p in others[:max(TAIL_COPIES, len(live) + 1) - 1]]
+            self._copies += [(packet.seq, p) for p in others[: max(TAIL_COPIES, len(live) + 1) - 1]]
 
     # --- inside ---
 
@@ -138,7 +143,7 @@ class MultiHomedSender(SelectiveRepeatSender):
         self.probe_at[path] = now + self.probe_interval[path]
         for packet in self.in_flight.values():
             if packet.path == path:
-                self._queue_resend(packet)     # resent on a live path (_path_for_resend)
+                self._queue_resend(packet)  # resent on a live path (_path_for_resend)
 
     def _least_loaded(self) -> int:
         live = [p for p in range(len(self.alive)) if self.alive[p]] or list(range(len(self.alive)))

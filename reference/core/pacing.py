@@ -19,6 +19,7 @@ bottleneck, and spreading small windows out costs them goodput.
 Nothing is measured from the spacing of ACKs, which a loaded machine bunches (a
 sender starved of CPU reads them in clumps).
 """
+
 from __future__ import annotations
 
 BURST = 8
@@ -27,11 +28,11 @@ BURST = 8
 class Pacer:
     def __init__(self, window: int, first_rtt: float):
         self.window = window
-        self.interval = first_rtt / window    # seconds from one packet to the next
-        self._next_at = float("-inf")         # when the next packet may go, once a burst is spent
+        self.interval = first_rtt / window  # seconds from one packet to the next
+        self._next_at = float("-inf")  # when the next packet may go, once a burst is spent
 
     def may_send(self, now: float) -> bool:
-        return now >= self._next_at - 1e-9 * self.interval   # (sums of intervals round)
+        return now >= self._next_at - 1e-9 * self.interval  # (sums of intervals round)
 
     def next_send_at(self) -> float:
         return self._next_at

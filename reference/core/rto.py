@@ -27,6 +27,7 @@ ending.py) count on a sender that keeps asking. At 50% loss each way a round tri
 through 1 time in 4; backing off to 60 s would leave about 7 tries in the sender's
 30 s without an ACK (13% of giving up on a receiver that is there); 0.5 s leaves 55+.
 """
+
 from __future__ import annotations
 
 from reference.core.config import CoreConfig
@@ -34,7 +35,7 @@ from reference.core.config import CoreConfig
 ALPHA = 1 / 8
 BETA = 1 / 4
 K = 4
-BACKOFF_CEILING = 0.5   # seconds: back-off doubles the RTO up to this, or to the estimate
+BACKOFF_CEILING = 0.5  # seconds: back-off doubles the RTO up to this, or to the estimate
 
 
 class RtoEstimator:
@@ -48,14 +49,14 @@ class RtoEstimator:
         self.rttvar: float | None = None
         # A fixed timeout is used as given (COMN sweeps go down to 5 ms).
         self.base_rto = self._clamp(config.initial_rto) if self.adaptive else config.timeout
-        self.rto = self.base_rto       # base_rto, times 2 per back-off
+        self.rto = self.base_rto  # base_rto, times 2 per back-off
         self._backed_off_at: float | None = None
 
     def sample(self, rtt: float) -> None:
         """Feed one RTT measurement (seconds) from a packet sent exactly once."""
         if not self.adaptive:
             return
-        if self.srtt is None or self.rttvar is None:      # the first sample (both unset)
+        if self.srtt is None or self.rttvar is None:  # the first sample (both unset)
             self.srtt, self.rttvar = rtt, rtt / 2
         else:
             self.rttvar = (1 - BETA) * self.rttvar + BETA * abs(self.srtt - rtt)
@@ -68,7 +69,7 @@ class RtoEstimator:
         if not self.backoff:
             return
         if self._backed_off_at is not None and now - self._backed_off_at < self.rto / 2:
-            return   # same burst of timeouts (timers set within the last RTO)
+            return  # same burst of timeouts (timers set within the last RTO)
         ceiling = max(self.base_rto, min(self.max_rto, BACKOFF_CEILING))
         self.rto = min(self.rto * 2, ceiling)
         self._backed_off_at = now

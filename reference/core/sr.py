@@ -53,6 +53,7 @@ since) are skipped when they come to the top. A packet times out once it has bee
 unacked for longer than the RTO in force *when the timer fires*: while a queue fills
 up, RTT samples grow, and a deadline fixed at send time would fire too early.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -74,18 +75,19 @@ LAST_FEW, LAST_COPIES, LAST_ROUND_FAILS = 4, 8, 0.01
 
 class InFlight:
     """One sent, not yet acked packet."""
+
     __slots__ = ("seq", "sent_at", "tx", "first_tx", "resends", "path", "later_acks", "queued", "copies")
 
     def __init__(self, seq: int, sent_at: float, tx: int, path: int = 0):
         self.seq = seq
         self.sent_at = sent_at
-        self.tx = tx                  # transmission number of its latest send (global order)
-        self.first_tx = -1            # ... of its first send
+        self.tx = tx  # transmission number of its latest send (global order)
+        self.first_tx = -1  # ... of its first send
         self.resends = 0
         self.path = path
-        self.later_acks = 0           # packets sent after it that were acked since
-        self.queued = False           # waiting in the resend queue
-        self.copies = 1               # ... to be sent this many times
+        self.later_acks = 0  # packets sent after it that were acked since
+        self.queued = False  # waiting in the resend queue
+        self.copies = 1  # ... to be sent this many times
 
 
 class SelectiveRepeatSender(SenderBase):
@@ -97,12 +99,11 @@ class SelectiveRepeatSender(SenderBase):
         self._resend: deque[InFlight] = deque()
         self._timers: list[tuple[float, int, int]] = []
         self._tx = 0
-        self._acked_at: deque[float] = deque()   # when packets were acked, the last min RTT's
+        self._acked_at: deque[float] = deque()  # when packets were acked, the last min RTT's
         self.rto = RtoEstimator(config)
-        self.min_rtt: float | None = None   # the shortest RTT sample (Karn's rule applied)
+        self.min_rtt: float | None = None  # the shortest RTT sample (Karn's rule applied)
         # pacing.py: the window (or the cap on packets in flight) per round trip
-        self.pacer = Pacer(min(self.window, config.max_in_flight or self.window), self.rto.rto) \
-            if config.pace else None
+        self.pacer = Pacer(min(self.window, config.max_in_flight or self.window), self.rto.rto) if config.pace else None
 
     # --- the sans-IO interface ---
 
@@ -117,7 +118,7 @@ class SelectiveRepeatSender(SenderBase):
             seq = self.next_seq
             self._sent_new(seq)
             packet = InFlight(seq, now, 0, path=self._path_for_new())
-            if seq == self.packet_count - 1:    # no later packet will show its loss
+            if seq == self.packet_count - 1:  # no later packet will show its loss
                 packet.copies = self.config.tail_copies
             out += self._transmit_copies(packet, now)
         return out
@@ -129,7 +130,7 @@ class SelectiveRepeatSender(SenderBase):
         self._ack_arrived_on(ack.path, now)
         if ack.sack:
             newly = list({seq: self.in_flight[seq] for seq in self._seqs_acked(ack) if seq in self.in_flight}.values())
-        else:                       # the COMN format: one packet per ACK (the common case, kept cheap)
+        else:  # the COMN format: one packet per ACK (the common case, kept cheap)
             packet = self.in_flight.get(ack.seq)
             newly = [packet] if packet is not None else []
         if not newly:
@@ -156,7 +157,7 @@ class SelectiveRepeatSender(SenderBase):
             heapq.heappop(timers)
         timer = timers[0][0] if timers else None
         if self.pacer and self._can_send_new() and self._pipe_has_room():
-            paced = self.pacer.next_send_at()     # a new packet waits its turn
+            paced = self.pacer.next_send_at()  # a new packet waits its turn
             timer = paced if timer is None else min(timer, paced)
         return timer
 
@@ -198,7 +199,7 @@ class SelectiveRepeatSender(SenderBase):
 
     def _transmit(self, packet: InFlight, now: float) -> Data:
         resend = self.in_flight.pop(packet.seq, None) is not None
-        self.in_flight[packet.seq] = packet      # now the newest transmission
+        self.in_flight[packet.seq] = packet  # now the newest transmission
         if resend:
             packet.resends += 1
             packet.path = self._path_for_resend(packet)
@@ -288,18 +289,17 @@ class SelectiveRepeatSender(SenderBase):
         sent_as = [self._answered_tx(p, now) for p in newly]
         oldest = next(iter(self.in_flight.values()), None)
         newest = max(sent_as)
-        if oldest is None or oldest.tx >= newest:   # nothing was overtaken (ACKs in order: most of them)
+        if oldest is None or oldest.tx >= newest:  # nothing was overtaken (ACKs in order: most of them)
             return
         acked_txs: dict[int, list[int]] = {}
         for packet, tx in zip(newly, sent_as):
             acked_txs.setdefault(packet.path, []).append(tx)
-        for packet in self.in_flight.values():   # oldest transmission first
+        for packet in self.in_flight.values():  # oldest transmission first
             if packet.tx >= newest:
                 break
             later = sum(1 for tx in acked_txs.get(packet.path, ()) if tx > packet.tx)
             packet.later_acks += later
-            if later and packet.later_acks >= k and not packet.queued \
-                    and not self._out_of_retries(packet.resends):
+            if later and packet.later_acks >= k and not packet.queued and not self._out_of_retries(packet.resends):
                 self.stats.fast_retransmits += 1
                 packet.copies = max(self.config.repair_copies, self._tail_copies(now))
                 self._queue_resend(packet)
@@ -309,7 +309,7 @@ class SelectiveRepeatSender(SenderBase):
         if packet.resends == 0:
             return packet.tx
         if self.min_rtt is None or now - packet.sent_at < self.min_rtt:
-            return packet.first_tx     # too soon for the latest copy: an earlier one's ACK
+            return packet.first_tx  # too soon for the latest copy: an earlier one's ACK
         return packet.tx
 
     # Hooks for the multi-homed sender (one path here).
@@ -340,7 +340,7 @@ class SelectiveRepeatReceiver(ReceiverBase):
     def __init__(self, config: CoreConfig):
         super().__init__(config)
         self.window = config.window_packets()
-        self._recent: list[int] = []     # latest arrivals above base, newest first
+        self._recent: list[int] = []  # latest arrivals above base, newest first
 
     def receive(self, msg: Data, now: float) -> list[Ack]:
         self.stats.packets_received += 1
@@ -348,7 +348,7 @@ class SelectiveRepeatReceiver(ReceiverBase):
         if self._beyond_eof(msg) or not (self.base - n <= msg.seq < self.base + n):
             self.stats.out_of_window += 1
             return []
-        self._store(msg)   # counts a duplicate if below base or already buffered
+        self._store(msg)  # counts a duplicate if below base or already buffered
         self.stats.acks_sent += 1
         return [Ack(msg.seq, self._sack_ranges(msg.seq) if self.config.sack else (), msg.path)]
 

@@ -17,6 +17,7 @@ This is Selective Repeat with a window of one packet, so it is written as exactl
 (sr.py): sequence numbers grow without bound here and the wire format wraps them (the
 alternating bit of rdt3.0 is sequence numbers modulo 2).
 """
+
 from __future__ import annotations
 
 from reference.core.config import CoreConfig

@@ -35,6 +35,7 @@ There is no congestion control: the window is fixed, as in seed 003.
 Receiver. It keeps out-of-order packets that fit in its window and always acks the
 highest packet it has in order (-1 before the first).
 """
+
 from __future__ import annotations
 
 from reference.core.api import Ack, Data
@@ -45,17 +46,20 @@ from reference.core.config import CoreConfig
 class TcpLikeSender(OneTimerSender):
     def __init__(self, data: bytes, config: CoreConfig):
         super().__init__(data, config)
-        self.dup_acks = 0             # duplicate ACKs since base's latest send that can speak of it
-        self.recover: int | None = None   # in recovery until this packet is acked
-        self.resent_upto = -1         # in recovery, every packet up to here was resent after the loss was found
-        self.losses_found = 0         # packets found missing (by duplicate ACKs, partial ACKs or the timer)
-        self.min_rtt: float | None = None    # no ACK comes sooner after a packet's first send
+        self.dup_acks = 0  # duplicate ACKs since base's latest send that can speak of it
+        self.recover: int | None = None  # in recovery until this packet is acked
+        self.resent_upto = -1  # in recovery, every packet up to here was resent after the loss was found
+        self.losses_found = 0  # packets found missing (by duplicate ACKs, partial ACKs or the timer)
+        self.min_rtt: float | None = None  # no ACK comes sooner after a packet's first send
         self.first_sent: dict[int, float] = {}
         self._resends: list[int] = []
 
     def datagrams_to_send(self, now: float) -> list[Data]:
-        out = [self._send(seq, now, resend=True) for seq in self._resends
-               if not self.failed and self.base <= seq < self.next_seq]
+        out = [
+            self._send(seq, now, resend=True)
+            for seq in self._resends
+            if not self.failed and self.base <= seq < self.next_seq
+        ]
         self._resends = []
         return out + self._send_new(now)
 
@@ -93,16 +97,16 @@ class TcpLikeSender(OneTimerSender):
         """Resend the missing packet ``base`` and, when losses are frequent, copies of the
         3k packets after it."""
         after = self.next_seq - self.base - 1
-        more_losses = self.losses_found / self.next_seq * after     # expected among those
+        more_losses = self.losses_found / self.next_seq * after  # expected among those
         followers = min(after, 3 * self.config.dup_ack_threshold) if more_losses >= 1 else 0
         self.losses_found += 1
         self._resend(self.base + 1 + followers)
 
     def _duplicate_ack(self, now: float) -> None:
         if self.base >= self.next_seq:
-            return    # nothing in flight: not a sign of loss
+            return  # nothing in flight: not a sign of loss
         if self.min_rtt is not None and now < self.sent_at[self.base] + self.min_rtt:
-            return    # caused by a packet sent before base's latest copy: says nothing of that copy
+            return  # caused by a packet sent before base's latest copy: says nothing of that copy
         self.dup_acks += 1
         k = self.config.dup_ack_threshold
         if k and self.dup_acks == k:
@@ -113,7 +117,7 @@ class TcpLikeSender(OneTimerSender):
 
     def _new_ack(self, cumulative: int, now: float) -> None:
         acked = range(self.base, cumulative + 1)
-        if not any(seq in self.resent for seq in acked):   # Karn's rule
+        if not any(seq in self.resent for seq in acked):  # Karn's rule
             rtt = now - self.sent_at[cumulative]
             self.stats.rtt_samples.append(rtt)
             self.rto.sample(rtt)
@@ -133,7 +137,7 @@ class TcpLikeSender(OneTimerSender):
         self.rto.progress()
         if self.recover is not None and cumulative < self.recover:
             if self.base > self.resent_upto:
-                self._resend_base()           # partial ACK: the next gap is lost too
+                self._resend_base()  # partial ACK: the next gap is lost too
             elif old_base <= self.resent_upto:
                 # A copy of the new base is on its way, behind the copies of the packets
                 # between the two bases: their ACKs will repeat this one without any loss.
@@ -153,6 +157,6 @@ class TcpLikeReceiver(ReceiverBase):
         if self._beyond_eof(msg) or msg.seq >= self.base + self.window:
             self.stats.out_of_window += 1
         else:
-            self._store(msg)    # counts a duplicate if below base or already buffered
+            self._store(msg)  # counts a duplicate if below base or already buffered
         self.stats.acks_sent += 1
         return [Ack(self.base - 1, (), msg.path)]

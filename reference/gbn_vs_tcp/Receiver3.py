@@ -5,6 +5,7 @@
 
 In-order delivery with cumulative ACKs, extended format (CRC32).
 """
+
 import os
 import sys
 

@@ -6,6 +6,7 @@
 The reference Go-Back-N (reference/core/gbn.py) in the extended format, whose CRC32
 catches a corrupted packet (harness/sheets/gbn_vs_tcp.py's reference run).
 """
+
 import os
 import sys
 
@@ -17,5 +18,24 @@ if __name__ == "__main__":
     if len(sys.argv) != 6:
         sys.exit("usage: Sender3.py <host> <port> <file> <timeout ms> <window>")
     host, port, file, timeout, window = sys.argv[1:]
-    sys.exit(main(["send", "--protocol", "gbn", "--format", "ext", "--host", host, "--port", port, "--file", file,
-                   "--window", window, "--timeout", timeout]))
+    sys.exit(
+        main(
+            [
+                "send",
+                "--protocol",
+                "gbn",
+                "--format",
+                "ext",
+                "--host",
+                host,
+                "--port",
+                port,
+                "--file",
+                file,
+                "--window",
+                window,
+                "--timeout",
+                timeout,
+            ]
+        )
+    )

@@ -6,6 +6,7 @@
 Selective Repeat receiver that accepts one sender address per path and ACKs each packet
 on the path it came in on; the starter's format (MD5; reference/wire.py's "mh", either byte order: RDT_BYTE_ORDER), window 512.
 """
+
 import os
 import sys
 
@@ -17,4 +18,22 @@ if __name__ == "__main__":
     if len(sys.argv) != 4:
         sys.exit("usage: Receiver.py <port> <file> <number of paths>")
     port, file, paths = sys.argv[1:]
-    sys.exit(main(["recv", "--protocol", "mh", "--format", byte_order_format("mh"), "--paths", paths, "--port", port, "--file", file, "--window", "512"]))
+    sys.exit(
+        main(
+            [
+                "recv",
+                "--protocol",
+                "mh",
+                "--format",
+                byte_order_format("mh"),
+                "--paths",
+                paths,
+                "--port",
+                port,
+                "--file",
+                file,
+                "--window",
+                "512",
+            ]
+        )
+    )

@@ -7,6 +7,7 @@ The reference multi-homed Selective Repeat (reference/core/multihomed.py: adapti
 per path, dead-path detection) with the settings of harness/sheets/multihoming.py:
 the starter's format (MD5; reference/wire.py's "mh", either byte order: RDT_BYTE_ORDER), window 512, at most 32 packets in flight per path.
 """
+
 import os
 import sys
 
@@ -19,8 +20,26 @@ if __name__ == "__main__":
         sys.exit("usage: Sender.py <file> <host>:<port> [<host2>:<port2>]")
     file, first, *more = sys.argv[1:]
     host, _, port = first.rpartition(":")
-    args = ["send", "--protocol", "mh", "--format", byte_order_format("mh"), "--host", host.strip("[]"), "--port", port, "--file", file,
-            "--window", "512", "--max-in-flight", str(32 * (1 + len(more))), "--adaptive", "--timeout", "100"]
+    args = [
+        "send",
+        "--protocol",
+        "mh",
+        "--format",
+        byte_order_format("mh"),
+        "--host",
+        host.strip("[]"),
+        "--port",
+        port,
+        "--file",
+        file,
+        "--window",
+        "512",
+        "--max-in-flight",
+        str(32 * (1 + len(more))),
+        "--adaptive",
+        "--timeout",
+        "100",
+    ]
     for extra in more:
         args += ["--path", extra]
     sys.exit(main(args))

@@ -6,6 +6,7 @@ command line:
 
 Listens on every IPv4 and IPv6 address; extended format.
 """
+
 import os
 import sys
 
@@ -17,5 +18,6 @@ if __name__ == "__main__":
     if len(sys.argv) != 4:
         sys.exit("usage: Receiver.py <port> <file> <payload bytes>")
     port, file, payload = sys.argv[1:]
-    sys.exit(main(["recv", "--protocol", "sw", "--format", "ext", "--port", port, "--file", file,
-                   "--payload", payload]))
+    sys.exit(
+        main(["recv", "--protocol", "sw", "--format", "ext", "--port", port, "--file", file, "--payload", payload])
+    )

@@ -9,6 +9,7 @@ adaptive timeout (initial 200 ms) doubling at each expiry up to 0.5 s, the back-
 only by a new RTT sample, as the starter's TODO asks (RFC 6298 5.7)
 (harness/sheets/stop_and_wait_crc.py's reference run).
 """
+
 import os
 import sys
 
@@ -20,5 +21,26 @@ if __name__ == "__main__":
     if len(sys.argv) != 5:
         sys.exit("usage: Sender.py <host> <port> <file> <payload bytes>")
     host, port, file, payload = sys.argv[1:]
-    sys.exit(main(["send", "--protocol", "sw", "--format", "ext", "--host", host, "--port", port, "--file", file,
-                   "--payload", payload, "--adaptive", "--timeout", "200", "--backoff-until-sample"]))
+    sys.exit(
+        main(
+            [
+                "send",
+                "--protocol",
+                "sw",
+                "--format",
+                "ext",
+                "--host",
+                host,
+                "--port",
+                port,
+                "--file",
+                file,
+                "--payload",
+                payload,
+                "--adaptive",
+                "--timeout",
+                "200",
+                "--backoff-until-sample",
+            ]
+        )
+    )

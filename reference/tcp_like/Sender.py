@@ -8,6 +8,7 @@ RTO (RFC 6298, initial 100 ms), else a fixed one. The reference TCP-like core
 (reference/core/tcp.py) with the settings of harness/sheets/tcp_like.py: 1000-byte
 segments, COMN wire format.
 """
+
 import os
 import sys
 
@@ -22,5 +23,27 @@ if __name__ == "__main__":
         sys.exit(USAGE)
     host, port, file, window, k, timeout = sys.argv[1:]
     rto = ["--adaptive", "--timeout", "100"] if timeout == "0" else ["--timeout", timeout]
-    sys.exit(main(["send", "--protocol", "tcp", "--format", byte_order_format("comn"), "--host", host, "--port", port, "--file", file, "--payload", "1000",
-                   "--window-bytes", window, "--fast-retransmit", k, *rto]))
+    sys.exit(
+        main(
+            [
+                "send",
+                "--protocol",
+                "tcp",
+                "--format",
+                byte_order_format("comn"),
+                "--host",
+                host,
+                "--port",
+                port,
+                "--file",
+                file,
+                "--payload",
+                "1000",
+                "--window-bytes",
+                window,
+                "--fast-retransmit",
+                k,
+                *rto,
+            ]
+        )
+    )

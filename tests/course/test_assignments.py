@@ -6,6 +6,7 @@ autograded by nbgrader, which runs the notebook top to bottom in the tiny mode a
 hidden re-measurements, gets every autograded point.
 
 comn has its own, fuller tests (test_course.py: a class of two, feedback, export)."""
+
 from __future__ import annotations
 
 import importlib
@@ -42,8 +43,11 @@ def course(tmp_path_factory):
     os.makedirs(os.path.join(root, "source"))
     shutil.copy(os.path.join(C.ASSIGNMENTS, "nbgrader_config.py"), root)
     for name in ASSIGNMENTS:
-        shutil.copytree(os.path.join(C.ASSIGNMENTS, "source", name), os.path.join(root, "source", name),
-                        ignore=shutil.ignore_patterns(".rdtlab", "__pycache__", ".ipynb_checkpoints"))
+        shutil.copytree(
+            os.path.join(C.ASSIGNMENTS, "source", name),
+            os.path.join(root, "source", name),
+            ignore=shutil.ignore_patterns(".rdtlab", "__pycache__", ".ipynb_checkpoints"),
+        )
         C.nbgrader(root, "generate_assignment", name, "--force")
     return root
 
@@ -54,8 +58,11 @@ def source(name: str) -> nbformat.NotebookNode:
 
 def roles(nb, kind: str) -> list:
     flags = {"answer": (False, True), "test": (True, False), "manual": (True, True)}[kind]
-    return [c for c in nb.cells if (c.metadata.get("nbgrader", {}).get("grade"),
-                                    c.metadata.get("nbgrader", {}).get("solution")) == flags]
+    return [
+        c
+        for c in nb.cells
+        if (c.metadata.get("nbgrader", {}).get("grade"), c.metadata.get("nbgrader", {}).get("solution")) == flags
+    ]
 
 
 @pytest.mark.parametrize("name", ASSIGNMENTS)
@@ -68,11 +75,18 @@ def test_committed_notebook_is_what_the_generator_writes(name):
 def test_release_has_no_solutions_hidden_tests_or_marking_notes(course, name):
     release = os.path.join(course, "release", name)
     text = open(os.path.join(release, C.NOTEBOOK)).read()
-    for secret in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "Marking notes", "assert_supported",
-                   "assert_close", "lab.models"):
+    for secret in (
+        "BEGIN SOLUTION",
+        "END SOLUTION",
+        "HIDDEN TESTS",
+        "Marking notes",
+        "assert_supported",
+        "assert_close",
+        "lab.models",
+    ):
         assert secret not in text, f"the release shows {secret!r}"
     solutions = C.build_results_sheet.solutions(name)
-    for grade_id, solution in solutions.items():   # no line of any reference answer
+    for grade_id, solution in solutions.items():  # no line of any reference answer
         for line in solution.splitlines():
             assert line.strip() not in text, f"{grade_id}: the release shows {line!r}"
     src = source(name)
@@ -91,12 +105,12 @@ def test_starter_programs_say_what_is_missing(course, name, tmp_path):
     release = os.path.join(course, "release", name)
     missing, argv = starter_todo(name)
     (tmp_path / "x").write_bytes(b"12345")
-    done = subprocess.run(["python3", os.path.join(release, argv[0]), *argv[1:]], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=30)
+    done = subprocess.run(
+        ["python3", os.path.join(release, argv[0]), *argv[1:]], capture_output=True, text=True, cwd=tmp_path, timeout=30
+    )
     assert done.returncode == 1 and done.stderr.strip().count("\n") == 0 and missing in done.stderr
     for program in programs_of(name):
-        done = subprocess.run(["python3", os.path.join(release, program)], capture_output=True, text=True,
-                              timeout=30)
+        done = subprocess.run(["python3", os.path.join(release, program)], capture_output=True, text=True, timeout=30)
         assert done.returncode == 2 and done.stderr.startswith("usage:") and done.stderr.strip().count("\n") == 0
 
 
@@ -105,20 +119,33 @@ def given_part_transfers(name: str, folder: str):
     the given part recovers from loss)."""
     from harness import Link, Path, run_transfer
     from harness.sheets import programs
+
     script = lambda program, args: programs.script(folder, program, args)  # noqa: E731
     if name == "tcp-like":
-        return run_transfer(script("Sender.py", "{receiver_host} {receiver_port} {file} 10000 0 200"),
-                            script("Receiver.py", "{listen_port} {output} 10000"),
-                            link=Link("delay 10ms rate 10mbit limit 100 loss 20%", None, False), size=30_000, seed=5)
+        return run_transfer(
+            script("Sender.py", "{receiver_host} {receiver_port} {file} 10000 0 200"),
+            script("Receiver.py", "{listen_port} {output} 10000"),
+            link=Link("delay 10ms rate 10mbit limit 100 loss 20%", None, False),
+            size=30_000,
+            seed=5,
+        )
     if name == "multihoming":
-        return run_transfer(script("Sender.py", "{file} {receiver_host}:{receiver_port}"),
-                            script("Receiver.py", "{listen_port} {output} 1"),
-                            paths=[Path(Link("delay 10ms rate 10mbit loss 27.75%"))], size=30_000, seed=5)
-    if name == "stop-and-wait-crc":   # lossless: its back-off is the student's
-        return run_transfer(script("Sender.py", "{receiver_host} {receiver_port} {file} 4096"),
-                            script("Receiver.py", "{listen_port} {output} 4096"),
-                            link=Link("delay 1ms rate 10mbit", None, False), size=30_000, seed=5)
-    return None   # gbn-vs-tcp: the sender is the student's; its receiver and format are checked below
+        return run_transfer(
+            script("Sender.py", "{file} {receiver_host}:{receiver_port}"),
+            script("Receiver.py", "{listen_port} {output} 1"),
+            paths=[Path(Link("delay 10ms rate 10mbit loss 27.75%"))],
+            size=30_000,
+            seed=5,
+        )
+    if name == "stop-and-wait-crc":  # lossless: its back-off is the student's
+        return run_transfer(
+            script("Sender.py", "{receiver_host} {receiver_port} {file} 4096"),
+            script("Receiver.py", "{listen_port} {output} 4096"),
+            link=Link("delay 1ms rate 10mbit", None, False),
+            size=30_000,
+            seed=5,
+        )
+    return None  # gbn-vs-tcp: the sender is the student's; its receiver and format are checked below
 
 
 @pytest.mark.parametrize("name", ASSIGNMENTS)
@@ -128,9 +155,10 @@ def test_the_starters_given_part_works(course, name):
     if res is not None:
         assert res.ok, res.error
         assert res.retransmissions > 0 or name == "stop-and-wait-crc"
-    if name in ("gbn-vs-tcp", "stop-and-wait-crc"):   # rdt.py speaks the extended format, as its README says
+    if name in ("gbn-vs-tcp", "stop-and-wait-crc"):  # rdt.py speaks the extended format, as its README says
         from reference.core.api import Ack, Data
         from reference.wire import get_format
+
         ext = get_format("ext")
         rdt = runpy_module(os.path.join(release, "rdt.py"))
         assert ext.decode_data(rdt.pack_data(7, True, b"hello"), 0) == Data(7, b"hello", True, 0)
@@ -144,6 +172,7 @@ def test_the_starters_given_part_works(course, name):
 
 def runpy_module(path: str):
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("starter_rdt", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -160,13 +189,20 @@ def graded(course):
     from grader.autograde import autograde_students
     from grader.planted import reference_submission
     from grader.sandbox import available
+
     for name, entry in ASSIGNMENTS.items():
         folder = os.path.join(course, "submitted", "honest", name)
         shutil.copytree(os.path.join(course, "release", name), folder)
-        reference_submission(folder, names=tuple(p[:-3] for p in programs_of(name)), who="Honest Student s0000003",
-                             package=entry.reference)
+        reference_submission(
+            folder,
+            names=tuple(p[:-3] for p in programs_of(name)),
+            who="Honest Student s0000003",
+            package=entry.reference,
+        )
         answers = C.build_results_sheet.solutions(name)
-        answers.update({c.id: "My discussion: the numbers in my tables show ..." for c in roles(source(name), "manual")})
+        answers.update(
+            {c.id: "My discussion: the numbers in my tables show ..." for c in roles(source(name), "manual")}
+        )
         C.answer_cells(os.path.join(folder, C.NOTEBOOK), answers)
         if available() is None:
             with C.environment():
@@ -195,7 +231,8 @@ def test_honest_student_gets_every_autograded_point(graded, name):
             assert "not measured" not in out and "failed runs" not in out, out[-500:]
     plots = [c.id for c in nb.cells if any("image/png" in o.get("data", {}) for o in c.get("outputs", []))]
     assert plots, "the measured questions show their plots"
-    from harness.notebook import HAND_IN     # each table handed in with its kernel's engine lag (grader.remeasure)
+    from harness.notebook import HAND_IN  # each table handed in with its kernel's engine lag (grader.remeasure)
+
     handed = [o["data"][HAND_IN] for c in nb.cells for o in c.get("outputs", []) if HAND_IN in o.get("data", {})]
     assert handed and any(isinstance(h.get("lag_p99_us"), (int, float)) for h in handed), handed
     # the autograded copy kept the student's programs (not the starter code)
@@ -204,10 +241,12 @@ def test_honest_student_gets_every_autograded_point(graded, name):
 
 
 # A number moved by hand in each assignment's table: (question, column, row, value)
-MOVED = {"tcp-like": ("window", "throughput_kBps", 0, 150.0),     # window 1,000 B: ~45 KB/s
-         "multihoming": ("one_path", "time_s", 0, 3.0),            # 100 KB at 5%: ~0.15 s
-         "gbn-vs-tcp": ("gbn", "total_s", 0, 5.0),                 # two objects, no impairment: ~0.02 s
-         "stop-and-wait-crc": ("sw", "throughput_mbps", 0, 6.0)}   # 1 KB over IPv4: ~1.6 Mbit/s
+MOVED = {
+    "tcp-like": ("window", "throughput_kBps", 0, 150.0),  # window 1,000 B: ~45 KB/s
+    "multihoming": ("one_path", "time_s", 0, 3.0),  # 100 KB at 5%: ~0.15 s
+    "gbn-vs-tcp": ("gbn", "total_s", 0, 5.0),  # two objects, no impairment: ~0.02 s
+    "stop-and-wait-crc": ("sw", "throughput_mbps", 0, 6.0),
+}  # 1 KB over IPv4: ~1.6 Mbit/s
 
 
 @pytest.mark.netns
@@ -217,12 +256,13 @@ def test_hidden_remeasurement_catches_a_hand_moved_number(graded, name, monkeypa
     """The hidden test's re-measurement with the student's programs, on the autograded
     folder (its table from the runs kept in .rdtlab/, two cells run afresh)."""
     from harness import notebook as nb
+
     monkeypatch.setenv("PATH", C.BIN + os.pathsep + os.environ.get("PATH", ""))
     lab = nb.Lab("tiny", name, folder=os.path.join(graded, "autograded", "honest", name), progress=False)
     q, column, row, value = MOVED[name]
     table = lab.measure(q)
-    nb.assert_supported(lab, q, table)                       # the honest table passes
-    if name == "stop-and-wait-crc":   # as is the delay variation a kernel beside two busy loops measured at 64 KB
+    nb.assert_supported(lab, q, table)  # the honest table passes
+    if name == "stop-and-wait-crc":  # as is the delay variation a kernel beside two busy loops measured at 64 KB
         nb.assert_supported(lab, q, table.assign(delay_var_ms=1.5))
     moved = table.copy()
     moved.loc[row, column] = value

@@ -3,6 +3,7 @@ release, a student's run, a class of two autograded, feedback and the gradebook.
 
 The notebooks run in a tiny quick mode (tests/support/course.py: 20 KB, 2 runs per cell),
 over the real link engine, with the students' real programs."""
+
 from __future__ import annotations
 
 import csv
@@ -18,12 +19,22 @@ from tests.support import course as C
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUGGY_GBN = os.path.join(HERE, "students", "gbn_acks_out_of_order")
-JAVA = os.path.join(HERE, "..", "fixtures", "languages", "java")     # COMN in Java, sources only
+JAVA = os.path.join(HERE, "..", "fixtures", "languages", "java")  # COMN in Java, sources only
 
-AUTOGRADED = {"test_q1_table": 1, "test_q1_remeasured": 3, "test_q1_utilisation": 1,
-              "test_q1_optimal_timeout": 2, "test_q3_table": 1, "test_q3_remeasured": 3, "test_q3_bdp": 1,
-              "test_q3_peak_window": 2, "test_q5_table": 1, "test_q5_remeasured": 3, "test_q7_table": 1,
-              "test_q8_mathis": 1}
+AUTOGRADED = {
+    "test_q1_table": 1,
+    "test_q1_remeasured": 3,
+    "test_q1_utilisation": 1,
+    "test_q1_optimal_timeout": 2,
+    "test_q3_table": 1,
+    "test_q3_remeasured": 3,
+    "test_q3_bdp": 1,
+    "test_q3_peak_window": 2,
+    "test_q5_table": 1,
+    "test_q5_remeasured": 3,
+    "test_q7_table": 1,
+    "test_q8_mathis": 1,
+}
 
 # What each simulated student should lose (grade ids), and why. The careless student's
 # faults are independent of each other, so one notebook shows all of them (a notebook
@@ -34,13 +45,23 @@ LOSES = {
     # catches it; no Sender4.py: Q5 is not measured; NotImplementedError left in the
     # Mathis answer; the Q7 table handed in with a renamed column; and a Go-Back-N
     # receiver that ACKs out-of-order data: Q3 and what is derived from it
-    "careless": {"test_q1_remeasured", "test_q5_table", "test_q5_remeasured", "test_q8_mathis", "test_q7_table",
-                 "test_q3_table", "test_q3_remeasured", "test_q3_peak_window"},
+    "careless": {
+        "test_q1_remeasured",
+        "test_q5_table",
+        "test_q5_remeasured",
+        "test_q8_mathis",
+        "test_q7_table",
+        "test_q3_table",
+        "test_q3_remeasured",
+        "test_q3_peak_window",
+    },
 }
 CARELESS = {
-    "q1_answer": ("q1_table = q1_measured.copy()\n"
-                  "q1_table.loc[q1_table[\"timeout_ms\"] == 20, \"throughput_kBps\"] = 400.0   # \"looks better\""),
-    "q7_answer": "q7_table = q7_measured.rename(columns={\"throughput_kBps\": \"throughput\"})",
+    "q1_answer": (
+        "q1_table = q1_measured.copy()\n"
+        'q1_table.loc[q1_table["timeout_ms"] == 20, "throughput_kBps"] = 400.0   # "looks better"'
+    ),
+    "q7_answer": 'q7_table = q7_measured.rename(columns={"throughput_kBps": "throughput"})',
     "q8_mathis_answer": "# YOUR CODE HERE\nraise NotImplementedError()",
 }
 
@@ -53,17 +74,31 @@ def test_committed_notebook_is_what_the_generator_writes():
 def test_release_has_no_solutions_hidden_tests_or_marking_notes(course):
     release = os.path.join(course, "release", "comn")
     text = open(os.path.join(release, C.NOTEBOOK)).read()
-    for secret in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "Marking notes", "assert_supported",
-                   "assert_optimal_timeout", "model_mathis_q8", "q1_table = q1_measured", "1.22 * 1024"):
+    for secret in (
+        "BEGIN SOLUTION",
+        "END SOLUTION",
+        "HIDDEN TESTS",
+        "Marking notes",
+        "assert_supported",
+        "assert_optimal_timeout",
+        "model_mathis_q8",
+        "q1_table = q1_measured",
+        "1.22 * 1024",
+    ):
         assert secret not in text, f"the release shows {secret!r}"
     nb = nbformat.read(os.path.join(release, C.NOTEBOOK), as_version=4)
     stubs = [c for c in nb.cells if "raise NotImplementedError()" in c.source]
     assert len(stubs) == len(C.SOLUTIONS)
     assert [c.id for c in nb.cells if c.source == "YOUR ANSWER HERE"] == [
-        "q2_discussion", "q4_discussion", "q6_discussion", "q8_discussion"]
+        "q2_discussion",
+        "q4_discussion",
+        "q6_discussion",
+        "q8_discussion",
+    ]
     # the student gets the starter programs and their README, not the course's tools
     assert sorted(os.listdir(release)) == sorted(
-        ["README.md", C.NOTEBOOK, "rdt.py"] + [f"{k}{n}.py" for k in ("Sender", "Receiver") for n in range(1, 5)])
+        ["README.md", C.NOTEBOOK, "rdt.py"] + [f"{k}{n}.py" for k in ("Sender", "Receiver") for n in range(1, 5)]
+    )
 
 
 def test_starter_programs_say_what_is_missing(course, tmp_path):
@@ -73,12 +108,10 @@ def test_starter_programs_say_what_is_missing(course, tmp_path):
     done = subprocess.run(sender3 + ["x", "20", "4"], capture_output=True, text=True, cwd=tmp_path, timeout=30)
     assert done.returncode == 1 and done.stderr.strip().count("\n") == 0
     assert "Go-Back-N is not written yet" in done.stderr
-    done = subprocess.run(sender3 + ["nothing", "20", "4"], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=30)
+    done = subprocess.run(sender3 + ["nothing", "20", "4"], capture_output=True, text=True, cwd=tmp_path, timeout=30)
     assert done.returncode == 1 and done.stderr.strip().count("\n") == 0
     assert "cannot read nothing" in done.stderr
-    done = subprocess.run(["python3", os.path.join(release, "Sender2.py")], capture_output=True, text=True,
-                          timeout=30)
+    done = subprocess.run(["python3", os.path.join(release, "Sender2.py")], capture_output=True, text=True, timeout=30)
     assert done.returncode != 0 and "usage:" in done.stderr and done.stderr.strip().count("\n") == 0
 
 
@@ -100,11 +133,18 @@ def test_student_notebook_runs_top_to_bottom(honest_run):
         out = C.text_output(nb, f"{q}_measure")
         assert "not measured" not in out and "failed runs" not in out, out[-500:]
         assert out.count("\n") >= rows
-    images = [c for c in nb.cells if c.get("id") in ("q1_measure", "q3_measure", "q7_measure")
-              and any("image/png" in o.get("data", {}) for o in c.outputs)]
+    images = [
+        c
+        for c in nb.cells
+        if c.get("id") in ("q1_measure", "q3_measure", "q7_measure")
+        and any("image/png" in o.get("data", {}) for o in c.outputs)
+    ]
     assert len(images) == 3, "each plotted question shows its plot"
-    pictures = [c for c in nb.cells if c.get("id", "").endswith("_picture")
-                and any("image/png" in o.get("data", {}) for o in c.outputs)]
+    pictures = [
+        c
+        for c in nb.cells
+        if c.get("id", "").endswith("_picture") and any("image/png" in o.get("data", {}) for o in c.outputs)
+    ]
     assert len(pictures) == 3, "each protocol shows one transfer's time-sequence graph"
     assert os.listdir(os.path.join(folder, ".rdtlab")), "measurements are kept for a resumed run"
 
@@ -133,8 +173,10 @@ def test_rerun_notebook_keeps_nbgraders_checksums(honest_run):
     """`nbgrader validate` (the student's Validate button) fails a notebook whose read-only
     cells' checksums changed: a notebook run top to bottom keeps every one."""
     from nbgrader.utils import compute_checksum, is_locked
-    changed = [c.id for c in honest_run[1].cells
-               if is_locked(c) and compute_checksum(c) != c.metadata.nbgrader["checksum"]]
+
+    changed = [
+        c.id for c in honest_run[1].cells if is_locked(c) and compute_checksum(c) != c.metadata.nbgrader["checksum"]
+    ]
     assert changed == []
 
 
@@ -150,8 +192,9 @@ def graded(course, honest_run, tmp_path_factory):
         if name[0] in "SR":
             shutil.copy(os.path.join(C.REFERENCE, name), buggy)
     shutil.copy(os.path.join(BUGGY_GBN, "Receiver3.py"), buggy)
-    C.student_folder(course, os.path.join(submitted, "careless", "comn"), programs=buggy, answers=CARELESS,
-                     drop=("Sender4.py",))
+    C.student_folder(
+        course, os.path.join(submitted, "careless", "comn"), programs=buggy, answers=CARELESS, drop=("Sender4.py",)
+    )
     with open(os.path.join(course, "autograde.log"), "w") as f:
         f.write(C.nbgrader(course, "autograde", "comn").stderr)
     C.nbgrader(course, "generate_feedback", "comn")
@@ -160,7 +203,7 @@ def graded(course, honest_run, tmp_path_factory):
 
 
 @pytest.mark.netns
-@pytest.mark.timeout(1200)   # the fixture grades the class: two notebooks run and re-measured
+@pytest.mark.timeout(1200)  # the fixture grades the class: two notebooks run and re-measured
 def test_autograde_scores_each_student_by_what_their_programs_do(graded):
     scores = C.scores(graded)
     assert set(scores) == set(LOSES)
@@ -187,8 +230,10 @@ def test_autograder_says_what_was_wrong_in_one_line(graded):
     assert all("\n" not in line for line in careless.values())
     assert "failed" in careless["test_q3_table"]
     # the autograded copy kept the students' own programs (not the starter code)
-    assert open(os.path.join(graded, "autograded", "careless", "comn", "Receiver3.py")).read() == \
-        open(os.path.join(BUGGY_GBN, "Receiver3.py")).read()
+    assert (
+        open(os.path.join(graded, "autograded", "careless", "comn", "Receiver3.py")).read()
+        == open(os.path.join(BUGGY_GBN, "Receiver3.py")).read()
+    )
     assert not os.path.exists(os.path.join(graded, "autograded", "careless", "comn", "Sender4.py"))
 
 

@@ -5,6 +5,7 @@ autograde log and in the graded notebook; the student loses what depends on it o
 and nothing is left running. nbgrader 0.9 alone fails this whole submission (a changed
 grade_id: KeyError 'grade_id'); the course's RestoreCells (grader/restorecells.py) is
 what grades it."""
+
 from __future__ import annotations
 
 import os
@@ -23,9 +24,9 @@ STUDENT = "tamperer"
 # grade_id -> what the student did to that cell
 DELETED = ("setup", "test_q1_table", "q7_answer", "test_q7_table")
 EDITED = {"q3_measure": '\nq3_measured["throughput_kBps"] *= 2   # "better numbers"'}
-RENAMED = {"test_q3_bdp": "my_bdp_test"}            # the grade_id only (the cell id says the old one)
-RENAMED_BOTH = {"test_q8_mathis": "my_mathis"}      # grade_id and cell id: the student's own cell now
-NEW_CELL_ID = {"q5_answer": "my-q5"}                # the cell id only: nbgrader does not use it
+RENAMED = {"test_q3_bdp": "my_bdp_test"}  # the grade_id only (the cell id says the old one)
+RENAMED_BOTH = {"test_q8_mathis": "my_mathis"}  # grade_id and cell id: the student's own cell now
+NEW_CELL_ID = {"q5_answer": "my-q5"}  # the cell id only: nbgrader does not use it
 
 # What the student loses: Q5 (the hung Sender4.py) and Q7's test (its answer was deleted,
 # so it is put back as the unanswered stub). Everything else keeps its points.
@@ -91,6 +92,7 @@ def test_student_loses_only_what_depends_on_the_fault(tampered):
 def autograded_points(course: str) -> dict[str, float]:
     """{test cell: its points}, from the gradebook (the discussions are graded by hand)."""
     from nbgrader.api import Gradebook
+
     with Gradebook("sqlite:///" + os.path.join(course, "gradebook.db"), course_id="rdtlab") as gb:
         nb = gb.find_notebook(C.NOTEBOOK[:-6], "comn")
         manual = {c.name for c in nb.solution_cells}
@@ -100,17 +102,23 @@ def autograded_points(course: str) -> dict[str, float]:
 @pytest.mark.netns
 def test_autograder_says_each_fault_in_one_line(tampered):
     _, log, nb = tampered
-    ours = sorted(line.split("rdtlab autograde: ", 1)[1] for line in log.splitlines()
-                  if "rdtlab autograde: " in line)
-    assert ours == sorted([f"cell {name}: {what}" for name, what in LOG.items()] + [
-        "cell 'my_mathis' is not in the assignment (a changed id?): graded as the student's own cell, "
-        "and the assignment's cell put back"]), log[-3000:]
+    ours = sorted(line.split("rdtlab autograde: ", 1)[1] for line in log.splitlines() if "rdtlab autograde: " in line)
+    assert ours == sorted(
+        [f"cell {name}: {what}" for name, what in LOG.items()]
+        + [
+            "cell 'my_mathis' is not in the assignment (a changed id?): graded as the student's own cell, "
+            "and the assignment's cell put back"
+        ]
+    ), log[-3000:]
     # nbgrader's own checksum warnings are gone: untouched test cells (their hidden tests
     # differ from what the student was given) are not reported as changed
     assert "has changed" not in log and "does not exist in the database" not in log
     # the graded notebook (and so the feedback) starts each repaired cell with its line
-    notes = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source.split("\n", 1)[0] for c in nb.cells
-             if c.source.startswith("# rdtlab autograde: ")}
+    notes = {
+        c.metadata.get("nbgrader", {}).get("grade_id"): c.source.split("\n", 1)[0]
+        for c in nb.cells
+        if c.source.startswith("# rdtlab autograde: ")
+    }
     assert notes == {name: f"# rdtlab autograde: {what}" for name, what in LOG.items()}
     q3 = next(c for c in nb.cells if c.get("id") == "q3_measure")
     assert "*= 2" not in q3.source, "the edited read-only cell runs as handed out"
@@ -129,4 +137,4 @@ def test_autograder_says_each_fault_in_one_line(tampered):
 @pytest.mark.netns
 def test_hung_program_left_nothing_running(tampered):
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert tampered[0] not in ps   # the programs run from the autograded folder, inside it
+    assert tampered[0] not in ps  # the programs run from the autograded folder, inside it

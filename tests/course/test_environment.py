@@ -1,4 +1,5 @@
 """The kit's Python environment, as `make setup` leaves it."""
+
 import subprocess
 import sys
 

@@ -3,6 +3,7 @@ each kernel in the student's bubblewrap jail (grader/notebook_jail.py), then wri
 protocol scores beside them: one honest student, one whose answer cell attacks its jail,
 one whose cell kills its own kernel, and two who fake their re-measured tables, graded
 side by side by one call."""
+
 from __future__ import annotations
 
 import csv
@@ -30,11 +31,11 @@ pytestmark = pytest.mark.skipif(available() is not None, reason=str(available())
 
 REPO = C.REPO
 TINY_BATTERY = os.path.join(REPO, "tests", "grader", "tiny.toml")
-FULL_MARKS = 20      # the comn notebook's autograded points (test_course.AUTOGRADED)
+FULL_MARKS = 20  # the comn notebook's autograded points (test_course.AUTOGRADED)
 
 # What the hostile student's answer cell tries from inside its kernel, each recorded as
 # what happened (the name of the exception, or what it got).
-PROBE = '''
+PROBE = """
 import json, os, signal, socket, subprocess
 probes = {{}}
 def attempt(name, action):
@@ -65,7 +66,7 @@ attempt("memory 8 GiB", lambda: len(bytearray(8 << 30)))
 attempt("kill parent", lambda: os.kill(os.getppid(), signal.SIGKILL))
 subprocess.Popen(["sleep", "600"], start_new_session=True)     # a daemon left behind
 print("PROBES " + json.dumps(probes))
-'''
+"""
 
 
 def _sha(path: str) -> str:
@@ -77,7 +78,7 @@ def _submit(course: str, student: str, who: str, extra: str = "") -> str:
     dest = os.path.join(course, "submitted", student, "comn")
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     C.student_folder(course, dest, programs=None)
-    reference_submission(dest, who=who)      # self-contained programs: the kit's reference is hidden
+    reference_submission(dest, who=who)  # self-contained programs: the kit's reference is hidden
     if extra:
         answers = {"q1_answer": extra + "\n" + C.SOLUTIONS["q1_answer"]}
         C.answer_cells(os.path.join(dest, C.NOTEBOOK), answers)
@@ -98,18 +99,27 @@ def _jail_leftovers(grader: int) -> tuple[list[int], list[str]]:
             except OSError:
                 pass
     with open("/proc/self/mountinfo") as f:
-        mounts = [line for line in f if f"rdt-kernel-{grader}-" in line or f"rdt-remeasure-{grader}-" in line
-                  or "rdtstage" in line]    # this grader's: a neighbour's grading may be running
+        mounts = [
+            line
+            for line in f
+            if f"rdt-kernel-{grader}-" in line or f"rdt-remeasure-{grader}-" in line or "rdtstage" in line
+        ]  # this grader's: a neighbour's grading may be running
     return procs, mounts
 
 
 def _grade(*args: str, timeout: float) -> tuple[int, str, int]:
     """`rdtlab grade ARGS`: (exit status, stderr, its pid)."""
-    proc = subprocess.Popen([os.path.join(C.BIN, "rdtlab"), "grade", *args], cwd=REPO, env=C.env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [os.path.join(C.BIN, "rdtlab"), "grade", *args],
+        cwd=REPO,
+        env=C.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _, stderr = proc.communicate(timeout=timeout)
-    except BaseException:        # its own time limit, or the test's: nothing left running
+    except BaseException:  # its own time limit, or the test's: nothing left running
         proc.kill()
         proc.communicate()
         raise
@@ -130,6 +140,7 @@ def _settled_leftovers(grader: int) -> tuple[list[int], list[str]]:
 @dataclass
 class Graded:
     """One `rdtlab grade --gradebook` run over the class below, which both tests read."""
+
     course: str
     out: str
     stderr: str
@@ -157,21 +168,30 @@ def graded_class():
         alice = _submit(course, "alice", "Alice Honest s0000001")
         listener.bind(("127.0.0.1", 0))
         listener.listen()
-        reads = {"gradebook": os.path.join(course, "gradebook.db"),
-                 "solutions": os.path.join(course, "source", "comn", C.NOTEBOOK),
-                 "other student": os.path.join(alice, C.NOTEBOOK),
-                 "reference": os.path.join(REPO, "reference", "comn", "Sender4.py"),
-                 "reference core": os.path.join(REPO, "reference", "core", "sr.py"),
-                 "battery": os.path.join(REPO, "assignments", "comn", "battery.toml"),
-                 "shadow passwords": "/etc/shadow"}
-        writes = {"gradebook": os.path.join(course, "gradebook.db"),
-                  "autograded": os.path.join(course, "autograded", "mallory", "comn", C.NOTEBOOK),
-                  "kit": os.path.join(REPO, "harness", "notebook.py")}
-        mallory = _submit(course, "mallory", "Mallory Hostile s0000002",
-                          PROBE.format(reads=repr(reads), writes=repr(writes), port=listener.getsockname()[1]))
+        reads = {
+            "gradebook": os.path.join(course, "gradebook.db"),
+            "solutions": os.path.join(course, "source", "comn", C.NOTEBOOK),
+            "other student": os.path.join(alice, C.NOTEBOOK),
+            "reference": os.path.join(REPO, "reference", "comn", "Sender4.py"),
+            "reference core": os.path.join(REPO, "reference", "core", "sr.py"),
+            "battery": os.path.join(REPO, "assignments", "comn", "battery.toml"),
+            "shadow passwords": "/etc/shadow",
+        }
+        writes = {
+            "gradebook": os.path.join(course, "gradebook.db"),
+            "autograded": os.path.join(course, "autograded", "mallory", "comn", C.NOTEBOOK),
+            "kit": os.path.join(REPO, "harness", "notebook.py"),
+        }
+        mallory = _submit(
+            course,
+            "mallory",
+            "Mallory Hostile s0000002",
+            PROBE.format(reads=repr(reads), writes=repr(writes), port=listener.getsockname()[1]),
+        )
         # a cell that kills its own kernel: nbgrader cannot finish that notebook
-        crasher = _submit(course, "crasher", "Carl Crash s0000003",
-                          "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+        crasher = _submit(
+            course, "crasher", "Carl Crash s0000003", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"
+        )
         # kernel TCP with the student's algorithm: alice (and all but mallory) ask for Reno,
         # so it is measured once; mallory for one the grading machine lacks (its Q7 is left ungraded)
         folders = {"alice": alice, "crasher": crasher}
@@ -190,30 +210,47 @@ def graded_class():
 
         out = os.path.join(course, "graded")
         started = time.monotonic()
-        status, stderr, grader = _grade(os.path.join(course, "submitted"), "--assignment", "comn", "--battery",
-                                        TINY_BATTERY, "--scenario", "t-clean", "--gradebook", course, "--jobs", "2",
-                                        "--notebook-jobs", "2", "--out", out, timeout=1200)
+        status, stderr, grader = _grade(
+            os.path.join(course, "submitted"),
+            "--assignment",
+            "comn",
+            "--battery",
+            TINY_BATTERY,
+            "--scenario",
+            "t-clean",
+            "--gradebook",
+            course,
+            "--jobs",
+            "2",
+            "--notebook-jobs",
+            "2",
+            "--out",
+            out,
+            timeout=1200,
+        )
         listener.close()
         assert status == 0, stderr[-3000:]
         print(f"graded {3 + len(HOSTILE)} students with notebooks in {time.monotonic() - started:.0f} s")
-        print(stderr)      # each student's line: what took how long, and why a grading was repeated
+        print(stderr)  # each student's line: what took how long, and why a grading was repeated
         yield Graded(course, out, stderr, grader, reads, writes, before)
     finally:
         listener.close()
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.mark.timeout(1200)   # the first test using graded_class waits for it: six notebooks, ~3 min
+@pytest.mark.timeout(1200)  # the first test using graded_class waits for it: six notebooks, ~3 min
 def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(graded_class, tmp_path):
     g = graded_class
     course, stderr = g.course, g.stderr
     assert "alice: notebook autograded" in stderr and "mallory: notebook autograded" in stderr, stderr
     crashed = g.line("crasher")
-    assert "not autograded: " in crashed and "Kernel" in crashed, crashed   # one line: why
+    assert "not autograded: " in crashed and "Kernel" in crashed, crashed  # one line: why
 
     # the kernels ran in the jail: a private copy of the folder, the local backend
-    graded = {s: nbformat.read(os.path.join(course, "autograded", s, "comn", C.NOTEBOOK), as_version=4)
-              for s in ("alice", "mallory")}
+    graded = {
+        s: nbformat.read(os.path.join(course, "autograded", s, "comn", C.NOTEBOOK), as_version=4)
+        for s in ("alice", "mallory")
+    }
     setup = C.text_output(graded["alice"], "setup")
     assert "programs in /tmp/rdt-kernel-" in setup and "Backend: local" in setup, setup
     # ... without progress bars (nobody watches them): no widget, no bar in any output
@@ -228,21 +265,25 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(graded_
     assert "kernel TCP measured with reno" in g.line("alice")
     # ... and an algorithm this machine lacks: Q7 ungraded, its points kept, and why
     line = g.line("mallory")
-    assert "kernel TCP (nosuchcc) left ungraded, its cells keep their points: TCP congestion control 'nosuchcc' " \
-           "is not available on this machine's Linux" in line, line
+    assert (
+        "kernel TCP (nosuchcc) left ungraded, its cells keep their points: TCP congestion control 'nosuchcc' "
+        "is not available on this machine's Linux" in line
+    ), line
     said = C.text_output(graded["mallory"], "test_q7_table")
-    assert "q7_table: its runs are not checked here: kernel TCP is not measured here: TCP congestion control " \
-           "'nosuchcc'" in said, said
+    assert (
+        "q7_table: its runs are not checked here: kernel TCP is not measured here: TCP congestion control "
+        "'nosuchcc'" in said
+    ), said
 
     # the hostile cell got nothing it tried for
     line = next(l for l in C.text_output(graded["mallory"], "q1_answer").splitlines() if l.startswith("PROBES "))
-    probes = json.loads(line[len("PROBES "):])
+    probes = json.loads(line[len("PROBES ") :])
     print("hostile kernel:", probes)
     for name in [f"read {n}" for n in g.reads] + [f"write {n}" for n in g.writes]:
         assert probes[name] in ("FileNotFoundError", "PermissionError", "OSError"), (name, probes[name])
     assert probes["host service"] == "ConnectionRefusedError", probes
-    assert probes["internet"] == "OSError", probes          # network unreachable: no route at all
-    assert 100 < probes["forked"] < 256, probes              # stopped at the jail's process limit
+    assert probes["internet"] == "OSError", probes  # network unreachable: no route at all
+    assert 100 < probes["forked"] < 256, probes  # stopped at the jail's process limit
     assert probes["fork 400"] == "BlockingIOError", probes
     assert probes["memory 8 GiB"] == "MemoryError", probes
     for path, sha in g.before.items():
@@ -268,10 +309,11 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(graded_
 
 
 def test_a_notebook_that_never_ends_stops_at_its_time_limit(tmp_path):
-    LIMIT = 10      # whether it stops in the spinning cell or before, the stop is what is tested
+    LIMIT = 10  # whether it stops in the spinning cell or before, the stop is what is tested
     course = C.make_course(str(tmp_path))
     _submit(course, "spinner", "Sam Spin s0000005", "while True:\n    pass")
     from grader.autograde import autograde_students
+
     with C.environment():
         [result] = autograde_students(course, "comn", ["spinner"], time_limit=LIMIT)
     assert not result.ok and result.reason == f"autograde of spinner's notebook stopped at its time limit ({LIMIT} s)"
@@ -290,12 +332,12 @@ def fabricate(table):
     table["throughput_kBps"] = (table["throughput_kBps"] * 4 + 50).clip(upper=1200)
     return table
 '''
-PATCH_ASSERT = '''
+PATCH_ASSERT = """
 from harness import notebook as _nb
 _nb.assert_supported = lambda lab, q, table, k=2: _nb.hand_in(q, table)
 _nb.assert_table = lambda *args, **kwargs: None
-'''
-FAKE_CACHE = '''
+"""
+FAKE_CACHE = """
 import json
 def fake_cache(q):
     path = lab.results_path(q)
@@ -308,7 +350,7 @@ def fake_cache(q):
             f.write(json.dumps(row) + "\\n")
     lab.frames.pop(q, None)
     return lab.measure(q)
-'''
+"""
 REDEFINE_ASSERTION = '''
 import builtins, sys
 class AssertionError(Exception):
@@ -324,7 +366,7 @@ _ip.showtraceback = _quiet
 # The hostile notebooks, by their answer cells. Each way of faking is one question's
 # answer (two notebooks, not five: each notebook costs a kernel's measurements and the
 # grader's re-measurements, and the grader decides each question on its own).
-PATCH_LAB = '''
+PATCH_LAB = """
 import pandas as pd
 from harness import notebook as _nb
 def _fixed(self, q):
@@ -339,7 +381,7 @@ def _fixed(self, q):
     return pd.DataFrame(rows, columns=_nb.columns(q, self.spec.name))
 _nb.Lab.measure = _fixed
 _nb.Lab.remeasure = lambda self, q, table, k=2: []
-'''
+"""
 HOSTILE = {
     "patched": {
         # (a) the assertion the hidden test calls patched: the table is handed in, never checked
@@ -347,14 +389,18 @@ HOSTILE = {
         # (c) a fake measurement cache: the kernel's own runs rewritten, then "measured" again
         "q3_answer": FAKE_CACHE + 'q3_table = fake_cache("q3")',
         # (d) AssertionError redefined, and its tracebacks never shown: no test cell fails in the kernel
-        "q5_answer": REDEFINE_ASSERTION + "q5_table = fabricate(q5_measured)"},
+        "q5_answer": REDEFINE_ASSERTION + "q5_table = fabricate(q5_measured)",
+    },
     # (e) tables measured with other programs (the reference's, in fast/) than the ones
     # handed in, which are not written yet (they fail at once: a cheap re-measurement);
     # (b) the Lab patched to return fixed tables (and to find nothing wrong with them)
-    "other_programs": {"q1_answer": '''
+    "other_programs": {
+        "q1_answer": """
 _fast = nb.Lab(MODE, "comn", folder="fast", progress=False)
-q1_table = _fast.measure("q1")''', "q3_answer": 'q3_table = _fast.measure("q3")',
-                       "q5_answer": PATCH_LAB + 'q5_table = lab.measure("q5")'},
+q1_table = _fast.measure("q1")""",
+        "q3_answer": 'q3_table = _fast.measure("q3")',
+        "q5_answer": PATCH_LAB + 'q5_table = lab.measure("q5")',
+    },
 }
 UNWRITTEN = '''# {who}
 """{name}, handed in unfinished."""
@@ -363,7 +409,7 @@ sys.exit("{name}: not written yet")
 '''
 
 
-@pytest.mark.timeout(1200)   # waits for graded_class when run alone
+@pytest.mark.timeout(1200)  # waits for graded_class when run alone
 def test_remeasured_cells_are_decided_outside_the_kernel(graded_class):
     """Two hostile notebooks, five ways of fabricating the Q1, Q3 and Q5 tables among them, score 0
     on every re-measured cell, with the grader's reason and fresh figures; the honest one
@@ -385,8 +431,11 @@ def test_remeasured_cells_are_decided_outside_the_kernel(graded_class):
         # k=3 of Q3's light cells, with the fresh figures of each: 2 seeds, each run once (or
         # twice, or 4 times: harness.notebook_rules.RERUN_ROUNDS); a run the loaded machine
         # failed is named beside them, not counted
-        figures = re.findall(r"throughput_kBps re-measured ([\d., ]+)(?: \(and (\d+) runs? failed.*?\))? "
-                             r"\(accepted", said)
+        figures = re.findall(
+            r"throughput_kBps re-measured ([\d., ]+)(?: \(and (\d+) runs? failed.*?\))? "
+            r"\(accepted",
+            said,
+        )
         assert len(figures) == 3 and all(len(f.split(", ")) + int(n or 0) in (2, 4, 8) for f, n in figures), said
 
     for student in HOSTILE:
@@ -398,11 +447,17 @@ def test_remeasured_cells_are_decided_outside_the_kernel(graded_class):
             # the grader's own runs (2 seeds, each once, then up to 4 times on a failure) cannot
             # give what the table says: other numbers, or none from the programs handed in
             if student == "patched":
-                assert re.search(r"you report (throughput_kBps|retransmissions) [\d.]+, re-measured [\d.]+–[\d.]+ "
-                                 r"over \d+ runs \(accepted", why), (student, why)
+                assert re.search(
+                    r"you report (throughput_kBps|retransmissions) [\d.]+, re-measured [\d.]+–[\d.]+ "
+                    r"over \d+ runs \(accepted",
+                    why,
+                ), (student, why)
             else:
                 sender = {"test_q1_remeasured": 2, "test_q3_remeasured": 3, "test_q5_remeasured": 4}[grade_id]
-                assert re.search(r"you report (throughput_kBps|retransmissions) [\d.]+ but your programs fail there "
-                                 rf"when re-run \(sender failed \(exit 1: Sender{sender}: not written yet\)\)", why), why
+                assert re.search(
+                    r"you report (throughput_kBps|retransmissions) [\d.]+ but your programs fail there "
+                    rf"when re-run \(sender failed \(exit 1: Sender{sender}: not written yet\)\)",
+                    why,
+                ), why
             assert "Rule:" in C.text_output(graded, grade_id)
         assert "q1 failed: " in lines[student] and "q5 failed: " in lines[student], lines[student]

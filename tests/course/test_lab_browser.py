@@ -2,6 +2,7 @@
 of the release, driven by Debian's headless chromium through Playwright (never a
 downloaded browser). Runs the notebook's first measured question and checks that its
 table and plot appear; the screenshot is kept in out/test-artifacts/."""
+
 from __future__ import annotations
 
 import os
@@ -31,10 +32,14 @@ def lab(course, tmp_path):
     """`assignments/lab.py` on a free port; yields the URL it prints, stops it after."""
     folder = C.student_folder(course, str(tmp_path / "comn"))
     port = free_port()
-    proc = subprocess.Popen([os.path.join(C.BIN, "python"), os.path.join(C.ASSIGNMENTS, "lab.py"),
-                             "--port", str(port), "--dir", folder], env=C.env(),
-                            stdout=subprocess.PIPE, stderr=open(tmp_path / "lab.log", "w"), text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [os.path.join(C.BIN, "python"), os.path.join(C.ASSIGNMENTS, "lab.py"), "--port", str(port), "--dir", folder],
+        env=C.env(),
+        stdout=subprocess.PIPE,
+        stderr=open(tmp_path / "lab.log", "w"),
+        text=True,
+        start_new_session=True,
+    )
     try:
         line = proc.stdout.readline()
         match = re.search(r"http://127\.0\.0\.1:\d+/\S+", line)
@@ -51,7 +56,7 @@ def lab(course, tmp_path):
                 time.sleep(1)
         yield url
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)   # JupyterLab (lab.py exec'd it) and its kernels
+        os.killpg(proc.pid, signal.SIGTERM)  # JupyterLab (lab.py exec'd it) and its kernels
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -68,8 +73,12 @@ def test_jupyterlab_runs_the_first_measured_question(lab, tmp_path):
     shot = os.path.join(ARTIFACTS, "lab-q1.png")
     with sync_playwright() as p:
         browser = p.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 1400})
+            str(tmp_path / "chromium-profile"),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 1400},
+        )
         try:
             page = browser.new_page()
             page.goto(lab)
@@ -77,7 +86,7 @@ def test_jupyterlab_runs_the_first_measured_question(lab, tmp_path):
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
             q1 = page.locator(".jp-CodeCell", has_text='lab.measure("q1")')
             # run from the top down to the Q1 measurement: intro, MODE, set-up, Q1 text, Q1 cell
-            page.wait_for_timeout(2000)   # let the kernel's first idle settle before typing
+            page.wait_for_timeout(2000)  # let the kernel's first idle settle before typing
             page.locator(".jp-Notebook .jp-Cell").first.click()
             page.keyboard.press("Escape")
             for _ in range(5):
@@ -90,7 +99,7 @@ def test_jupyterlab_runs_the_first_measured_question(lab, tmp_path):
             table = q1.locator(".jp-OutputArea-output table").inner_text()
             assert "timeout_ms" in table and "throughput_kBps" in table
             rows = q1.locator(".jp-OutputArea-output table tbody tr")
-            assert rows.count() == 3   # the tiny plan's timeouts
+            assert rows.count() == 3  # the tiny plan's timeouts
             assert "not measured" not in q1.inner_text()
         finally:
             if not os.path.exists(shot):

@@ -3,6 +3,7 @@ spec (one question), notebook cells, battery and starter programs, and nothing e
 touched, it is an assignment of the course for the registry, `rdtlab sheet` (its choices,
 and one tiny real run of the student's programs), the Lab, the notebook builder,
 nbgrader's configuration and release, and the grader's battery lookup."""
+
 from __future__ import annotations
 
 import json
@@ -95,7 +96,7 @@ def build() -> Notebook:
     nb.discussion("q1_discussion", 2, "Goodput falls as the timeout grows past the round trip.")
     return nb
 ''',
-    "battery.toml": '''
+    "battery.toml": """
 [battery]
 name = "sixth"
 title = "the sixth assignment's battery"
@@ -115,7 +116,7 @@ link = "delay 2ms rate 10mbit"
 size = 8192
 time_limit = 20
 points = 2
-''',
+""",
 }
 # The starter programs (copied beside the notebook by the builder): for this test the
 # reference's COMN programs, run from the kit.
@@ -127,7 +128,7 @@ sys.argv[0] = {path!r}
 runpy.run_path(sys.argv[0], run_name="__main__")
 '''
 
-PROBE = '''
+PROBE = """
 import json, os
 from traitlets.config.loader import PyFileConfigLoader
 import assignments
@@ -139,7 +140,7 @@ print(json.dumps({"names": assignments.names(), "spec": get("sixth").name,
                   "questions": list(get("sixth").questions),
                   "exclude": config.Autograde.exclude_overwriting["sixth"],
                   "battery": [s.name for s in load_battery("sixth").scenarios]}))
-'''
+"""
 
 
 def write_assignment(root) -> str:
@@ -158,21 +159,29 @@ def run(argv: list[str], env: dict, cwd: str | None = None, timeout: float = 120
 
 
 def test_a_new_assignment_in_one_folder_is_picked_up_everywhere(tmp_path):
-    env = {**os.environ, "RDTLAB_ASSIGNMENTS_PATH": write_assignment(tmp_path / "extra"),
-           "PATH": C.BIN + os.pathsep + os.environ.get("PATH", "")}
+    env = {
+        **os.environ,
+        "RDTLAB_ASSIGNMENTS_PATH": write_assignment(tmp_path / "extra"),
+        "PATH": C.BIN + os.pathsep + os.environ.get("PATH", ""),
+    }
     # the registry, the Lab's spec, nbgrader's configuration and the grader's battery
     done = run([sys.executable, "-c", PROBE], env)
     assert done.returncode == 0, done.stderr[-2000:]
     found = json.loads(done.stdout)
-    assert found == {"names": ["comn", "gbn-vs-tcp", "multihoming", "sixth", "stop-and-wait-crc", "tcp-like"],
-                     "spec": "sixth", "questions": ["q1"], "exclude": ["Sender2.py", "Receiver2.py"],
-                     "battery": ["s-clean"]}
+    assert found == {
+        "names": ["comn", "gbn-vs-tcp", "multihoming", "sixth", "stop-and-wait-crc", "tcp-like"],
+        "spec": "sixth",
+        "questions": ["q1"],
+        "exclude": ["Sender2.py", "Receiver2.py"],
+        "battery": ["s-clean"],
+    }
 
     # the notebook builder writes source/sixth/ of a course: the notebook and the starters
     course = tmp_path / "course"
     course.mkdir()
-    done = run([sys.executable, os.path.join(C.ASSIGNMENTS, "build_results_sheet.py"), "sixth", "--course",
-                str(course)], env)
+    done = run(
+        [sys.executable, os.path.join(C.ASSIGNMENTS, "build_results_sheet.py"), "sixth", "--course", str(course)], env
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     source = course / "source" / "sixth"
     assert sorted(os.listdir(source)) == ["Receiver2.py", "Sender2.py", C.NOTEBOOK]
@@ -181,8 +190,9 @@ def test_a_new_assignment_in_one_folder_is_picked_up_everywhere(tmp_path):
 
     # nbgrader releases it with this course's configuration
     (course / "nbgrader_config.py").write_text(open(os.path.join(C.ASSIGNMENTS, "nbgrader_config.py")).read())
-    done = run([os.path.join(C.BIN, "nbgrader"), "generate_assignment", "sixth", "--force"], env, cwd=str(course),
-               timeout=300)
+    done = run(
+        [os.path.join(C.BIN, "nbgrader"), "generate_assignment", "sixth", "--force"], env, cwd=str(course), timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     release = course / "release" / "sixth"
     assert sorted(os.listdir(release)) == ["Receiver2.py", "Sender2.py", C.NOTEBOOK]
@@ -192,8 +202,21 @@ def test_a_new_assignment_in_one_folder_is_picked_up_everywhere(tmp_path):
     rdtlab = [sys.executable, "-m", "rdtlab.cli", "sheet"]
     done = run(rdtlab + ["--help"], env)
     assert done.returncode == 0 and "sixth" in done.stdout
-    done = run(rdtlab + ["sixth", "--impl", str(release), "--quick", "--backend", "local", "--out",
-                         str(tmp_path / "out"), "--no-progress"], env)
+    done = run(
+        rdtlab
+        + [
+            "sixth",
+            "--impl",
+            str(release),
+            "--quick",
+            "--backend",
+            "local",
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+        ],
+        env,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     sheet = (tmp_path / "out" / "sixth" / "sheet.md").read_text()
     assert "Goodput against the timeout" in sheet and "FAILED" not in sheet

@@ -9,6 +9,7 @@ a second session reuses the wheelhouse, the release and Docker's layer cache. A 
 releases already, beside its first pass (tests/passes.sh): the fixture's build finds
 those done.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,9 +31,13 @@ def engine():
     done = run(DOCKER / "engine.sh", timeout=600, check=False)
     assert done.returncode == 0, done.stderr
     remove_stale_projects()
-    if not os.path.exists("/usr/bin/chromium"):   # the browser test drives Debian's chromium
-        run("sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium",
-            timeout=900)
+    if not os.path.exists("/usr/bin/chromium"):  # the browser test drives Debian's chromium
+        run(
+            "sh",
+            "-c",
+            "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium",
+            timeout=900,
+        )
     return True
 
 
@@ -40,8 +45,7 @@ def engine():
 def images(engine):
     """Build both images (make images); the build's log lines and time, for the record."""
     t = time.monotonic()
-    done = run(DOCKER / "build.sh", timeout=1800, check=False, cwd=REPO,
-               env={**os.environ, "PY": sys.executable})
+    done = run(DOCKER / "build.sh", timeout=1800, check=False, cwd=REPO, env={**os.environ, "PY": sys.executable})
     assert done.returncode == 0, done.stderr[-2000:]
     return {"seconds": time.monotonic() - t, "log": done.stderr}
 

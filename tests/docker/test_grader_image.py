@@ -1,6 +1,7 @@
 """The grading image on a small class: the reference as a submission and one with a
 planted bug, graded by `rdtlab grade` (the entry point) with the sandbox and the netns
 backend inside the container."""
+
 import csv
 import json
 import shutil
@@ -29,12 +30,34 @@ def test_grading_image_grades_the_reference_full_and_the_broken_one_down(images,
     out = tmp_path / "results"
     out.mkdir()
     before = leftovers()
-    done = run("docker", "run", "--rm", "--label", "rdtlab-test", *GRADER_OPTS,
-               "-v", f"{class_}:/submissions:ro", "-v", f"{tmp_path / 'tiny.toml'}:/battery.toml:ro",
-               "-v", f"{out}:/results", GRADER, "/submissions", "--battery", "/battery.toml",
-               "--jobs", "2", "--out", "/results", "--backend", "netns", timeout=900, check=False)
+    done = run(
+        "docker",
+        "run",
+        "--rm",
+        "--label",
+        "rdtlab-test",
+        *GRADER_OPTS,
+        "-v",
+        f"{class_}:/submissions:ro",
+        "-v",
+        f"{tmp_path / 'tiny.toml'}:/battery.toml:ro",
+        "-v",
+        f"{out}:/results",
+        GRADER,
+        "/submissions",
+        "--battery",
+        "/battery.toml",
+        "--jobs",
+        "2",
+        "--out",
+        "/results",
+        "--backend",
+        "netns",
+        timeout=900,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "rdtlab-grader:" not in done.stderr, done.stderr     # the netns backend was possible
+    assert "rdtlab-grader:" not in done.stderr, done.stderr  # the netns backend was possible
     rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv"))}
     assert set(rows) == {"ref", "bob"}
     assert float(rows["ref"]["max_score"]) > 0
@@ -60,7 +83,7 @@ def test_grading_image_without_net_admin_says_so_in_one_line(images, tmp_path):
 
 # What a student's answer cell tries in the grading image, where the kit (its reference
 # protocols, the assignments' batteries) lies under /opt, a folder the jail shows.
-PROBE = '''
+PROBE = """
 import json
 probes = {}
 for path in ("/opt/rdtlab/reference/comn/Sender4.py", "/opt/rdtlab/reference/core/sr.py",
@@ -77,7 +100,7 @@ for pid in filter(str.isdigit, os.listdir("/proc")):
     except OSError:
         pass
 print("PROBES " + json.dumps(probes))
-'''
+"""
 
 
 def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path):
@@ -85,6 +108,7 @@ def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path
     with the kernel in the student's jail, which sees none of the kit's answers."""
     from tests.support import course as C
     from grader.planted import reference_submission
+
     course = Path(C.make_course(str(tmp_path)))
     dest = course / "submitted" / "alice" / "comn"
     dest.parent.mkdir(parents=True)
@@ -95,17 +119,45 @@ def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path
     out = tmp_path / "results"
     out.mkdir()
     before = leftovers()
-    done = run("docker", "run", "--rm", "--label", "rdtlab-test", *GRADER_OPTS, "-e", "RDTLAB_NOTEBOOK_MODE=tiny",
-               "-e", "JUPYTERHUB_API_TOKEN=planted-image-secret",
-               "-v", f"{course}:/course", "-v", f"{tmp_path / 'tiny.toml'}:/battery.toml:ro", "-v", f"{out}:/results",
-               GRADER, "/course/submitted", "--assignment", "comn", "--battery", "/battery.toml",
-               "--scenario", "t-clean", "--gradebook", "/course", "--out", "/results", timeout=600, check=False)
+    done = run(
+        "docker",
+        "run",
+        "--rm",
+        "--label",
+        "rdtlab-test",
+        *GRADER_OPTS,
+        "-e",
+        "RDTLAB_NOTEBOOK_MODE=tiny",
+        "-e",
+        "JUPYTERHUB_API_TOKEN=planted-image-secret",
+        "-v",
+        f"{course}:/course",
+        "-v",
+        f"{tmp_path / 'tiny.toml'}:/battery.toml:ro",
+        "-v",
+        f"{out}:/results",
+        GRADER,
+        "/course/submitted",
+        "--assignment",
+        "comn",
+        "--battery",
+        "/battery.toml",
+        "--scenario",
+        "t-clean",
+        "--gradebook",
+        "/course",
+        "--out",
+        "/results",
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "alice: notebook autograded" in done.stderr, done.stderr[-2000:]
     import nbformat
+
     nb = nbformat.read(str(course / "autograded" / "alice" / "comn" / C.NOTEBOOK), as_version=4)
     line = next(l for l in C.text_output(nb, "q1_answer").splitlines() if l.startswith("PROBES "))
-    probes = __import__("json").loads(line[len("PROBES "):])
+    probes = __import__("json").loads(line[len("PROBES ") :])
     assert set(probes.values()) <= {"FileNotFoundError", "PermissionError"}, probes
     assert "programs in /tmp/rdt-kernel-" in C.text_output(nb, "setup")
     assert "the runs measured on the netns backend" in C.text_output(nb, "q7_measure")
@@ -118,7 +170,7 @@ def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path
 
 # Services of the grading container that no jailed program may reach: a TCP listener on
 # its loopback and an abstract Unix socket, held by a helper that writes down each call.
-LISTEN = '''
+LISTEN = """
 import socket, threading
 calls = open("/results/calls.txt", "w")
 def serve(s, what):
@@ -129,14 +181,16 @@ tcp = socket.create_server(("127.0.0.1", 47999))
 unix = socket.socket(socket.AF_UNIX); unix.bind("\\0rdtlab-image-service"); unix.listen()
 threading.Thread(target=serve, args=(unix, "abstract"), daemon=True).start()
 serve(tcp, "tcp")
-'''
+"""
 
 
 @pytest.mark.parametrize("backend", ["local", "netns"])
 def test_grading_image_keeps_secrets_and_its_services_out_of_a_jails_reach(images, tmp_path, backend):
     class_ = tmp_path / "submitted"
-    for name, targets in (("secrets", ["JUPYTERHUB_API_TOKEN"]),
-                          ("host-services", ["tcp 127.0.0.1 47999", "abstract rdtlab-image-service"])):
+    for name, targets in (
+        ("secrets", ["JUPYTERHUB_API_TOKEN"]),
+        ("host-services", ["tcp 127.0.0.1 47999", "abstract rdtlab-image-service"]),
+    ):
         shutil.copytree(FIXTURES / "student", class_ / name)
         shutil.copy(FIXTURES / "reach" / name / "Sender2.py", class_ / name / "Sender2.py")
         (class_ / name / "targets.txt").write_text("\n".join(targets) + "\n")
@@ -145,16 +199,34 @@ def test_grading_image_keeps_secrets_and_its_services_out_of_a_jails_reach(image
     out = tmp_path / "results"
     out.mkdir()
     before = leftovers()
-    done = run("docker", "run", "--rm", "--label", "rdtlab-test", *GRADER_OPTS,
-               "-e", "JUPYTERHUB_API_TOKEN=planted-image-secret", "--entrypoint", "sh",
-               "-v", f"{class_}:/submissions:ro", "-v", f"{tmp_path}:/t:ro", "-v", f"{out}:/results", GRADER,
-               "-c", "python3 /t/listen.py & sleep 1; exec tini -- rdtlab-grade-start /submissions "
-                     f"--battery /t/tiny.toml --scenario t-clean --jobs 2 --out /results --backend {backend}",
-               timeout=600, check=False)
+    done = run(
+        "docker",
+        "run",
+        "--rm",
+        "--label",
+        "rdtlab-test",
+        *GRADER_OPTS,
+        "-e",
+        "JUPYTERHUB_API_TOKEN=planted-image-secret",
+        "--entrypoint",
+        "sh",
+        "-v",
+        f"{class_}:/submissions:ro",
+        "-v",
+        f"{tmp_path}:/t:ro",
+        "-v",
+        f"{out}:/results",
+        GRADER,
+        "-c",
+        "python3 /t/listen.py & sleep 1; exec tini -- rdtlab-grade-start /submissions "
+        f"--battery /t/tiny.toml --scenario t-clean --jobs 2 --out /results --backend {backend}",
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     feedback = {n: (out / n / "feedback.md").read_text() for n in ("secrets", "host-services")}
     assert "found nothing to steal in" in feedback["secrets"], feedback["secrets"][-1500:]
     assert "reached nothing: tcp 127.0.0.1 47999" in feedback["host-services"], feedback["host-services"][-1500:]
-    assert (out / "calls.txt").read_text() == ""         # the listener ran, and nobody called
+    assert (out / "calls.txt").read_text() == ""  # the listener ran, and nobody called
     assert not [p for p in out.rglob("*") if p.is_file() and b"planted-image-secret" in p.read_bytes()]
     assert leftovers() == before

@@ -3,6 +3,7 @@ written from the Zero to JupyterHub chart 4.4.0's reference, the schema refuses 
 should, the settings are the compose hub's, and the hub.extraConfig snippets give each
 student a uid of their own, no capability beyond the runtime's defaults, and a group.
 Pure: no cluster, no Docker, no socket (the chart was never installed here)."""
+
 import copy
 import json
 import re
@@ -21,12 +22,35 @@ HELM = REPO / "docker" / "hub" / "helm"
 COMPOSE_SETTINGS = REPO / "docker" / "hub" / "settings.toml"
 # TODO: drop these once docker/hub/settings.toml (the compose hub's settings) is in the
 # tree; where it is absent, the values are compared with these, its settings as specified.
-COMPOSE_DEFAULTS = {"cpu_limit": 1, "mem_limit": "2G", "pids_limit": 512, "cull_timeout": 3600, "cull_every": 300,
-                    "uid_base": 10000, "gid": 100, "admin": "instructor", "course_id": "rdtlab"}
+COMPOSE_DEFAULTS = {
+    "cpu_limit": 1,
+    "mem_limit": "2G",
+    "pids_limit": 512,
+    "cull_timeout": 3600,
+    "cull_every": 300,
+    "uid_base": 10000,
+    "gid": 100,
+    "admin": "instructor",
+    "course_id": "rdtlab",
+}
 # The container runtime's default capabilities (Docker's and containerd's alike): the
 # most a student's container may list under capabilities.add.
-RUNTIME_DEFAULT_CAPS = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
-                        "NET_BIND_SERVICE", "NET_RAW", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+RUNTIME_DEFAULT_CAPS = {
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "NET_RAW",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+}
 LTI_ROLES = "https://purl.imsglobal.org/spec/lti/claim/roles"
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
 
@@ -49,7 +73,7 @@ def compose_settings() -> dict:
     settings = tomllib.loads(COMPOSE_SETTINGS.read_text())
     tables = [settings, *(v for v in settings.values() if isinstance(v, dict))]
     found = {}
-    for key in COMPOSE_DEFAULTS:      # at the top or in one table
+    for key in COMPOSE_DEFAULTS:  # at the top or in one table
         hits = [t[key] for t in tables if key in t]
         assert hits, f"{COMPOSE_SETTINGS} has no {key}"
         found[key] = hits[0]
@@ -68,8 +92,9 @@ def to_bytes(size) -> int:
 @pytest.fixture(autouse=True)
 def nativeauthenticator(monkeypatch):
     """The hub image's NativeAuthenticator, as far as the snippets use it (its folder)."""
-    monkeypatch.setitem(sys.modules, "nativeauthenticator",
-                        types.SimpleNamespace(__file__="/site/nativeauthenticator/__init__.py"))
+    monkeypatch.setitem(
+        sys.modules, "nativeauthenticator", types.SimpleNamespace(__file__="/site/nativeauthenticator/__init__.py")
+    )
 
 
 def hub_config(values, authenticator_class=None) -> Config:
@@ -107,6 +132,7 @@ def _set(path, value):
         for key in parents:
             v = v[key]
         v[last] = value
+
     return change
 
 
@@ -114,13 +140,22 @@ REFUSED = {
     "a misspelt key": (_misspell, ["singleuser", "memory"], "additionalProperties"),
     "cpu.limit as a list": (_set(["singleuser", "cpu", "limit"], [1]), ["singleuser", "cpu", "limit"], "type"),
     "an unknown top-level key": (_set(["singleusers"], {}), [], "additionalProperties"),
-    "Kubernetes' Gi for JupyterHub's memory": (_set(["singleuser", "memory", "limit"], "2Gi"),
-                                               ["singleuser", "memory", "limit"], "pattern"),
+    "Kubernetes' Gi for JupyterHub's memory": (
+        _set(["singleuser", "memory", "limit"], "2Gi"),
+        ["singleuser", "memory", "limit"],
+        "pattern",
+    ),
     "a hub.config section not a class": (_set(["hub", "config", "loadRoles"], {}), ["hub", "config"], "pattern"),
-    "a role's misspelt key": (_set(["hub", "loadRoles", "grader-rdtlab-access", "group"], ["instructors"]),
-                              ["hub", "loadRoles", "grader-rdtlab-access"], "additionalProperties"),
-    "a service type not Kubernetes'": (_set(["proxy", "service", "type"], "Loadbalancer"),
-                                       ["proxy", "service", "type"], "enum"),
+    "a role's misspelt key": (
+        _set(["hub", "loadRoles", "grader-rdtlab-access", "group"], ["instructors"]),
+        ["hub", "loadRoles", "grader-rdtlab-access"],
+        "additionalProperties",
+    ),
+    "a service type not Kubernetes'": (
+        _set(["proxy", "service", "type"], "Loadbalancer"),
+        ["proxy", "service", "type"],
+        "enum",
+    ),
     "a removed key (hub.fsGid)": (_set(["hub", "fsGid"], 1000), ["hub"], "additionalProperties"),
 }
 
@@ -181,16 +216,19 @@ def test_native_sign_up_waits_for_approval_and_the_admin_is_an_instructor(values
     assert "post_auth_hook" not in c.Authenticator and "manage_groups" not in c.Authenticator
 
 
-@pytest.mark.parametrize("roles, group", [
-    ([f"{MEMBERSHIP}#Instructor"], "instructors"),
-    ([f"{MEMBERSHIP}/Instructor#TeachingAssistant"], "instructors"),
-    (["Instructor"], "instructors"),
-    ([f"{MEMBERSHIP}#Learner", "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor"], "students"),
-    ([], "students"),
-])
+@pytest.mark.parametrize(
+    "roles, group",
+    [
+        ([f"{MEMBERSHIP}#Instructor"], "instructors"),
+        ([f"{MEMBERSHIP}/Instructor#TeachingAssistant"], "instructors"),
+        (["Instructor"], "instructors"),
+        ([f"{MEMBERSHIP}#Learner", "http://purl.imsglobal.org/vocab/lis/v2/institution/person#Instructor"], "students"),
+        ([], "students"),
+    ],
+)
 def test_lti_logins_take_their_group_from_the_courses_roles(values, roles, group):
     c = hub_config(values, authenticator_class="ltiauthenticator.lti13.auth.LTI13Authenticator")
-    assert c.JupyterHub.template_paths == []          # NativeAuthenticator's pages only for it
+    assert c.JupyterHub.template_paths == []  # NativeAuthenticator's pages only for it
     # JupyterHub refuses load_groups beside groups an authenticator manages
     assert c.Authenticator.manage_groups is True and c.JupyterHub.load_groups == {}
     login = {"name": "x@example.edu", "admin": None, "auth_state": {"sub": "x", LTI_ROLES: roles}}

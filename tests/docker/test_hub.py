@@ -10,6 +10,7 @@ grader account's terminal (collect, the jailed notebooks and the battery in the 
 container, feedback released); each student fetches their own feedback. `make
 hub-down` then leaves no container and keeps the volumes.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,12 +34,20 @@ from tests.support.containers import ARTIFACTS, REPO, free_port, run
 # the class's grading (two students' jailed notebooks and the whole comn battery) takes minutes
 pytestmark = pytest.mark.timeout(1800)
 HUB = REPO / "docker" / "hub"
-VOLUMES = ["rdtlab-hub-data", "rdtlab-hub-users", "rdtlab-hub-course", "rdtlab-hub-exchange",
-           "rdtlab-hub-home-alice", "rdtlab-hub-home-bob"]
+VOLUMES = [
+    "rdtlab-hub-data",
+    "rdtlab-hub-users",
+    "rdtlab-hub-course",
+    "rdtlab-hub-exchange",
+    "rdtlab-hub-home-alice",
+    "rdtlab-hub-home-bob",
+]
 STUDENTS = {"alice": "alice-pass-4821", "bob": "bob-pass-9917"}
 # the students' programs: alice's in Python, bob's Java sources with no build file
-PROGRAMS = {"alice": REPO / "tests" / "fixtures" / "corpus" / "aoife",
-            "bob": REPO / "tests" / "fixtures" / "languages" / "java"}
+PROGRAMS = {
+    "alice": REPO / "tests" / "fixtures" / "corpus" / "aoife",
+    "bob": REPO / "tests" / "fixtures" / "languages" / "java",
+}
 
 
 def hub_sh(*args, env) -> subprocess.CompletedProcess:
@@ -57,12 +66,13 @@ def hub(hub_images, tmp_path_factory):
     """`make hub` on a free port, the students' plan tiny; `make hub-down` after, then the
     volumes this test made are removed."""
     if run("docker", "ps", "-aq", "--filter", "name=^rdtlab-hub$").stdout.strip():
-        pytest.fail("a course hub runs on this machine (container rdtlab-hub); the test uses the same names: "
-                    "stop it with make hub-down first")
+        pytest.fail(
+            "a course hub runs on this machine (container rdtlab-hub); the test uses the same names: "
+            "stop it with make hub-down first"
+        )
     state = tmp_path_factory.mktemp("hub-state")
     port = free_port()
-    env = {**os.environ, "RDTLAB_HUB_PORT": str(port), "RDTLAB_HUB_STATE": str(state),
-           "RDTLAB_NOTEBOOK_MODE": "tiny"}
+    env = {**os.environ, "RDTLAB_HUB_PORT": str(port), "RDTLAB_HUB_STATE": str(state), "RDTLAB_NOTEBOOK_MODE": "tiny"}
     t = time.monotonic()
     done = hub_sh("up", env=env)
     started = time.monotonic() - t
@@ -70,16 +80,23 @@ def hub(hub_images, tmp_path_factory):
         assert done.returncode == 0, done.stderr[-2000:]
         assert f"http://127.0.0.1:{port}/hub/" in done.stderr
         secrets = dict(line.split("=", 1) for line in (state / "secrets.env").read_text().split())
-        yield {"url": f"http://127.0.0.1:{port}", "admin": ("instructor", secrets["RDTLAB_ADMIN_PASSWORD"]),
-               "started": started, "env": env}
+        yield {
+            "url": f"http://127.0.0.1:{port}",
+            "admin": ("instructor", secrets["RDTLAB_ADMIN_PASSWORD"]),
+            "started": started,
+            "env": env,
+        }
     finally:
         down = hub_sh("down", env=env)
-        left = run("docker", "ps", "-aq", "--filter", "network=rdtlab-hub").stdout.split() + \
-            run("docker", "ps", "-aq", "--filter", "name=rdtlab-hub").stdout.split()
-        rules = run("iptables", "-S", check=False).stdout.count("rdtlab-hub") + \
-            run("iptables", "-S", "DOCKER-USER", check=False).stdout.count("rdtlab-hub")
+        left = (
+            run("docker", "ps", "-aq", "--filter", "network=rdtlab-hub").stdout.split()
+            + run("docker", "ps", "-aq", "--filter", "name=rdtlab-hub").stdout.split()
+        )
+        rules = run("iptables", "-S", check=False).stdout.count("rdtlab-hub") + run(
+            "iptables", "-S", "DOCKER-USER", check=False
+        ).stdout.count("rdtlab-hub")
         kept = [v for v in VOLUMES if run("docker", "volume", "inspect", v, check=False).returncode == 0]
-        for v in VOLUMES + ["rdtlab-hub-home-instructor"]:     # the admin's own server, started at log-in
+        for v in VOLUMES + ["rdtlab-hub-home-instructor"]:  # the admin's own server, started at log-in
             run("docker", "volume", "rm", "-f", v, check=False)
         assert down.returncode == 0, down.stderr
         assert not left, f"make hub-down left containers running: {left}"
@@ -88,8 +105,13 @@ def hub(hub_images, tmp_path_factory):
 
 
 def browser_context(p, profile):
-    return p.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, headless=True,
-                                                args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 900})
+    return p.chromium.launch_persistent_context(
+        str(profile),
+        executable_path=CHROMIUM,
+        headless=True,
+        args=CHROMIUM_ARGS,
+        viewport={"width": 1280, "height": 900},
+    )
 
 
 def log_in(page, url, name, password):
@@ -135,7 +157,7 @@ def prompts(page) -> dict:
 
 def terminal(page, base, command):
     """Type `command` into a new terminal of the JupyterLab at `base`."""
-    page.goto(f"{base}/lab/workspaces/terminal?reset")      # a new workspace: the launcher
+    page.goto(f"{base}/lab/workspaces/terminal?reset")  # a new workspace: the launcher
     page.wait_for_selector(".jp-Launcher", timeout=60000)
     page.click('.jp-LauncherCard[title*="erminal"], .jp-LauncherCard:has-text("Terminal")')
     page.wait_for_selector(".xterm-helper-textarea", timeout=30000)
@@ -149,7 +171,7 @@ def contents(context, base, path):
     return answer.json() if answer.ok else None
 
 
-PROBE = r'''
+PROBE = r"""
 import json, os, socket, urllib.request
 out = {}
 def tcp(host, port):
@@ -175,11 +197,12 @@ out["other_home"] = listing("/home/jovyan/../alice") if os.path.exists("/home/al
 out["uid"] = os.getuid()
 out["caps"] = [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0]
 json.dump(out, open("probe.json", "w"))
-'''
+"""
 
 
 def test_a_class_on_the_hub(hub, tmp_path):
     from playwright.sync_api import sync_playwright
+
     url = hub["url"]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     # a service on the host's address that no student's server may reach
@@ -234,17 +257,21 @@ def test_a_class_on_the_hub(hub, tmp_path):
         for name, (ctx, spage) in students.items():
             base = f"{url}/user/{name}"
             listed = post(ctx, f"{base}/assignments/fetch", {"course_id": "rdtlab", "assignment_id": "comn"}).json()
-            assert listed["success"] and any(a["assignment_id"] == "comn" and a["status"] == "fetched"
-                                             for a in listed["value"]), listed
-            if name == "bob":       # his are in Java: the starter's Python programs go
+            assert listed["success"] and any(
+                a["assignment_id"] == "comn" and a["status"] == "fetched" for a in listed["value"]
+            ), listed
+            if name == "bob":  # his are in Java: the starter's Python programs go
                 for starter in contents(ctx, base, "comn")["content"]:
                     if re.fullmatch(r"(Sender|Receiver)\d\.py", starter["name"]):
-                        assert ctx.request.delete(f"{base}/api/contents/comn/{starter['name']}",
-                                                  headers={"X-XSRFToken": xsrf(ctx)}).ok
+                        assert ctx.request.delete(
+                            f"{base}/api/contents/comn/{starter['name']}", headers={"X-XSRFToken": xsrf(ctx)}
+                        ).ok
             for program in sorted(f for f in PROGRAMS[name].iterdir() if f.suffix in (".py", ".java")):
-                answer = ctx.request.put(f"{base}/api/contents/comn/{program.name}", headers={"X-XSRFToken": xsrf(ctx)},
-                                         data=json.dumps({"type": "file", "format": "text",
-                                                          "content": program.read_text()}))
+                answer = ctx.request.put(
+                    f"{base}/api/contents/comn/{program.name}",
+                    headers={"X-XSRFToken": xsrf(ctx)},
+                    data=json.dumps({"type": "file", "format": "text", "content": program.read_text()}),
+                )
                 assert answer.ok, answer.text()
             # the student's answers typed into the answer cells
             nb = contents(ctx, base, "comn/results_sheet.ipynb")["content"]
@@ -253,8 +280,11 @@ def test_a_class_on_the_hub(hub, tmp_path):
                 grade_id = cell["metadata"].get("nbgrader", {}).get("grade_id")
                 if grade_id in answers:
                     cell["source"] = answers[grade_id]
-            answer = ctx.request.put(f"{base}/api/contents/comn/results_sheet.ipynb", headers={"X-XSRFToken": xsrf(ctx)},
-                                     data=json.dumps({"type": "notebook", "format": "json", "content": nb}))
+            answer = ctx.request.put(
+                f"{base}/api/contents/comn/results_sheet.ipynb",
+                headers={"X-XSRFToken": xsrf(ctx)},
+                data=json.dumps({"type": "notebook", "format": "json", "content": nb}),
+            )
             assert answer.ok, answer.text()
             spage.goto(f"{base}/lab/tree/comn/results_sheet.ipynb")
             spage.wait_for_selector(".jp-Notebook", timeout=60000)
@@ -270,7 +300,7 @@ def test_a_class_on_the_hub(hub, tmp_path):
             spage.wait_for_timeout(1500)
             spage.screenshot(path=str(ARTIFACTS / f"hub-{name}-notebook.png"))
             nb = contents(ctx, base, "comn/results_sheet.ipynb")["content"]
-            (ARTIFACTS / f"hub-{name}-results_sheet.ipynb").write_text(json.dumps(nb))   # as run, for a failure's why
+            (ARTIFACTS / f"hub-{name}-results_sheet.ipynb").write_text(json.dumps(nb))  # as run, for a failure's why
             ran = [c for c in nb["cells"] if c["cell_type"] == "code" and c.get("execution_count")]
             assert len(ran) > 5, f"{name}'s notebook ran {len(ran)} cells"
             valid = post(ctx, f"{base}/assignments/validate", {"path": "comn/results_sheet.ipynb"}).json()
@@ -282,16 +312,29 @@ def test_a_class_on_the_hub(hub, tmp_path):
         # bob forges a submission under alice's name and probes what his server reaches
         bob_ctx, bob_page = students["bob"]
         bob = f"{url}/user/bob"
-        bob_ctx.request.put(f"{bob}/api/contents/probe.py", headers={"X-XSRFToken": xsrf(bob_ctx)},
-                            data=json.dumps({"type": "file", "format": "text", "content": PROBE}))
-        terminal(bob_page, bob,
-                 "d=/srv/nbgrader/exchange/rdtlab/inbound/alice+comn+$(date -u +'%Y-%m-%d %H:%M:%S.%6N UTC')+forged; "
-                 f"cp -R comn \"$d\"; PROBE_PORT={listener.getsockname()[1]} python3 probe.py; echo done > forged.txt")
+        bob_ctx.request.put(
+            f"{bob}/api/contents/probe.py",
+            headers={"X-XSRFToken": xsrf(bob_ctx)},
+            data=json.dumps({"type": "file", "format": "text", "content": PROBE}),
+        )
+        terminal(
+            bob_page,
+            bob,
+            "d=/srv/nbgrader/exchange/rdtlab/inbound/alice+comn+$(date -u +'%Y-%m-%d %H:%M:%S.%6N UTC')+forged; "
+            f'cp -R comn "$d"; PROBE_PORT={listener.getsockname()[1]} python3 probe.py; echo done > forged.txt',
+        )
         wait_for("bob's probe", lambda: contents(bob_ctx, bob, "forged.txt"), timeout=60)
         probe = json.loads(contents(bob_ctx, bob, "probe.json")["content"])
         assert probe["hub_api"] == "reached", probe
-        for what in ("other_server", "grader_server", "host_listener", "docker_socket", "inbound", "course",
-                     "other_home"):
+        for what in (
+            "other_server",
+            "grader_server",
+            "host_listener",
+            "docker_socket",
+            "inbound",
+            "course",
+            "other_home",
+        ):
             assert probe[what].startswith("refused"), (what, probe)
         assert probe["uid"] >= 10000 and int(probe["caps"], 16) == 0, probe
 
@@ -302,7 +345,9 @@ def test_a_class_on_the_hub(hub, tmp_path):
         log = contents(staff, grader, "grade.log")["content"]
         (ARTIFACTS / "hub-grade.log").write_text(log)
         assert contents(staff, grader, "grade.exit")["content"].strip() == "0", log[-3000:]
-        assert re.search(r"not collected: alice\+comn\+.*\+forged is named for alice .* handed in by bob", log), log[-3000:]
+        assert re.search(r"not collected: alice\+comn\+.*\+forged is named for alice .* handed in by bob", log), log[
+            -3000:
+        ]
         assert "feedback released" in log
         grades = contents(staff, grader, "graded/comn/grades.csv")["content"]
         assert "alice" in grades and "bob" in grades
@@ -330,8 +375,10 @@ def test_a_class_on_the_hub(hub, tmp_path):
         for ctx, _ in students.values():
             ctx.close()
     listener.close()
-    print(f"hub up in {hub['started']:.1f} s; students' servers in "
-          + ", ".join(f"{n} {s:.1f} s" for n, s in spawn_seconds.items()))
+    print(
+        f"hub up in {hub['started']:.1f} s; students' servers in "
+        + ", ".join(f"{n} {s:.1f} s" for n, s in spawn_seconds.items())
+    )
     assert hub["started"] < 60
     assert max(spawn_seconds.values()) < 60
 
@@ -349,25 +396,64 @@ def test_a_students_sheet_on_the_hub_matches_the_netns_backend(hub_images, tmp_p
         shutil.copy(programs / name, work / "progs" / name)
     os.chmod(tmp_path, 0o755)
     sheet = ["rdtlab", "sheet", "comn", "--quick", "--questions", "q1", "--runs", "4", "--no-progress"]
-    hub_run = run("docker", "run", "--rm", "--cap-drop", "ALL",
-                  *[x for cap in ("CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP")
-                    for x in ("--cap-add", cap)],
-                  "--security-opt", "no-new-privileges:true", "--pids-limit", str(settings["pids_limit"]),
-                  "--memory", settings["mem_limit"].lower(), "--cpus", str(settings["cpu_limit"]),
-                  "-e", "NB_UID=10001", "-e", "NB_USER=student", "-v", f"{work}:/home/jovyan/work",
-                  "rdtlab/lab-hub:latest", *sheet, "--impl", "progs", "--out", "out", timeout=900, check=False)
+    hub_run = run(
+        "docker",
+        "run",
+        "--rm",
+        "--cap-drop",
+        "ALL",
+        *[x for cap in ("CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP") for x in ("--cap-add", cap)],
+        "--security-opt",
+        "no-new-privileges:true",
+        "--pids-limit",
+        str(settings["pids_limit"]),
+        "--memory",
+        settings["mem_limit"].lower(),
+        "--cpus",
+        str(settings["cpu_limit"]),
+        "-e",
+        "NB_UID=10001",
+        "-e",
+        "NB_USER=student",
+        "-v",
+        f"{work}:/home/jovyan/work",
+        "rdtlab/lab-hub:latest",
+        *sheet,
+        "--impl",
+        "progs",
+        "--out",
+        "out",
+        timeout=900,
+        check=False,
+    )
     assert hub_run.returncode == 0, hub_run.stderr[-2000:]
     assert "backend local" in hub_run.stderr + hub_run.stdout
-    host_run = run(os.path.join(os.path.dirname(sys.executable), "rdtlab"), *sheet[1:], "--impl", str(work / "progs"),
-                   "--backend", "netns", "--out", str(tmp_path / "host"), timeout=900, check=False)
+    host_run = run(
+        os.path.join(os.path.dirname(sys.executable), "rdtlab"),
+        *sheet[1:],
+        "--impl",
+        str(work / "progs"),
+        "--backend",
+        "netns",
+        "--out",
+        str(tmp_path / "host"),
+        timeout=900,
+        check=False,
+    )
     assert host_run.returncode == 0, host_run.stderr[-2000:]
 
     def cells(path):
         import csv
+
         rows = list(csv.DictReader(open(path)))
         assert rows and all(r["ok"] == "True" for r in rows), path
-        return {t: {m: summarize(float(r[m]) for r in rows if r["timeout"] == t)
-                    for m in ("goodput_kBps", "retransmissions")} for t in {r["timeout"] for r in rows}}
+        return {
+            t: {
+                m: summarize(float(r[m]) for r in rows if r["timeout"] == t)
+                for m in ("goodput_kBps", "retransmissions")
+            }
+            for t in {r["timeout"] for r in rows}
+        }
 
     on_hub, on_host = cells(work / "out" / "comn" / "q1.csv"), cells(tmp_path / "host" / "comn" / "q1.csv")
     assert on_hub.keys() == on_host.keys()
@@ -375,8 +461,10 @@ def test_a_students_sheet_on_the_hub_matches_the_netns_backend(hub_images, tmp_p
     for timeout in sorted(on_hub, key=int):
         for metric, a in on_hub[timeout].items():
             b = on_host[timeout][metric]
-            line = f"timeout {timeout} ms {metric}: hub {a.mean:.1f} [{a.ci_low:.1f}, {a.ci_high:.1f}], " \
-                   f"netns {b.mean:.1f} [{b.ci_low:.1f}, {b.ci_high:.1f}]"
+            line = (
+                f"timeout {timeout} ms {metric}: hub {a.mean:.1f} [{a.ci_low:.1f}, {a.ci_high:.1f}], "
+                f"netns {b.mean:.1f} [{b.ci_low:.1f}, {b.ci_high:.1f}]"
+            )
             print(line)
             if a.ci_high < b.ci_low or b.ci_high < a.ci_low:
                 apart.append(line)

@@ -4,6 +4,7 @@ JupyterLab in the container, opens the comn notebook and runs its first measured
 question with a student's programs on the netns backend; the table and the plot appear
 (screenshot in out/test-artifacts/). `down` leaves no container, network or namespace,
 and the student's work survives in its volume."""
+
 import json
 import os
 import re
@@ -15,7 +16,7 @@ from tests.support.containers import ARTIFACTS, DOCKER, LAB, PROJECT, REPO, free
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]
-STUDENT = REPO / "tests" / "fixtures" / "students"     # stand-alone, like a student's hand-in
+STUDENT = REPO / "tests" / "fixtures" / "students"  # stand-alone, like a student's hand-in
 VOLUME = f"{PROJECT}_rdtlab-work"
 WORK = "/home/jovyan/work/comn"
 
@@ -28,15 +29,31 @@ def lab_env(port: int) -> dict:
 def hand_in(container: str, *names: str) -> None:
     """The student's own programs over the starter code, written as the notebook user."""
     for name in names:
-        run("docker", "exec", "-i", "-u", "1000:100", container, "sh", "-c", f"cat > {WORK}/{name}",
-            input=(STUDENT / name).read_text())
+        run(
+            "docker",
+            "exec",
+            "-i",
+            "-u",
+            "1000:100",
+            container,
+            "sh",
+            "-c",
+            f"cat > {WORK}/{name}",
+            input=(STUDENT / name).read_text(),
+        )
 
 
 def run_first_question(url: str, profile: str, shot: str) -> str:
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
-                                                       args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 1400})
+        browser = p.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 1400},
+        )
         try:
             page = browser.new_page()
             page.goto(url.replace("/lab?", "/lab/tree/comn/results_sheet.ipynb?"))
@@ -51,14 +68,14 @@ def run_first_question(url: str, profile: str, shot: str) -> str:
             try:
                 q1.locator(".jp-OutputArea-output img").wait_for(timeout=600_000)
             except Exception:
-                page.screenshot(path=shot.replace(".png", "-failed.png"))   # what the student would see
+                page.screenshot(path=shot.replace(".png", "-failed.png"))  # what the student would see
                 raise
             q1.locator(".jp-OutputArea-output table").wait_for(timeout=60_000)
             q1.scroll_into_view_if_needed()
             page.screenshot(path=shot)
             table = q1.locator(".jp-OutputArea-output table").inner_text()
             assert "timeout_ms" in table and "throughput_kBps" in table
-            assert q1.locator(".jp-OutputArea-output table tbody tr").count() == 3   # the tiny plan's timeouts
+            assert q1.locator(".jp-OutputArea-output table tbody tr").count() == 3  # the tiny plan's timeouts
             return q1.inner_text()
         finally:
             browser.close()
@@ -70,7 +87,7 @@ def test_compose_lab_runs_the_first_question_in_chromium_and_down_leaves_only_th
     shot = str(ARTIFACTS / "docker-lab-q1.png")
     port = free_port()
     env = lab_env(port)
-    run("docker", "volume", "rm", "-f", VOLUME)      # a fresh student
+    run("docker", "volume", "rm", "-f", VOLUME)  # a fresh student
     before = leftovers()
     t = time.monotonic()
     up = run(DOCKER / "lab.sh", "up", env=env, timeout=300, check=False)
@@ -87,17 +104,32 @@ def test_compose_lab_runs_the_first_question_in_chromium_and_down_leaves_only_th
         hand_in(container, "Sender2.py", "Receiver2.py")
         text = run_first_question(url, str(tmp_path / "profile"), shot)
         assert "not measured" not in text and "failed runs" not in text, text
-        rows = [json.loads(line) for line in run("docker", "exec", container, "sh", "-c",
-                                                 f"cat {WORK}/.rdtlab/*.jsonl").stdout.splitlines() if line.strip()]
+        rows = [
+            json.loads(line)
+            for line in run("docker", "exec", container, "sh", "-c", f"cat {WORK}/.rdtlab/*.jsonl").stdout.splitlines()
+            if line.strip()
+        ]
         assert rows and all(r["ok"] for r in rows), [r.get("error") for r in rows if not r["ok"]]
-        assert {r["backend"] for r in rows} == {"netns"}   # the capabilities reached the notebook user
+        assert {r["backend"] for r in rows} == {"netns"}  # the capabilities reached the notebook user
     finally:
         down = run(DOCKER / "lab.sh", "down", env=env, timeout=120, check=False)
     assert down.returncode == 0, down.stderr
     assert os.path.getsize(shot) > 10_000
     assert leftovers() == before
     # The student's work outlives the containers: their programs and measurements are in the volume.
-    kept = run("docker", "run", "--rm", "--label", "rdtlab-test", "-v", f"{VOLUME}:/w", "--entrypoint", "sh", LAB,
-               "-c", "ls -a /w/comn /w/comn/.rdtlab").stdout.split()
+    kept = run(
+        "docker",
+        "run",
+        "--rm",
+        "--label",
+        "rdtlab-test",
+        "-v",
+        f"{VOLUME}:/w",
+        "--entrypoint",
+        "sh",
+        LAB,
+        "-c",
+        "ls -a /w/comn /w/comn/.rdtlab",
+    ).stdout.split()
     assert "Sender2.py" in kept and any(w.endswith(".jsonl") for w in kept)
     run("docker", "volume", "rm", VOLUME)

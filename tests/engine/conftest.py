@@ -5,6 +5,7 @@ with arguments (or a config dict for `linkemu run`), waits for the ready line an
 returns a `RunningEngine`; every engine still running at the end of a test is stopped,
 and its temporary files go with pytest's tmp_path.
 """
+
 import json
 import shutil
 import socket
@@ -68,7 +69,14 @@ def relay(start_engine):
         target, client = udp_socket(family, host), udp_socket(family, host)
         opened.extend([target, client])
         fmt = "{}:{}" if family == socket.AF_INET else "[{}]:{}"
-        args = ["--listen", fmt.format(host, 0), "--to", fmt.format(host, target.getsockname()[1]), "--forward", forward]
+        args = [
+            "--listen",
+            fmt.format(host, 0),
+            "--to",
+            fmt.format(host, target.getsockname()[1]),
+            "--forward",
+            forward,
+        ]
         if reverse is not None:
             args += ["--reverse", reverse]
         eng = start_engine(args + list(extra))

@@ -5,6 +5,7 @@ with a TUN device in each, addresses them as docs/interfaces.md says (path 1:
 198.18.1.1/.2 and fd00:7264:746c:1::1/::2) and runs small Python programs (or iperf3)
 inside the namespaces. Namespaces are removed in the fixture's finalizer, always.
 """
+
 import hashlib
 import json
 import os
@@ -79,8 +80,13 @@ c = socket.create_connection((sys.argv[1], 7001), timeout=30); c.sendall(data); 
 
 
 def in_ns(ns: str, code: str, *args, stdin=None) -> subprocess.Popen:
-    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", code, *map(str, args)],
-                            stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        ["ip", "netns", "exec", ns, sys.executable, "-c", code, *map(str, args)],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_ready(p: subprocess.Popen):
@@ -115,9 +121,12 @@ def tun_link(start_engine, namespaces):
     from pyroute2 import NetNS
 
     def make(forward: str = "", reverse: str | None = None, **extra):
-        path = {"name": "p0", "forward": forward,
-                "tun_a": {"netns": namespaces["s"], "ifname": "rdt0"},
-                "tun_b": {"netns": namespaces["r"], "ifname": "rdt0"}}
+        path = {
+            "name": "p0",
+            "forward": forward,
+            "tun_a": {"netns": namespaces["s"], "ifname": "rdt0"},
+            "tun_b": {"netns": namespaces["r"], "ifname": "rdt0"},
+        }
         if reverse is not None:
             path["reverse"] = reverse
         eng = start_engine(config={"mode": "tun", "seed": 5, "paths": [path], **extra})
@@ -163,16 +172,23 @@ def test_tcp_across_a_lossy_link_and_repeats(tun_link, namespaces):
 @pytest.mark.skipif(shutil.which("iperf3") is None, reason="iperf3 not installed (make setup installs it)")
 def test_iperf3_over_a_10mbit_link(tun_link, namespaces):
     tun_link(forward="delay 5ms rate 10mbit", reverse="delay 5ms rate 10mbit")
-    server = subprocess.Popen(["ip", "netns", "exec", namespaces["r"], "iperf3", "-s", "-1", "-B", ADDR["r"][0]],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", namespaces["r"], "iperf3", "-s", "-1", "-B", ADDR["r"][0]],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(50):  # wait for the server to listen
             r = subprocess.run(["ip", "netns", "exec", namespaces["r"], "ss", "-ltn"], capture_output=True, text=True)
             if ":5201" in r.stdout:
                 break
             subprocess.run(["sleep", "0.1"])
-        r = subprocess.run(["ip", "netns", "exec", namespaces["s"], "iperf3", "-c", ADDR["r"][0], "-t", "3", "-J"],
-                           capture_output=True, text=True, timeout=30)
+        r = subprocess.run(
+            ["ip", "netns", "exec", namespaces["s"], "iperf3", "-c", ADDR["r"][0], "-t", "3", "-J"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert r.returncode == 0, r.stdout[-500:] + r.stderr
         mbps = json.loads(r.stdout)["end"]["sum_received"]["bits_per_second"] / 1e6
         # TCP goodput under a 10 Mbit/s link that counts IP + 14 Ethernet bytes per packet.
@@ -207,8 +223,14 @@ def test_devices_vanish_with_the_engine(tun_link, namespaces):
 
 def test_missing_namespace_exits_2(linkemu_bin, tmp_path):
     cfg = tmp_path / "c.json"
-    cfg.write_text(json.dumps({"mode": "tun", "paths": [{
-        "tun_a": {"netns": "le-no-such-ns", "ifname": "rdt0"}, "tun_b": {"ifname": "rdt1"}}]}))
+    cfg.write_text(
+        json.dumps(
+            {
+                "mode": "tun",
+                "paths": [{"tun_a": {"netns": "le-no-such-ns", "ifname": "rdt0"}, "tun_b": {"ifname": "rdt1"}}],
+            }
+        )
+    )
     r = subprocess.run([linkemu_bin, "run", str(cfg)], capture_output=True, text=True, timeout=10)
     assert r.returncode == 2 and "le-no-such-ns" in r.stderr and r.stderr.count("\n") == 1
 

@@ -6,6 +6,7 @@ must still deliver the file byte for byte by retransmitting. The default rule,
 `repair`, hands the damage to the application, so TCP delivers a damaged file: the
 reason the gbn-vs-tcp sheet uses the netem rule for TCP.
 """
+
 import pytest
 
 from harness.transfer import Link, Program, run_transfer
@@ -16,8 +17,10 @@ SIZE = 300_000
 SEND = "python3 -m reference.tcpfile send --host {receiver_host} --port {receiver_port} --file {file}"
 # The receiver prints its namespace's IP and TCP counters once the file is written (after
 # a pause, so the sender's last ACK has crossed the link too).
-RECV_AND_COUNT = ("sh -c 'python3 -m reference.tcpfile recv --port \"$1\" --file \"$2\" && sleep 0.3 "
-                  "&& cat /proc/net/snmp' receiver {listen_port} {output}")
+RECV_AND_COUNT = (
+    'sh -c \'python3 -m reference.tcpfile recv --port "$1" --file "$2" && sleep 0.3 '
+    "&& cat /proc/net/snmp' receiver {listen_port} {output}"
+)
 
 
 def snmp(text: str) -> dict[str, dict[str, int]]:
@@ -31,22 +34,30 @@ def snmp(text: str) -> dict[str, dict[str, int]]:
 
 
 def transfer(rule: str, receiver: str = RECV_AND_COUNT):
-    return run_transfer(Program(SEND), Program(receiver), Link("corrupt 10%", tun_corruption=rule),
-                        size=SIZE, seed=7, backend="netns", time_limit=60, stop_receiver_when_done=False)
+    return run_transfer(
+        Program(SEND),
+        Program(receiver),
+        Link("corrupt 10%", tun_corruption=rule),
+        size=SIZE,
+        seed=7,
+        backend="netns",
+        time_limit=60,
+        stop_receiver_when_done=False,
+    )
 
 
 def test_netem_rule_corrupted_segments_are_dropped_by_the_kernel_and_tcp_recovers():
     res = transfer("netem")
-    assert res.ok and res.verified, res.error          # byte for byte, through the kernel's TCP
+    assert res.ok and res.verified, res.error  # byte for byte, through the kernel's TCP
     corrupted = res.link["forward"]["corrupted"]
-    assert corrupted >= 10, res.link["forward"]          # ~10% of ~220 segments and ACKs
-    assert res.link["reverse"]["corrupted"] > 0          # ACKs are damaged too, as by netem
+    assert corrupted >= 10, res.link["forward"]  # ~10% of ~220 segments and ACKs
+    assert res.link["reverse"]["corrupted"] > 0  # ACKs are damaged too, as by netem
     counters = snmp(res.receiver.stdout_tail)
     # Every flipped bit broke a checksum the receiving kernel checks: the IPv4 header's
     # (InHdrErrors) or TCP's (InCsumErrors); none reached the application.
     dropped = counters["Ip"]["InHdrErrors"] + counters["Tcp"]["InCsumErrors"]
     assert dropped == corrupted, (counters["Ip"], counters["Tcp"], res.link["forward"])
-    assert res.retransmissions >= 1                      # TCP resent what the kernel dropped
+    assert res.retransmissions >= 1  # TCP resent what the kernel dropped
 
 
 def test_repair_rule_hands_the_damage_to_tcp_and_its_file():
@@ -60,8 +71,14 @@ def test_repair_rule_hands_the_damage_to_tcp_and_its_file():
 
 def test_netem_rule_needs_the_netns_backend():
     from harness.procs import UsageError
+
     with pytest.raises(UsageError, match="needs the netns backend"):
-        run_transfer(Program(SEND), Program("true {listen_port}"), Link("corrupt 1%", tun_corruption="netem"),
-                     size=10, backend="local")
+        run_transfer(
+            Program(SEND),
+            Program("true {listen_port}"),
+            Link("corrupt 1%", tun_corruption="netem"),
+            size=10,
+            backend="local",
+        )
     with pytest.raises(UsageError, match="tun_corruption must be one of repair, netem"):
         run_transfer(Program(SEND), Program("true {listen_port}"), Link("", tun_corruption="drop"), size=10)

@@ -1,5 +1,6 @@
 """The real `linkemu` as a UDP relay on loopback: relaying, impairments seen end to
 end, the shared queue, run-time control, the schedule, stats, determinism, bad input."""
+
 import json
 import os
 import socket
@@ -145,10 +146,13 @@ def test_last_fresh_delivery_ignores_resends_after_it(relay):
 def test_shared_queue_puts_replies_behind_data(start_engine):
     """At 1 Mbit/s, ten 1000-byte datagrams hold the one queue ~83 ms; a reply sent
     right after them waits behind them only when the queue is shared (netem on lo)."""
+
     def reply_wait(shared: bool) -> float:
         target, client = udp_socket(), udp_socket()
-        eng = start_engine(["--listen", "127.0.0.1:0", "--to", f"127.0.0.1:{target.getsockname()[1]}",
-                            "--forward", "rate 1mbit"] + (["--shared-queue"] if shared else []))
+        eng = start_engine(
+            ["--listen", "127.0.0.1:0", "--to", f"127.0.0.1:{target.getsockname()[1]}", "--forward", "rate 1mbit"]
+            + (["--shared-queue"] if shared else [])
+        )
         client.connect(eng.listen())
         upstream = exchange(client, target, b"hello", b"hi")
         for _ in range(10):
@@ -166,8 +170,24 @@ def test_shared_queue_puts_replies_behind_data(start_engine):
 
 
 def test_shared_queue_rejects_a_different_reverse_spec(linkemu_bin):
-    r = subprocess.run([linkemu_bin, "udp", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9", "--shared-queue",
-                        "--forward", "loss 1%", "--reverse", "loss 2%"], capture_output=True, text=True, timeout=10)
+    r = subprocess.run(
+        [
+            linkemu_bin,
+            "udp",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "127.0.0.1:9",
+            "--shared-queue",
+            "--forward",
+            "loss 1%",
+            "--reverse",
+            "loss 2%",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     assert r.returncode == 2
     assert "shared queue" in r.stderr and r.stderr.count("\n") == 1
 
@@ -192,14 +212,17 @@ def test_control_channel_down_up_change_stats(relay):
     assert json.loads(eng.stats_path.read_text())["forward"]["packets_in"] == 4
 
 
-@pytest.mark.parametrize("request_text, error_part", [
-    ("not json", "not JSON"),
-    ('{"cmd": "explode"}', "unknown cmd"),
-    ('{"cmd": "down", "path": "nope"}', "no path named"),
-    ('{"cmd": "change", "path": "p0", "spec": "delay banana"}', "banana"),
-    ('{"cmd": "change", "path": "p0", "direction": "sideways", "spec": ""}', "direction"),
-    ('[]', "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "request_text, error_part",
+    [
+        ("not json", "not JSON"),
+        ('{"cmd": "explode"}', "unknown cmd"),
+        ('{"cmd": "down", "path": "nope"}', "no path named"),
+        ('{"cmd": "change", "path": "p0", "spec": "delay banana"}', "banana"),
+        ('{"cmd": "change", "path": "p0", "direction": "sideways", "spec": ""}', "direction"),
+        ("[]", "expected a JSON object"),
+    ],
+)
 def test_control_channel_rejects_nonsense_and_keeps_serving(relay, request_text, error_part):
     eng, client, target = relay()
     reply = eng.control(request_text)
@@ -210,10 +233,14 @@ def test_control_channel_rejects_nonsense_and_keeps_serving(relay, request_text,
 def test_schedule_takes_path_down_and_up(start_engine):
     target, client = udp_socket(), udp_socket()
     port = target.getsockname()[1]
-    eng = start_engine(config={"mode": "udp", "seed": 3, "paths": [
-        {"name": "main", "listen": "127.0.0.1:0", "to": f"127.0.0.1:{port}"}],
-        "schedule": [{"at_ms": 300, "cmd": "down", "path": "main"},
-                     {"at_ms": 600, "cmd": "up", "path": "main"}]})
+    eng = start_engine(
+        config={
+            "mode": "udp",
+            "seed": 3,
+            "paths": [{"name": "main", "listen": "127.0.0.1:0", "to": f"127.0.0.1:{port}"}],
+            "schedule": [{"at_ms": 300, "cmd": "down", "path": "main"}, {"at_ms": 600, "cmd": "up", "path": "main"}],
+        }
+    )
     client.connect(eng.listen())
     t0 = time.monotonic()
     for i in range(90):  # one every 10 ms for 0.9 s
@@ -229,9 +256,19 @@ def test_schedule_takes_path_down_and_up(start_engine):
 
 def test_two_paths_in_one_process(start_engine):
     t1, t2, c1, c2 = udp_socket(), udp_socket(), udp_socket(), udp_socket()
-    eng = start_engine(config={"paths": [
-        {"name": "a", "listen": "127.0.0.1:0", "to": f"127.0.0.1:{t1.getsockname()[1]}"},
-        {"name": "b", "listen": "127.0.0.1:0", "to": f"127.0.0.1:{t2.getsockname()[1]}", "forward": "loss 100%"}]})
+    eng = start_engine(
+        config={
+            "paths": [
+                {"name": "a", "listen": "127.0.0.1:0", "to": f"127.0.0.1:{t1.getsockname()[1]}"},
+                {
+                    "name": "b",
+                    "listen": "127.0.0.1:0",
+                    "to": f"127.0.0.1:{t2.getsockname()[1]}",
+                    "forward": "loss 100%",
+                },
+            ]
+        }
+    )
     c1.connect(eng.listen(0))
     c2.connect(eng.listen(1))
     exchange(c1, t1, b"on a", b"back on a")
@@ -282,8 +319,18 @@ def test_sigint_also_writes_stats(relay):
 
 def received_sequence(start_engine, seed: int) -> list[bytes]:
     target, client = udp_socket(), udp_socket()
-    eng = start_engine(["--listen", "127.0.0.1:0", "--to", f"127.0.0.1:{target.getsockname()[1]}",
-                        "--forward", "loss 20% duplicate 10% corrupt 10%", "--seed", str(seed)])
+    eng = start_engine(
+        [
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            f"127.0.0.1:{target.getsockname()[1]}",
+            "--forward",
+            "loss 20% duplicate 10% corrupt 10%",
+            "--seed",
+            str(seed),
+        ]
+    )
     client.connect(eng.listen())
     got = []
     for i in range(300):  # serial and paced: the same arrival order every run
@@ -304,15 +351,22 @@ def test_same_seed_same_decisions(start_engine):
     assert 180 < len(a) < 300
 
 
-@pytest.mark.parametrize("args, bad", [
-    (["--forward", "delay 10xs"], "10xs"),
-    (["--forward", "loss 150%"], "150"),
-    (["--seed", "abc"], "--seed"),
-    (["--frobnicate"], "--frobnicate"),
-])
+@pytest.mark.parametrize(
+    "args, bad",
+    [
+        (["--forward", "delay 10xs"], "10xs"),
+        (["--forward", "loss 150%"], "150"),
+        (["--seed", "abc"], "--seed"),
+        (["--frobnicate"], "--frobnicate"),
+    ],
+)
 def test_bad_cli_exits_2_with_one_line(linkemu_bin, args, bad):
-    r = subprocess.run([linkemu_bin, "udp", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9", *args],
-                       capture_output=True, text=True, timeout=10)
+    r = subprocess.run(
+        [linkemu_bin, "udp", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9", *args],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     assert r.returncode == 2
     assert r.stdout == ""
     assert r.stderr.count("\n") == 1 and bad in r.stderr, r.stderr
@@ -331,16 +385,33 @@ def test_bad_config_and_check(linkemu_bin, tmp_path):
 
 
 def test_stats_file_in_a_missing_directory_exits_2(linkemu_bin, tmp_path):
-    r = subprocess.run([linkemu_bin, "udp", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9",
-                        "--stats", str(tmp_path / "nope" / "s.json")], capture_output=True, text=True, timeout=10)
+    r = subprocess.run(
+        [
+            linkemu_bin,
+            "udp",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "127.0.0.1:9",
+            "--stats",
+            str(tmp_path / "nope" / "s.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     assert r.returncode == 2 and "does not exist" in r.stderr and r.stderr.count("\n") == 1
 
 
 def test_listen_address_in_use_exits_2(linkemu_bin):
     busy = udp_socket()
     port = busy.getsockname()[1]
-    r = subprocess.run([linkemu_bin, "udp", "--listen", f"127.0.0.1:{port}", "--to", "127.0.0.1:9"],
-                       capture_output=True, text=True, timeout=10)
+    r = subprocess.run(
+        [linkemu_bin, "udp", "--listen", f"127.0.0.1:{port}", "--to", "127.0.0.1:9"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     busy.close()
     assert r.returncode == 2 and "in use" in r.stderr.lower() and r.stderr.count("\n") == 1
 
@@ -354,7 +425,7 @@ def test_pcap_records_what_crossed(relay, tmp_path):
     assert data[:4] == bytes.fromhex("d4c3b2a1")  # little-endian magic
     assert int.from_bytes(data[20:24], "little") == 101  # LINKTYPE_RAW
     assert b"hello pcap" in data and b"reply" in data
-    first = data[24 + 16:]
+    first = data[24 + 16 :]
     assert first[0] == 0x45 and first[9] == 17  # IPv4, UDP
 
 

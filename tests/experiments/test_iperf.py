@@ -1,5 +1,6 @@
 """The iperf3 baseline: argument building and report parsing (known values), and one
 real iperf3 TCP transfer between namespaces through the engine (needs root)."""
+
 import json
 
 import pytest
@@ -18,13 +19,26 @@ def test_client_arguments():
 
 
 def test_report_parsing_uses_the_receiver_side():
-    report = {"end": {"sum_sent": {"bytes": 1048576, "seconds": 10.0, "retransmits": 42},
-                      "sum_received": {"bytes": 1024000, "seconds": 10.0}}}
+    report = {
+        "end": {
+            "sum_sent": {"bytes": 1048576, "seconds": 10.0, "retransmits": 42},
+            "sum_received": {"bytes": 1024000, "seconds": 10.0},
+        }
+    }
     row = parse_iperf_json(json.dumps(report))
-    assert row == {"ok": True, "error": None, "goodput_kBps": 100.0, "bytes": 1024000,
-                   "wire_time_s": 10.0, "retransmissions": 42, "tcp_cc": None}
-    assert parse_iperf_json(json.dumps({"error": "unable to connect to server"}))["error"] == \
-        "iperf3: unable to connect to server"
+    assert row == {
+        "ok": True,
+        "error": None,
+        "goodput_kBps": 100.0,
+        "bytes": 1024000,
+        "wire_time_s": 10.0,
+        "retransmissions": 42,
+        "tcp_cc": None,
+    }
+    assert (
+        parse_iperf_json(json.dumps({"error": "unable to connect to server"}))["error"]
+        == "iperf3: unable to connect to server"
+    )
     assert "no JSON report" in parse_iperf_json("iperf3: error - bad\n")["error"]
     assert not parse_iperf_json(json.dumps({"end": {}}))["ok"]
 

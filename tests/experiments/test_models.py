@@ -1,11 +1,24 @@
 """Analytic models against values computed by hand (working in the comments)."""
+
 import math
 
 import pytest
 
-from harness.models import (Link, gbn_textbook, gbn_timeout, mathis, md1_queue_length, md1_wait,
-                            pftk, pipelined_no_loss, rfc6298_rto, sr_textbook, sr_timeout,
-                            stop_and_wait, stop_and_wait_utilisation)
+from harness.models import (
+    Link,
+    gbn_textbook,
+    gbn_timeout,
+    mathis,
+    md1_queue_length,
+    md1_wait,
+    pftk,
+    pipelined_no_loss,
+    rfc6298_rto,
+    sr_textbook,
+    sr_timeout,
+    stop_and_wait,
+    stop_and_wait_utilisation,
+)
 
 MIB = 1 << 20
 # COMN link, 5 ms: t_data = 1069*8/1e7 = 0.8552 ms, t_ack = 44*8/1e7 = 0.0352 ms,
@@ -59,7 +72,7 @@ def test_textbook_gbn_and_sr():
 
 
 def test_window_one_is_stop_and_wait_in_every_timeout_model():
-    sw = stop_and_wait(LINK25, 0.060, MIB).throughput_kBps   # 1/(50.8904 + 6.4820 ms) = 17.43
+    sw = stop_and_wait(LINK25, 0.060, MIB).throughput_kBps  # 1/(50.8904 + 6.4820 ms) = 17.43
     assert sw == pytest.approx(17.43, abs=0.01)
     assert gbn_timeout(LINK25, 1, 0.060) == pytest.approx(sw)
     assert sr_timeout(LINK25, 1, 0.060) == pytest.approx(sw)
@@ -95,7 +108,7 @@ def test_mathis_and_pftk():
     # min(1, 3*sqrt(0.0075)) = 0.259808; * 0.01 * (1 + 0.0032) = 0.0026064;
     # 1/(0.0141534) = 70.654 segments/s.
     assert pftk(1, 0.1, 0.01, 1.0) == pytest.approx(70.654, abs=1e-3)
-    assert pftk(1, 0.1, 0.01, 1.0, wmax_packets=4) == pytest.approx(40.0)   # Wmax/RTT
+    assert pftk(1, 0.1, 0.01, 1.0, wmax_packets=4) == pytest.approx(40.0)  # Wmax/RTT
     with pytest.raises(ValueError):
         mathis(1024, 0.05, 0)
 
@@ -112,7 +125,7 @@ def test_rfc6298():
     assert rfc6298_rto([1.0, 1.0], min_rto_s=0) == pytest.approx([3.0, 2.5])
     # R'=2 after R=1: RTTVAR = 0.75*0.5 + 0.25*1 = 0.625, SRTT = 1.125 -> 3.625.
     assert rfc6298_rto([1.0, 2.0], min_rto_s=0)[-1] == pytest.approx(3.625)
-    assert rfc6298_rto([0.1]) == [1.0]                      # RFC minimum of 1 s
+    assert rfc6298_rto([0.1]) == [1.0]  # RFC minimum of 1 s
 
 
 def test_bad_model_input():

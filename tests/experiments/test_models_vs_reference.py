@@ -6,6 +6,7 @@ The models assume no processing time, so every case is on the 25 ms link, where 
 exchange takes 51 ms: on a host that steals CPU time the programs lose a few ms an
 exchange, which at 5 ms (11 ms an exchange) costs stop-and-wait far more of its goodput
 than here (BENCHMARKS.md, "The references")."""
+
 from dataclasses import replace
 
 
@@ -31,6 +32,8 @@ def test_models_agree_with_the_reference(capsys):
         assert row["n"] == 3, frames[q]["error"].tolist()
         error = (model(cell) - row["mean"]) / row["mean"]
         with capsys.disabled():
-            print(f"\n{q} {cell}: measured {row['mean']:.1f} KB/s, model {model(cell):.1f} ({error:+.0%}); "
-                  f"steal up to {frames[q]['steal'].max():.1%}, engine p99 lag up to {frames[q]['lag_p99_us'].max() / 1000:.1f} ms")
+            print(
+                f"\n{q} {cell}: measured {row['mean']:.1f} KB/s, model {model(cell):.1f} ({error:+.0%}); "
+                f"steal up to {frames[q]['steal'].max():.1%}, engine p99 lag up to {frames[q]['lag_p99_us'].max() / 1000:.1f} ms"
+            )
         assert abs(error) < bound

@@ -3,6 +3,7 @@ read back from the connection) through the engine at 1% loss on the data only, 5
 round trip, no rate or window limit, within 15% of Mathis (bench/tcp_models.py
 measures the whole grid). Two fixed seeds of 40 s in parallel: about 110 loss events
 each."""
+
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest

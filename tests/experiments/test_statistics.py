@@ -1,4 +1,5 @@
 """Per-cell statistics and seed 000's repeat-until-margin rule, against hand-computed values."""
+
 import math
 
 import pytest
@@ -29,10 +30,10 @@ def test_failed_runs_are_left_out_and_small_samples_have_no_interval():
 
 
 def test_stopping_rule():
-    assert needs_more_runs([10, 10], 0.1, cap=30, min_runs=3)          # below the minimum
-    assert not needs_more_runs([10, 10.1, 9.9], 0.1, cap=30)           # margin ~2.5% < 10%
-    assert needs_more_runs([5, 15, 10], 0.1, cap=30)                   # margin ~124%
-    assert not needs_more_runs([5, 15, 10], 0.1, cap=3)                # cap reached
+    assert needs_more_runs([10, 10], 0.1, cap=30, min_runs=3)  # below the minimum
+    assert not needs_more_runs([10, 10.1, 9.9], 0.1, cap=30)  # margin ~2.5% < 10%
+    assert needs_more_runs([5, 15, 10], 0.1, cap=30)  # margin ~124%
+    assert not needs_more_runs([5, 15, 10], 0.1, cap=3)  # cap reached
 
 
 def test_repeat_until_stops_at_the_margin_or_the_cap():
@@ -54,8 +55,9 @@ def test_repeat_until_rejects_bad_arguments():
 def test_the_95_percent_table_is_scipys_to_the_last_bit():
     from scipy import stats
     from harness.statistics import T975
+
     assert len(T975) >= 30
     assert all(T975[df - 1] == float(stats.t.ppf(0.975, df)) for df in range(1, len(T975) + 1))
-    n = len(T975) + 2          # past the table: scipy's own
+    n = len(T975) + 2  # past the table: scipy's own
     assert t_critical(n) == float(stats.t.ppf(0.975, n - 1))
     assert t_critical(5, 0.9) == float(stats.t.ppf(0.95, 4))

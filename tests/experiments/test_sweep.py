@@ -1,5 +1,6 @@
 """The sweep engine with plain callables: parallel = serial, resume, repeat-until-margin,
 failure marking. (Real transfers are in test_sheet_e2e.py.)"""
+
 import json
 import random
 import threading
@@ -7,8 +8,15 @@ import time
 
 import pytest
 
-from harness.experiments.sweep import (GIVE_UP_AFTER, Sweep, SweepInterrupted, derive_seed, grid,
-                                       run_sweep, summarize_cells)
+from harness.experiments.sweep import (
+    GIVE_UP_AFTER,
+    Sweep,
+    SweepInterrupted,
+    derive_seed,
+    grid,
+    run_sweep,
+    summarize_cells,
+)
 
 
 def noisy_goodput(params: dict, seed: int) -> dict:
@@ -20,9 +28,13 @@ def noisy_goodput(params: dict, seed: int) -> dict:
 def test_grid_and_seeds():
     assert grid(a=[1, 2], b=["x"]) == [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}]
     s1 = derive_seed(1, "q3", {"window": 4, "delay": 5}, 0)
-    assert s1 == derive_seed(1, "q3", {"delay": 5, "window": 4}, 0)     # key order irrelevant
-    others = {derive_seed(1, "q3", {"window": 4, "delay": 5}, 1), derive_seed(2, "q3", {"window": 4, "delay": 5}, 0),
-              derive_seed(1, "q5", {"window": 4, "delay": 5}, 0), derive_seed(1, "q3", {"window": 8, "delay": 5}, 0)}
+    assert s1 == derive_seed(1, "q3", {"delay": 5, "window": 4}, 0)  # key order irrelevant
+    others = {
+        derive_seed(1, "q3", {"window": 4, "delay": 5}, 1),
+        derive_seed(2, "q3", {"window": 4, "delay": 5}, 0),
+        derive_seed(1, "q5", {"window": 4, "delay": 5}, 0),
+        derive_seed(1, "q3", {"window": 8, "delay": 5}, 0),
+    }
     assert s1 not in others and len(others) == 4
 
 
@@ -30,10 +42,12 @@ def test_repeats_under_other_names_draw_the_same_seeds_in_one_pool():
     """How the grader re-runs a sample (harness.notebook Lab.rerun): each repeat a sweep of
     its own, named apart, its seeds those of the question; one pool runs them all."""
     from harness.experiments.sweep import run_sweeps
+
     cells = grid(window=[1, 2])
     once = run_sweep(Sweep("q3", noisy_goodput, cells, runs=2), jobs=1, progress=False)
-    twice = run_sweeps([Sweep(f"q3#{i}", noisy_goodput, cells, runs=2, seed_name="q3") for i in range(2)],
-                       jobs=4, progress=False)
+    twice = run_sweeps(
+        [Sweep(f"q3#{i}", noisy_goodput, cells, runs=2, seed_name="q3") for i in range(2)], jobs=4, progress=False
+    )
     for frame in twice.values():
         assert list(frame["seed"]) == list(once["seed"])
         assert list(frame["goodput_kBps"]) == list(once["goodput_kBps"])
@@ -84,7 +98,9 @@ def test_resume_after_an_interruption_measures_only_what_is_missing(tmp_path):
     # A third run measures nothing; other sweeps' rows in the same file are ignored.
     with open(path, "a") as f:
         f.write(json.dumps({"sweep": "other", "cell": "{}", "rep": 0, "ok": True}) + "\n{truncated")
-    again = run_sweep(Sweep("r", lambda p, s: pytest.fail("re-measured"), cells, runs=2), results_path=path, progress=False)
+    again = run_sweep(
+        Sweep("r", lambda p, s: pytest.fail("re-measured"), cells, runs=2), results_path=path, progress=False
+    )
     assert len(again) == 6
 
 
@@ -97,7 +113,7 @@ def test_repeat_until_margin_with_a_cap():
     frame = run_sweep(Sweep("m", spread_by_cell, cells, runs=3, until_margin=0.05, cap=9), jobs=2, progress=False)
     table = summarize_cells(frame, ["sigma"], "goodput_kBps").set_index("sigma")
     assert table.loc[0.5, "n"] == 3 and table.loc[0.5, "rel_margin"] < 0.05
-    assert table.loc[200.0, "n"] == 9          # never under 5%: stopped by the cap
+    assert table.loc[200.0, "n"] == 9  # never under 5%: stopped by the cap
 
 
 def test_a_cell_where_every_run_fails_is_marked_not_fatal():
@@ -147,18 +163,19 @@ def test_the_cpu_budget_keeps_heavy_runs_apart():
     sweep = Sweep("b", timed, cells, runs=3, load=lambda c: 1.0 if c["heavy"] else 0.1)
     frame = run_sweep(sweep, jobs=6, cpu_budget=1.5, progress=False)
     assert len(frame) == 24 and frame["ok"].all()
-    assert peak["heavy"] == 1            # two saturating runs never overlap
-    assert peak["all"] >= 4              # light ones still go in parallel
-    assert started[0] == "heavy"         # the heavy lane starts at once, not at the tail
+    assert peak["heavy"] == 1  # two saturating runs never overlap
+    assert peak["all"] >= 4  # light ones still go in parallel
+    assert started[0] == "heavy"  # the heavy lane starts at once, not at the tail
     assert "heavy" in started[:12] and started[-12:].count("heavy") < 12
 
 
 def test_admission_rule():
     from harness.experiments.sweep import _admits
+
     light = lambda *loads: [(x, False) for x in loads]  # noqa: E731
-    assert _admits(1.0, True, light(0.2, 0.2), 1.0, 1.5)                # heavy: total 1.4 <= 1.5
-    assert not _admits(1.0, True, [(1.0, True)], 1.0, 1.5)              # never two saturating runs
-    assert _admits(0.1, False, [(1.0, True), (0.3, False)], 1.0, 1.5)   # light share 0.4 <= 0.5
-    assert not _admits(0.3, False, [(1.0, True), (0.3, False)], 1.0, 1.5)   # light share 0.6 > 0.5: keep room
-    assert _admits(0.3, False, light(0.3, 0.3, 0.3), 0.0, 1.5)          # no heavy work left: whole budget
-    assert not _admits(0.3, False, light(0.3, 0.3, 0.3), 0.9, 1.5)      # keep room for a big run
+    assert _admits(1.0, True, light(0.2, 0.2), 1.0, 1.5)  # heavy: total 1.4 <= 1.5
+    assert not _admits(1.0, True, [(1.0, True)], 1.0, 1.5)  # never two saturating runs
+    assert _admits(0.1, False, [(1.0, True), (0.3, False)], 1.0, 1.5)  # light share 0.4 <= 0.5
+    assert not _admits(0.3, False, [(1.0, True), (0.3, False)], 1.0, 1.5)  # light share 0.6 > 0.5: keep room
+    assert _admits(0.3, False, light(0.3, 0.3, 0.3), 0.0, 1.5)  # no heavy work left: whole budget
+    assert not _admits(0.3, False, light(0.3, 0.3, 0.3), 0.9, 1.5)  # keep room for a big run

@@ -1,6 +1,7 @@
 """The grader tests' fixtures: the host's services, the reference and the correct student
 copied, and the check that nothing a submission started is left behind (the helpers
 they use are tests/support/grading.py)."""
+
 from __future__ import annotations
 
 import os
@@ -37,7 +38,7 @@ def student(tmp_path) -> Path:
 def nothing_left_running():
     yield
     left = jail_processes()
-    for _ in range(20):      # SIGKILLed processes take a moment to go
+    for _ in range(20):  # SIGKILLed processes take a moment to go
         if not left:
             break
         time.sleep(0.1)

@@ -7,6 +7,7 @@ interop scenarios (the whole matrix on three seeds is `python -m bench.calibrate
 --assignment NAME`, in `make bench`); each planted bug losing points in the scenario that
 names its fault; a hostile sender scoring 0 where it runs; `rdtlab check` on the
 starter folder saying what is not written yet."""
+
 from __future__ import annotations
 
 import subprocess
@@ -56,8 +57,8 @@ def test_every_assignment_has_a_battery_found_through_the_registry():
     for name in NEW:
         b = load_battery(name)
         assert b.name == name and b.scenarios and all(s.what for s in b.scenarios)
-        assert any(s.public for s in b.scenarios), name               # `rdtlab check` has something to run
-        assert {s.meet for s in b.scenarios} == {"student", "sender", "receiver"}, name   # graded apart
+        assert any(s.public for s in b.scenarios), name  # `rdtlab check` has something to run
+        assert {s.meet for s in b.scenarios} == {"student", "sender", "receiver"}, name  # graded apart
         for program in programs_of(name):
             assert (Path(REPO) / b.reference / f"{program}.py").is_file(), (name, program)
         assert len(members(name)) >= 3 and len([b for b in bugs_of(name) if not b.get("missed_today")]) >= 5, name
@@ -79,7 +80,7 @@ def test_the_calibration_set_keeps_full_marks_and_every_planted_bug_is_caught(na
     """Correct members, written apart and each choosing its own structure, timers and (where
     the assignment leaves it open) byte order, score full marks; each bug planted in one of
     them loses points (or fails, beyond the spec) in a scenario that names its fault."""
-    bugs = [b for b in bugs_of(name) if not b.get("missed_today")]    # those say why the battery misses them
+    bugs = [b for b in bugs_of(name) if not b.get("missed_today")]  # those say why the battery misses them
     assert len(bugs) >= 5, name
     planted = [plant(str(CORPORA / name / bug["from"]), bug, str(tmp_path / bug["name"])) for bug in bugs]
     with ThreadPoolExecutor(2) as pool:
@@ -118,10 +119,21 @@ def test_a_hostile_sender_scores_zero_where_it_runs_and_the_receiver_keeps_its_m
 def test_check_on_the_starter_says_what_is_not_written_yet(name):
     entry = assignments.get(name)
     todo = entry and __import__(entry.package, fromlist=["STARTER_TODO"]).STARTER_TODO[0]
-    done = subprocess.run([str(Path(sys.executable).parent / "rdtlab"), "check", "--assignment", name, "--backend",
-                           "netns", str(Path(REPO) / "assignments" / "source" / name)],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 1, done.stderr                   # not full marks, and no crash
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "rdtlab"),
+            "check",
+            "--assignment",
+            name,
+            "--backend",
+            "netns",
+            str(Path(REPO) / "assignments" / "source" / name),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 1, done.stderr  # not full marks, and no crash
     assert "Traceback" not in done.stdout + done.stderr
     assert todo in done.stdout, done.stdout
 
@@ -133,9 +145,21 @@ def test_the_gradescope_package_grades_the_reference_at_full_marks(name, tmp_pat
     import jsonschema
     from grader.export_gradescope_package import unpack_package
     from tests.support.grading import SCHEMA, gradescope_verdicts, run_autograder
+
     package = tmp_path / f"{name}.zip"
-    done = subprocess.run([str(Path(sys.executable).parent / "rdtlab"), "grade", "--gradescope-package", str(package),
-                           "--assignment", name], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "rdtlab"),
+            "grade",
+            "--gradescope-package",
+            str(package),
+            "--assignment",
+            name,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     root = tmp_path / "autograder"
     unpack_package(str(package), str(root / "source"))

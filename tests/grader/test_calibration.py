@@ -7,10 +7,10 @@ bench.calibrate.FAST_SCENARIOS), graded side by side by the real grader in the j
 
 A member the manifest says the grader may still penalise (`expected`, none today) is
 xfail, not strict."""
+
 import pytest
 
-from bench.calibrate import (FAST_SCENARIOS, Cell, Member, judge, load_corpus, main, matrix,
-                              grade_corpus)
+from bench.calibrate import FAST_SCENARIOS, Cell, Member, judge, load_corpus, main, matrix, grade_corpus
 
 from tests.support.grading import lost_points
 
@@ -77,11 +77,13 @@ def test_the_verdicts_and_the_matrix():
     caught = Member("caught", None, "bug", caught_by=["p2-ack-loss", "p2-duplication"])
     missed = Member("missed", None, "bug", caught_by=["p2-eof-lost"])
     later = Member("later", None, "bug", caught_by=["p4-wrap-reference-sender"], missed_today="needs conv")
-    results = {("good", 1): {"p2-clean": ok, "p2-reference-sender": lost},
-               ("conv", 1): {"p2-clean": ok, "p2-reference-sender": lost},
-               ("caught", 1): {"p2-ack-loss": ok, "p2-duplication": lost},
-               ("missed", 1): {"p2-eof-lost": ok},
-               ("later", 1): {}}
+    results = {
+        ("good", 1): {"p2-clean": ok, "p2-reference-sender": lost},
+        ("conv", 1): {"p2-clean": ok, "p2-reference-sender": lost},
+        ("caught", 1): {"p2-ack-loss": ok, "p2-duplication": lost},
+        ("missed", 1): {"p2-eof-lost": ok},
+        ("later", 1): {},
+    }
     members = [good, conv, caught, missed, later]
     v = judge(members, results, [1])
     assert [(n, s) for n, _, s, _ in v.false_penalties] == [("good", "p2-reference-sender")]
@@ -92,8 +94,9 @@ def test_the_verdicts_and_the_matrix():
     assert rows["caught"][-1] == "caught" and rows["missed"][-1] == "MISSED" and rows["later"][-1] == "miss*"
 
 
-@pytest.mark.parametrize("argv, message", [(["--seeds", "1,x"], "--seeds"), (["--only", "nobody"], "nobody"),
-                                           (["--jobs", "0"], "--jobs")])
+@pytest.mark.parametrize(
+    "argv, message", [(["--seeds", "1,x"], "--seeds"), (["--only", "nobody"], "nobody"), (["--jobs", "0"], "--jobs")]
+)
 def test_bad_usage_is_one_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()

@@ -4,6 +4,7 @@ controllers (v1 here); nothing of the group is left afterwards. The limits stop 
 not designs: a thread per timer and a JVM run in a jail with the default limits. The v2
 file layout is checked on a folder standing in for /sys/fs/cgroup (this machine's v2
 hierarchy has no controllers to give)."""
+
 from __future__ import annotations
 
 import json
@@ -17,24 +18,26 @@ from grader import cgroups
 from grader.grade import allocate_uid
 from grader.sandbox import UID_BASE, GroupLimits, Limits, Sandbox, available, kill_uid, mount_scratch, unmount_scratch
 
-needs_jail = pytest.mark.skipif(available() is not None or cgroups.available() is not None,
-                                reason=str(available() or cgroups.available()))
+needs_jail = pytest.mark.skipif(
+    available() is not None or cgroups.available() is not None, reason=str(available() or cgroups.available())
+)
 
-PYTHON = "/usr/bin/python3"      # the system's: in the jail's /usr
+PYTHON = "/usr/bin/python3"  # the system's: in the jail's /usr
 
 
-def jailed(code: str, group: GroupLimits = GroupLimits(), processes: int = Limits.processes,
-           argv: list[str] | None = None) -> tuple[dict, int]:
+def jailed(
+    code: str, group: GroupLimits = GroupLimits(), processes: int = Limits.processes, argv: list[str] | None = None
+) -> tuple[dict, int]:
     """Run `code` (or `argv`) in a fresh jail with `group`; its JSON line, and the OOM kills."""
     uid = allocate_uid()
     scratch = tempfile.mkdtemp(prefix="rdt-cg-")
     mount_scratch(scratch, 16 << 20)
     try:
         os.chown(scratch, uid, uid)
-        sandbox = Sandbox(uid, scratch, limits=Limits(processes=processes, group=group), network=False,
-                          run_dir=False)
-        done = subprocess.run(sandbox.prefix() + (argv or [PYTHON, "-c", code]), cwd=scratch, capture_output=True,
-                              text=True, timeout=60)
+        sandbox = Sandbox(uid, scratch, limits=Limits(processes=processes, group=group), network=False, run_dir=False)
+        done = subprocess.run(
+            sandbox.prefix() + (argv or [PYTHON, "-c", code]), cwd=scratch, capture_output=True, text=True, timeout=60
+        )
         kills = cgroups.oom_kills(uid)
     finally:
         kill_uid(uid)
@@ -191,6 +194,7 @@ def test_empty_groups_of_graders_killed_hard_are_swept():
     sweeps the empty ones whose grader is gone, and keeps a live grader's and any group
     with a process in it (it may be a grader this pid namespace cannot see)."""
     from grader.grade import uid_owner
+
     alive = {int(d) % 100_000 for d in os.listdir("/proc") if d.isdigit()}
     gone = next(p for p in range(99_999, 0, -1) if p not in alive)
     orphan, occupied = UID_BASE + gone * 100 + 7, UID_BASE + gone * 100 + 8

@@ -3,6 +3,7 @@ class.csv names each planted bug's symptom in the scenario that catches it, and
 class.html renders in chromium with its plots and no console errors; the failing
 student's feedback says what went wrong and shows the failing run's picture beside the
 reference's (grader/pictures.py)."""
+
 from __future__ import annotations
 
 import csv
@@ -32,34 +33,62 @@ def test_the_class_view_names_each_bugs_symptom_and_renders(tmp_path):
     for name in BUGS:
         plant(str(GBN / bugs[name]["from"]), {**bugs[name], "name": name}, str(subs / name))
     out = tmp_path / "graded"
-    done = subprocess.run([str(Path(sys.executable).parent / "rdtlab"), "grade", str(subs), "--assignment", "gbn-vs-tcp",
-                           "--backend", "netns", "--jobs", "2", "--out", str(out), "--scenario", "gv-clean",
-                           "--scenario", "gv-corrupt-data"], capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "rdtlab"),
+            "grade",
+            str(subs),
+            "--assignment",
+            "gbn-vs-tcp",
+            "--backend",
+            "netns",
+            "--jobs",
+            "2",
+            "--out",
+            str(out),
+            "--scenario",
+            "gv-clean",
+            "--scenario",
+            "gv-corrupt-data",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     rows = {r["scenario"]: r for r in csv.DictReader(open(out / "class.csv"))}
     for student, (scenario, kind) in BUGS.items():
         assert student in rows[scenario]["failed_students"].split(), rows[scenario]
         assert f"{kind} x1" in rows[scenario]["symptoms"], rows[scenario]
     assert "ref" not in rows["gv-clean"]["failed_students"].split()
-    seen = look_at((out / "class.html").as_uri(), str(tmp_path / "profile"), str(Path(REPO) / "out" / "test-artifacts"
-                                                                                / "class.png"))
+    seen = look_at(
+        (out / "class.html").as_uri(),
+        str(tmp_path / "profile"),
+        str(Path(REPO) / "out" / "test-artifacts" / "class.png"),
+    )
     assert seen["errors"] == [] and len(seen["images"]) == 2 and all(ok for _, ok in seen["images"]), seen["images"]
     assert "What went wrong, and who" in seen["text"] and "the output is not the file sent" in seen["text"]
     feedback = (out / "receiver-skips-crc" / "feedback.html").read_text()
     assert "What went wrong: <b>the output is not the file sent</b>" in feedback
-    page = look_at((out / "receiver-skips-crc" / "feedback.html").as_uri(), str(tmp_path / "profile2"),
-                   str(Path(REPO) / "out" / "test-artifacts" / "feedback-receiver-skips-crc.png"))
-    assert page["errors"] == [] and [alt for alt, ok in page["images"] if ok] == \
-        ["your run", "the reference, same link and seed"], page["images"]
+    page = look_at(
+        (out / "receiver-skips-crc" / "feedback.html").as_uri(),
+        str(tmp_path / "profile2"),
+        str(Path(REPO) / "out" / "test-artifacts" / "feedback-receiver-skips-crc.png"),
+    )
+    assert page["errors"] == [] and [alt for alt, ok in page["images"] if ok] == [
+        "your run",
+        "the reference, same link and seed",
+    ], page["images"]
     assert (out / "receiver-skips-crc" / "feedback.html").stat().st_size < 2 << 20
     assert not list(out.glob("*/*.trace.jsonl")), "the traces behind the pictures are not kept"
     import json
     import jsonschema
     from tests.support.grading import SCHEMA
+
     results = json.loads((out / "receiver-skips-crc" / "results.json").read_text())
     jsonschema.validate(results, SCHEMA)
     [failed] = [t for t in results["tests"] if t["status"] == "failed"]
-    assert failed["output_format"] == "html" and failed["output"].count("<img") == 2   # Gradescope shows them too
+    assert failed["output_format"] == "html" and failed["output"].count("<img") == 2  # Gradescope shows them too
 
 
 def test_a_regrade_runs_only_the_changed_scenario_and_lists_whose_verdict_moved(tmp_path):
@@ -73,18 +102,39 @@ def test_a_regrade_runs_only_the_changed_scenario_and_lists_whose_verdict_moved(
     battery = tmp_path / "battery.toml"
     text = (Path(REPO) / "assignments" / "gbn_vs_tcp" / "battery.toml").read_text()
     battery.write_text(text)
-    rdtlab = [str(Path(sys.executable).parent / "rdtlab"), "grade", str(subs), "--battery", str(battery),
-              "--backend", "netns", "--jobs", "2", "--scenario", "gv-clean", "--scenario", "gv-exact-multiple"]
+    rdtlab = [
+        str(Path(sys.executable).parent / "rdtlab"),
+        "grade",
+        str(subs),
+        "--battery",
+        str(battery),
+        "--backend",
+        "netns",
+        "--jobs",
+        "2",
+        "--scenario",
+        "gv-clean",
+        "--scenario",
+        "gv-exact-multiple",
+    ]
     first = subprocess.run(rdtlab + ["--out", str(tmp_path / "first")], capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr
-    clean = 'name = "gv-clean"\npart = 1\nwhat = "a clean 10 ms link, window 16: every packet sent once"\n' \
-            'size = 131072\nretx_vs_losses = [1.0, 2]'
+    clean = (
+        'name = "gv-clean"\npart = 1\nwhat = "a clean 10 ms link, window 16: every packet sent once"\n'
+        "size = 131072\nretx_vs_losses = [1.0, 2]"
+    )
     assert clean in text
     battery.write_text(text.replace(clean, clean.replace("[1.0, 2]", "[1.0, 40]")))
-    again = subprocess.run(rdtlab + ["--out", str(tmp_path / "again"), "--compare", str(tmp_path / "first")],
-                           capture_output=True, text=True, timeout=600)
+    again = subprocess.run(
+        rdtlab + ["--out", str(tmp_path / "again"), "--compare", str(tmp_path / "first")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert again.returncode == 0, again.stderr
     assert "2 scenario gradings to run again, for 2 of 2 submission(s)" in again.stderr
     moved = list(csv.DictReader(open(tmp_path / "again" / "changes.csv")))
-    assert [(m["student"], m["scenario"], m["passed_after"]) for m in moved] == [("timer-per-window", "gv-clean", "True")]
+    assert [(m["student"], m["scenario"], m["passed_after"]) for m in moved] == [
+        ("timer-per-window", "gv-clean", "True")
+    ]
     assert "What the regrade changed" in (tmp_path / "again" / "class.html").read_text()

@@ -1,4 +1,5 @@
 """Finding submissions as courses collect them (no transfers: fast)."""
+
 import shutil
 import tarfile
 
@@ -12,17 +13,17 @@ from tests.support.grading import STUDENT
 
 def test_folders_nbgrader_layout_and_archives(tmp_path):
     root = tmp_path / "in"
-    shutil.copytree(STUDENT, root / "s1111111")                             # a folder per student
-    shutil.copytree(STUDENT, root / "bob" / "comn")                         # nbgrader: <student>/<assignment>/
-    (root / "carol").mkdir()                                                # carol/cw2.tar.gz with one dir inside
+    shutil.copytree(STUDENT, root / "s1111111")  # a folder per student
+    shutil.copytree(STUDENT, root / "bob" / "comn")  # nbgrader: <student>/<assignment>/
+    (root / "carol").mkdir()  # carol/cw2.tar.gz with one dir inside
     with tarfile.open(root / "carol" / "cw2.tar.gz", "w:gz") as t:
         t.add(STUDENT, arcname="cw2")
-    with tarfile.open(root / "cw2.tar.gz", "w:gz") as t:                    # an anonymous archive: named by its header
+    with tarfile.open(root / "cw2.tar.gz", "w:gz") as t:  # an anonymous archive: named by its header
         t.add(STUDENT, arcname="cw2")
     subs = find_submissions(str(root), "comn", str(tmp_path / "unpack"))
     assert [s.student for s in subs] == ["bob", "carol", "s1234567", "s1111111"]
     assert {s.name for s in subs} == {"Ada Lovelace"}
-    assert len({submission_digest(s.path) for s in subs}) == 1               # same files, same seeds
+    assert len({submission_digest(s.path) for s in subs}) == 1  # same files, same seeds
 
 
 def test_nbgrader_submitted_folder(tmp_path):

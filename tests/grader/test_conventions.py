@@ -2,6 +2,7 @@
 combination at once; and student-style programs (tests/fixtures/conventions/), each
 speaking one or two readings of the spec other than the reference's defaults, graded
 at full marks where they meet the reference, the conventions said in the result."""
+
 import itertools
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -34,8 +35,10 @@ def wire(conv: Conventions, messages: int = 3, acks: bool = True) -> list[Copy]:
     return copies
 
 
-SPACE = [Conventions(o, n, f, e, a) for o, n, f, e, a in
-         itertools.product(("big", "little"), ("count", "alt"), (0, 1), (1, 255), ("last", "next"))]
+SPACE = [
+    Conventions(o, n, f, e, a)
+    for o, n, f, e, a in itertools.product(("big", "little"), ("count", "alt"), (0, 1), (1, 255), ("last", "next"))
+]
 
 
 @pytest.mark.parametrize("conv", SPACE, ids=lambda c: "-".join(map(str, c)))
@@ -53,8 +56,10 @@ def test_a_sender_stuck_on_its_first_message_leaves_the_rest_to_the_tries():
 
 
 def test_a_battery_fixes_a_convention_and_rejects_a_bad_one():
-    base = {"programs": {"2": {"sender": "Sender2 x", "receiver": "Receiver2 y"}},
-            "scenario": [{"name": "a", "part": 2}]}
+    base = {
+        "programs": {"2": {"sender": "Sender2 x", "receiver": "Receiver2 y"}},
+        "scenario": [{"name": "a", "part": 2}],
+    }
     assert parse_battery({**base, "conventions": {"byte_order": "big"}}).conventions == {"byte_order": "big"}
     with pytest.raises(UsageError, match=r"\[conventions\].*eof_value"):
         parse_battery({**base, "conventions": {"eof_value": 0}})
@@ -79,13 +84,17 @@ def variant(tmp_path, name: str, edits: dict) -> Path:
 
 P2 = ["p2-reference-receiver", "p2-reference-sender"]
 P3 = ["p3-reference-receiver", "p3-reference-sender"]
-CASES = [   # fixture, edits, scenarios, what must be detected
+CASES = [  # fixture, edits, scenarios, what must be detected
     ("rdt30", {}, P2, {"numbering": "alt"}),
     ("rdt30", {'ORDER = "!"': 'ORDER = "<"'}, P2, {"numbering": "alt", "byte_order": "little"}),
     ("rdt30", {"FIRST_BIT = 0": "FIRST_BIT = 1"}, P2, {"numbering": "alt", "first_seq": 1}),
     ("eof255", {"(k + 1) % 65536": "k % 65536", "want = 1": "want = 0"}, P2, {"eof_value": 255}),
-    ("eof255", {'b"\\xff" if last': 'b"\\x01" if last', "msg[2] == 255": "msg[2] == 1"}, P2,
-     {"eof_value": 1, "first_seq": 1}),
+    (
+        "eof255",
+        {'b"\\xff" if last': 'b"\\x01" if last', "msg[2] == 255": "msg[2] == 1"},
+        P2,
+        {"eof_value": 1, "first_seq": 1},
+    ),
     ("eof255", {}, P2, {"eof_value": 255, "first_seq": 1}),
     ("eof255", {"LITTLE = False": "LITTLE = True"}, P2, {"eof_value": 255, "first_seq": 1, "byte_order": "little"}),
     ("gbn-next", {}, P3, {"ack": "next"}),
@@ -109,15 +118,23 @@ def test_student_style_programs_of_each_convention_get_full_marks_against_the_re
 
 @pytest.mark.netns
 @pytest.mark.parametrize("machine", ["as it is", "late on every run"])
-def test_a_departure_from_a_fixed_convention_fails_the_interop_with_a_reason_naming_it(tmp_path, monkeypatch,
-                                                                                      machine):
+def test_a_departure_from_a_fixed_convention_fails_the_interop_with_a_reason_naming_it(tmp_path, monkeypatch, machine):
     """The departure is seen on the wire, so it fails its scenarios at the first try
     whatever the machine did to the runs: never "not graded", even where a host that
     steals CPU time makes every try late."""
     from grader import disturbance
+
     if machine != "as it is":
-        monkeypatch.setattr(disturbance, "why", lambda run: None if run is None else "the engine sent packets up to "
-                            "3.2 ms late (p99 lag > 1 ms): the machine was busy, timings are disturbed")
+        monkeypatch.setattr(
+            disturbance,
+            "why",
+            lambda run: (
+                None
+                if run is None
+                else "the engine sent packets up to "
+                "3.2 ms late (p99 lag > 1 ms): the machine was busy, timings are disturbed"
+            ),
+        )
     battery = tmp_path / "fixed.toml"
     text = (Path(__file__).resolve().parents[2] / "assignments" / "comn" / "battery.toml").read_text()
     battery.write_text(text.replace("[defaults]", '[conventions]\nnumbering = "count"\n\n[defaults]', 1))
@@ -145,6 +162,7 @@ def test_a_sender_without_its_receiver_is_probed_by_trying_what_the_wire_left_op
 def test_a_fixed_convention_wins_and_a_departure_is_one_line_naming_it():
     """Only a departure that was seen counts: nothing seen (the default) is no departure."""
     from grader.conventions import Detected, _against_fixed
+
     found = _against_fixed(Detected(Conventions(byte_order="little"), "wire", "seen"), {"byte_order": "big"})
     assert found.conventions.byte_order == "big"
     assert found.departures == ["the battery fixes the byte order as big, your programs use little"]

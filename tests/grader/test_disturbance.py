@@ -4,6 +4,7 @@ replaced by a script, since a real disturbance cannot be ordered on cue. A pass 
 disturbed run stands; a failure on one is run again with the same seed and graded; one
 disturbed on every try is not scored but graded again after the pool, one submission at
 a time; what is still disturbed then is marked ungraded everywhere the grade shows."""
+
 from __future__ import annotations
 
 import csv
@@ -41,7 +42,8 @@ def script(monkeypatch, disturbed) -> list:
         if run is None:
             return None
         calls.append((run.seed, grade_module.BUDGET.size))
-        return LAG if disturbed(len(calls), run) else None     # the machine's own lag would blur the script
+        return LAG if disturbed(len(calls), run) else None  # the machine's own lag would blur the script
+
     monkeypatch.setattr(disturbance, "why", why)
     return calls
 
@@ -56,10 +58,10 @@ def writing_nothing(sub: Submission) -> Submission:
     return sub
 
 
-WRITES_NOTHING = '''import os, sys
+WRITES_NOTHING = """import os, sys
 here = os.path.dirname(os.path.abspath(__file__))
 os.execv(sys.executable, [sys.executable, os.path.join(here, "Receiver2Whole.py"), sys.argv[1], os.devnull])
-'''
+"""
 
 
 def truncating(sub: Submission) -> Submission:
@@ -81,30 +83,37 @@ def test_a_pass_on_a_disturbed_run_stands_without_running_it_again(tmp_path, mon
 
 def test_a_failure_on_a_disturbed_run_is_run_again_with_the_same_seed_and_graded(tmp_path, monkeypatch):
     calls = script(monkeypatch, lambda n, run: n == 1)
-    [result] = grade_all([writing_nothing(s) for s in class_of(tmp_path, 1)], battery(), None,
-                         Options(backend="netns"), jobs=1)
+    [result] = grade_all(
+        [writing_nothing(s) for s in class_of(tmp_path, 1)], battery(), None, Options(backend="netns"), jobs=1
+    )
     s = result["scenarios"][0]
     assert result["ungraded"] == [] and s["retried"] == 1
-    assert s["score"] == 0 and "not graded" not in s["reason"] and s["reason"]    # its own fault decides it
-    assert len(calls) == 2 and len({seed for seed, _ in calls}) == 1    # the same seed: the replay still reproduces it
+    assert s["score"] == 0 and "not graded" not in s["reason"] and s["reason"]  # its own fault decides it
+    assert len(calls) == 2 and len({seed for seed, _ in calls}) == 1  # the same seed: the replay still reproduces it
 
 
 def test_a_failure_no_disturbance_causes_stands_on_a_disturbed_run(tmp_path, monkeypatch):
     """Wrong bytes are the programs' own, however late the engine was: not run again."""
     calls = script(monkeypatch, lambda n, run: True)
-    [result] = grade_all([truncating(s) for s in class_of(tmp_path, 1)], battery(), None,
-                         Options(backend="netns"), jobs=1)
+    [result] = grade_all(
+        [truncating(s) for s in class_of(tmp_path, 1)], battery(), None, Options(backend="netns"), jobs=1
+    )
     s = result["scenarios"][0]
     assert result["ungraded"] == [] and "retried" not in s and len(calls) == 1
     assert s["score"] == 0 and "not graded" not in s["reason"] and "differs" in s["reason"], s["reason"]
 
 
 def test_disturbed_in_the_pool_is_graded_again_alone_at_the_end(tmp_path, monkeypatch):
-    calls = script(monkeypatch, lambda n, run: grade_module.BUDGET.size > 1)   # busy only while the pool runs
+    calls = script(monkeypatch, lambda n, run: grade_module.BUDGET.size > 1)  # busy only while the pool runs
     out = tmp_path / "out"
     # no captures: a failure's picture would add a reference run to count (grader/pictures.py)
-    results = grade_all([writing_nothing(s) for s in class_of(tmp_path)], battery(), str(out),
-                        Options(backend="netns", pcaps=False), jobs=2)
+    results = grade_all(
+        [writing_nothing(s) for s in class_of(tmp_path)],
+        battery(),
+        str(out),
+        Options(backend="netns", pcaps=False),
+        jobs=2,
+    )
     assert all(r["ungraded"] == [] and r["score"] == 0 for r in results)
     assert {budget for _, budget in calls} == {2, 1}
     # in the pool: each submission's run tried TRIES times; then alone, graded at once
@@ -120,7 +129,7 @@ def test_a_program_that_crashes_before_its_first_packet_is_not_graded_again(tmp_
     good, bad_sender, bad_receiver = class_of(tmp_path, 3)
     for sub, program in ((bad_sender, "Sender2.py"), (bad_receiver, "Receiver2.py")):
         with open(os.path.join(sub.path, program), "a") as f:
-            f.write("\nif True\n    pass\n")            # a syntax error: Python compiles it before it runs
+            f.write("\nif True\n    pass\n")  # a syntax error: Python compiles it before it runs
     out = tmp_path / "out"
     results = grade_all([good, bad_sender, bad_receiver], battery(), str(out), Options(backend="netns"), jobs=2)
     assert results[0]["score"] == battery().max_score
@@ -134,8 +143,9 @@ def test_a_program_that_crashes_before_its_first_packet_is_not_graded_again(tmp_
 def test_a_scenario_disturbed_on_every_try_is_never_scored_and_says_so(tmp_path, monkeypatch):
     script(monkeypatch, lambda n, run: True)
     out = tmp_path / "out"
-    [result] = grade_all([writing_nothing(s) for s in class_of(tmp_path, 1)], battery(), str(out),
-                         Options(backend="netns"), jobs=1)
+    [result] = grade_all(
+        [writing_nothing(s) for s in class_of(tmp_path, 1)], battery(), str(out), Options(backend="netns"), jobs=1
+    )
     s = result["scenarios"][0]
     assert result["ungraded"] == ["t-clean"] and s["ungraded"] == LAG
     assert s["score"] == 0 and s["reason"].startswith("not graded: every try of this scenario was disturbed")
@@ -146,7 +156,7 @@ def test_a_scenario_disturbed_on_every_try_is_never_scored_and_says_so(tmp_path,
     assert next(csv.DictReader(open(out / "grades.csv")))["t-clean"] == "ungraded"
 
 
-TRUNCATES = '''import os, subprocess, sys, tempfile
+TRUNCATES = """import os, subprocess, sys, tempfile
 here = os.path.dirname(os.path.abspath(__file__))
 host, port, path, *rest = sys.argv[1:]
 with open(path, "rb") as f:     # a bug: the last byte is never sent
@@ -155,7 +165,7 @@ fd, short = tempfile.mkstemp()
 os.write(fd, data)
 os.close(fd)
 sys.exit(subprocess.run([sys.executable, os.path.join(here, "Sender2Whole.py"), host, port, short, *rest]).returncode)
-'''
+"""
 
 
 def test_a_failure_in_a_crowded_pool_is_graded_again_alone(tmp_path, monkeypatch):
@@ -164,20 +174,31 @@ def test_a_failure_in_a_crowded_pool_is_graded_again_alone(tmp_path, monkeypatch
     without asking. (The machine's CPU pressure is scripted: crowding cannot be ordered on cue.)"""
     asked = []
 
-    def crowded_failure(checks, pressure, at_once):    # as if its failed checks were timing ones
+    def crowded_failure(checks, pressure, at_once):  # as if its failed checks were timing ones
         asked.append(at_once)
         return "tasks waited for a CPU 97% of the time, 2 gradings at a time" if at_once > 1 else ""
-    monkeypatch.setattr(disturbance, "crowded_failure", lambda checks, runs, pressure, at_once:
-                        crowded_failure(checks, pressure, at_once) if not all(c.passed for c in checks) else "")
+
+    monkeypatch.setattr(
+        disturbance,
+        "crowded_failure",
+        lambda checks, runs, pressure, at_once: (
+            crowded_failure(checks, pressure, at_once) if not all(c.passed for c in checks) else ""
+        ),
+    )
     good, bad = class_of(tmp_path)
     truncating(bad)
     out = tmp_path / "out"
     results = grade_all([good, bad], battery(), str(out), Options(backend="netns"), jobs=2)
-    assert results[0]["score"] == battery().max_score and asked == [2, 1], (asked, results[1]["scenarios"])  # asked of the failure only
+    assert results[0]["score"] == battery().max_score and asked == [2, 1], (
+        asked,
+        results[1]["scenarios"],
+    )  # asked of the failure only
     s = results[1]["scenarios"][0]
     assert results[1]["ungraded"] == [] and s["score"] == 0 and not s.get("ungraded")
-    assert "not graded" not in s["reason"] and s["reason"], s["reason"]       # its own fault, said as such
+    assert "not graded" not in s["reason"] and s["reason"], s["reason"]  # its own fault, said as such
     feedback = (out / "s1" / "feedback.md").read_text()
     assert "UNGRADED" not in feedback
-    assert results[1]["graded_again"] == [s["name"]] and f"Graded again alone, after the others: {s['name']}" in feedback
+    assert (
+        results[1]["graded_again"] == [s["name"]] and f"Graded again alone, after the others: {s['name']}" in feedback
+    )
     assert not results[0].get("graded_again")

@@ -1,5 +1,6 @@
 """Grading for real (netns backend, jailed): the reference and a correct student get
 full marks; a re-grade, serial or parallel, gives the same scores; the outputs."""
+
 import json
 import shutil
 
@@ -25,32 +26,33 @@ def test_reference_copy_gets_full_marks_in_every_scenario(reference_copy, tmp_pa
     assert lost_points(verdicts(result)) == {} and result["max_score"] == 8
     gbn = next(s for s in result["scenarios"] if s["name"] == "t-gbn-loss")
     if not gbn.get("ungraded"):
-        assert gbn["runs"][0]["reference_goodput_kBps"] > 0      # compared with the reference's own run
+        assert gbn["runs"][0]["reference_goodput_kBps"] > 0  # compared with the reference's own run
 
 
 def test_student_gets_full_marks_and_the_same_scores_serially_and_in_parallel(student, tmp_path):
     copies = []
-    for k in range(3):      # the same submission three times: same digest, same seeds
+    for k in range(3):  # the same submission three times: same digest, same seeds
         copies.append(Submission(f"copy{k}", str(shutil.copytree(student, tmp_path / f"copy{k}"))))
     battery = load_battery(TINY)
     options = Options(backend="netns")
     serial = grade_all(copies[:1], battery, None, options, jobs=1)
     parallel = grade_all(copies, battery, None, options, jobs=3)
     assert lost_points(verdicts(serial[0])) == {}
-    graded = [s["name"] for s in serial[0]["scenarios"] if not s.get("ungraded")]   # the machine's word aside
-    assert [{n: scores(r)[n] for n in graded if n not in r["ungraded"]} for r in parallel] == \
-        [{n: scores(serial[0])[n] for n in graded if n not in r["ungraded"]} for r in parallel]
+    graded = [s["name"] for s in serial[0]["scenarios"] if not s.get("ungraded")]  # the machine's word aside
+    assert [{n: scores(r)[n] for n in graded if n not in r["ungraded"]} for r in parallel] == [
+        {n: scores(serial[0])[n] for n in graded if n not in r["ungraded"]} for r in parallel
+    ]
     assert {r["digest"] for r in parallel} == {serial[0]["digest"]}
     seeds = [[s["seeds"] for s in r["scenarios"]] for r in parallel + serial]
     assert all(s == seeds[0] for s in seeds)
 
 
 def test_outputs_gradescope_results_and_feedback_with_replay(student, tmp_path):
-    (student / "Receiver4.py").unlink()          # part 4's receiver missing: one scenario fails
+    (student / "Receiver4.py").unlink()  # part 4's receiver missing: one scenario fails
     result = grade(student, out=tmp_path)
     folder = tmp_path / student.name
     gs = json.loads((folder / "results.json").read_text())
-    assert gs["score"] == result["score"] == 8 - 2 - 2 * len(result["ungraded"])   # the machine's word aside
+    assert gs["score"] == result["score"] == 8 - 2 - 2 * len(result["ungraded"])  # the machine's word aside
     assert list(lost_points(verdicts(result))) == ["t-receiver"]
     failed = [t for t in gs["tests"] if t["status"] == "failed" and t["name"].split(": ")[1] not in result["ungraded"]]
     assert [t["name"] for t in failed] == ["part 4: t-receiver"]
@@ -92,7 +94,7 @@ def test_a_scenario_graded_again_keeps_its_failing_runs_pcap(student, tmp_path):
     merged = regrade_ungraded(sub, battery, str(tmp_path), options, {**first, "ungraded": ["t-clean"]})
     again = merged["scenarios"][0]
     assert merged["graded_again"] == ["t-clean"] and not again["passed"]
-    if again.get("ungraded"):          # the machine disturbed the grading alone too: nothing to keep
+    if again.get("ungraded"):  # the machine disturbed the grading alone too: nothing to keep
         assert again["pcap"] is None and not list(folder.glob("*.pcap"))
         return
     assert "receiver exited" in again["reason"], again["reason"]

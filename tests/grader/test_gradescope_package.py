@@ -1,6 +1,7 @@
 """The Gradescope package: run_autograder in a scratch root laid out as Gradescope's
 (/autograder/source, /autograder/submission, /autograder/results) grades with the
 kit from the package, on the local backend, into a results.json of Gradescope's schema."""
+
 import os
 import shutil
 import subprocess
@@ -14,11 +15,14 @@ from grader.export_gradescope_package import unpack_package
 from tests.support.grading import SCHEMA, STUDENT, TINY, gradescope_verdicts, lost_points, run_autograder
 
 
-
 def test_run_autograder_in_a_gradescope_layout(tmp_path):
     package = tmp_path / "comn.zip"
-    done = subprocess.run([str(Path(sys.executable).parent / "rdtlab"), "grade", "--gradescope-package", str(package),
-                           "--battery", TINY], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "rdtlab"), "grade", "--gradescope-package", str(package), "--battery", TINY],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     root = tmp_path / "autograder"
     unpack_package(str(package), str(root / "source"))
@@ -33,7 +37,7 @@ def test_run_autograder_in_a_gradescope_layout(tmp_path):
     assert results["extra_data"]["backend"] == "local" and results["extra_data"]["sandbox"] == "none"
 
     shutil.rmtree(root / "submission")
-    (root / "submission").mkdir()                 # nothing handed in: a score of 0 and why
+    (root / "submission").mkdir()  # nothing handed in: a score of 0 and why
     results = run_autograder(root)
     jsonschema.validate(results, SCHEMA)
     assert results["score"] == 0 and "no submissions in" in results["output"]

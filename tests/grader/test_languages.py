@@ -7,6 +7,7 @@ and the compiler's error; one that throws at start-up scores zero where it runs;
 replay line of a failure runs as printed from the student's folder. The whole battery
 on three seeds is `python -m bench.classes` / bench.calibrate's business; here each
 part's public and interop scenarios."""
+
 from __future__ import annotations
 
 import os
@@ -46,19 +47,27 @@ def test_sources_without_a_build_file_score_full_marks(language, tmp_path):
 @pytest.mark.parametrize("language", ["java", "c"])
 def test_check_passes_on_a_java_or_c_folder(language, tmp_path):
     folder = shutil.copytree(LANGUAGES / language, tmp_path / language)
-    done = subprocess.run([RDTLAB, "check", "--part", "2", "--backend", "netns", str(folder)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [RDTLAB, "check", "--part", "2", "--backend", "netns", str(folder)], capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "| pass |" in done.stdout and "FAIL" not in done.stdout
 
 
 def test_a_file_that_does_not_compile_costs_only_its_programs(tmp_path):
     folder = shutil.copytree(LANGUAGES / "java_broken", tmp_path / "broken")
-    result = grade(folder, battery="comn", names=["p2-clean", "p2-reference-sender", "p3-clean",
-                                                  "p3-reference-sender", "p3-reference-receiver"])
+    result = grade(
+        folder,
+        battery="comn",
+        names=["p2-clean", "p2-reference-sender", "p3-clean", "p3-reference-sender", "p3-reference-receiver"],
+    )
     by = {s["name"]: s for s in result["scenarios"]}
-    assert lost_points([(n, by[n]["passed"], by[n]["reason"]) for n in ("p2-clean", "p2-reference-sender",
-                                                                         "p3-reference-sender")]) == {}
+    assert (
+        lost_points(
+            [(n, by[n]["passed"], by[n]["reason"]) for n in ("p2-clean", "p2-reference-sender", "p3-reference-sender")]
+        )
+        == {}
+    )
     for name in ("p3-clean", "p3-reference-receiver"):
         why = by[name]["reason"]
         assert by[name]["score"] == 0 and why.startswith("Sender3 does not compile: Sender3.java:"), why
@@ -72,8 +81,10 @@ def test_a_program_that_throws_at_start_up_scores_zero_where_it_runs_and_its_rep
     by = {s["name"]: s for s in result["scenarios"]}
     failed = by["p2-clean"]
     assert failed["score"] == 0 and "Exception" in failed["reason"] and "\n" not in failed["reason"], failed["reason"]
-    assert lost_points([("p2-reference-sender", by["p2-reference-sender"]["passed"],
-                         by["p2-reference-sender"]["reason"])]) == {}
+    assert (
+        lost_points([("p2-reference-sender", by["p2-reference-sender"]["passed"], by["p2-reference-sender"]["reason"])])
+        == {}
+    )
     line = failed["replay"]
     assert "rdtlab prog --dir ./ Sender2" in line, line
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
@@ -84,11 +95,18 @@ def test_a_program_that_throws_at_start_up_scores_zero_where_it_runs_and_its_rep
 
 def test_a_python_replay_line_runs_as_printed_from_the_students_folder(tmp_path):
     from tests.support.grading import STUDENT
+
     folder = shutil.copytree(STUDENT, tmp_path / "ada")
     (folder / "Receiver2.py").write_text("import sys\nsys.exit('Receiver2: not written yet')\n")
     result = grade(folder, battery="comn", names=["p2-clean"])
     line = result["scenarios"][0]["replay"]
     assert "python3 ./Sender2.py" in line and "python3 ./Receiver2.py" in line, line
-    done = subprocess.run(shlex.split(line), cwd=folder, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+    done = subprocess.run(
+        shlex.split(line),
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"},
+    )
     assert "not written yet" in done.stdout, done.stdout

@@ -1,6 +1,7 @@
 """grader/nbgrader_child.py: each student's autograde in a fresh process forked from a
 server that imported nbgrader once. Real forks of the real server, with the standard
 library's functions as targets (the server imports them by name)."""
+
 import ast
 import os
 import subprocess
@@ -16,13 +17,13 @@ from tests.support.runs import our_processes, reap_orphans
 @pytest.fixture(autouse=True)
 def stopped():
     yield
-    C.stop()      # as autograde_students does when a class is done
+    C.stop()  # as autograde_students does when a class is done
 
 
 def test_nothing_of_the_server_outlives_stop(tmp_path):
-    before = our_processes(str(tmp_path))     # this test process's live children
+    before = our_processes(str(tmp_path))  # this test process's live children
     status, _ = C.run(os._exit, (0,), str(tmp_path), {}, 30)
-    assert status == 0 and len(our_processes(str(tmp_path))) > len(before)     # the server and its resource tracker
+    assert status == 0 and len(our_processes(str(tmp_path))) > len(before)  # the server and its resource tracker
     C.stop()
     assert our_processes(str(tmp_path)) == before
     status, _ = C.run(os._exit, (0,), str(tmp_path), {}, 30)  # and it starts again when needed
@@ -30,8 +31,13 @@ def test_nothing_of_the_server_outlives_stop(tmp_path):
 
 
 def test_the_child_runs_in_its_folder_with_exactly_the_environment_given(tmp_path):
-    status, said = C.run(subprocess.run, (["sh", "-c", "pwd; echo \"[$RDT_GIVEN] [$HOME]\"; echo oops >&2"],),
-                         str(tmp_path), {"RDT_GIVEN": "yes", "PATH": "/usr/bin:/bin"}, 30)
+    status, said = C.run(
+        subprocess.run,
+        (["sh", "-c", 'pwd; echo "[$RDT_GIVEN] [$HOME]"; echo oops >&2'],),
+        str(tmp_path),
+        {"RDT_GIVEN": "yes", "PATH": "/usr/bin:/bin"},
+        30,
+    )
     assert status == 0
     assert said.splitlines() == [str(tmp_path), "[yes] []", "oops"]
 
@@ -46,14 +52,19 @@ def test_an_exit_status_and_a_message_come_back(tmp_path):
 def test_a_child_past_its_time_limit_is_killed_with_its_whole_session(tmp_path):
     pids = tmp_path / "pids"
     started = time.monotonic()
-    status, _ = C.run(subprocess.run, (["sh", "-c", f"sleep 60 & echo $! > {pids}; exec sleep 61"],),
-                      str(tmp_path), {"PATH": "/usr/bin:/bin"}, 2)
+    status, _ = C.run(
+        subprocess.run,
+        (["sh", "-c", f"sleep 60 & echo $! > {pids}; exec sleep 61"],),
+        str(tmp_path),
+        {"PATH": "/usr/bin:/bin"},
+        2,
+    )
     assert status is None and time.monotonic() - started < 10
     background = int(pids.read_text())
     deadline = time.monotonic() + 5
     while os.path.exists(f"/proc/{background}") and time.monotonic() < deadline:
-        time.sleep(0.05)       # killed; its parent reaps it: the init process, or pytest
-        reap_orphans()         # when tests/harness's subreaper fixture ran earlier in the session
+        time.sleep(0.05)  # killed; its parent reaps it: the init process, or pytest
+        reap_orphans()  # when tests/harness's subreaper fixture ran earlier in the session
     assert not os.path.exists(f"/proc/{background}")
 
 
@@ -90,6 +101,8 @@ print(sorted({m.split(".")[0] for m in sys.modules} - before))
 
 def test_a_kernel_start_in_the_child_imports_no_heavy_package_anew(tmp_path):
     """The Lab, pandas, the netns backend and IPython are imported once, by the server."""
-    status, said = C.run(exec, (KERNEL_START.replace("SHARED", repr(str(tmp_path))),), str(tmp_path), dict(os.environ), 60)
+    status, said = C.run(
+        exec, (KERNEL_START.replace("SHARED", repr(str(tmp_path))),), str(tmp_path), dict(os.environ), 60
+    )
     assert status == 0, said
     assert HEAVY.isdisjoint(ast.literal_eval(said.strip().splitlines()[-1]))

@@ -1,6 +1,7 @@
 """Planted bugs (tests/fixtures/submissions/bugs.toml): each loses points in the
 scenario that names its fault, while the correct solution scores full marks there.
 The gradings run side by side (as `rdtlab grade --jobs` does)."""
+
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -18,14 +19,17 @@ def test_each_planted_bug_loses_points_where_the_correct_solution_gets_full_mark
     folders = [plant(str(STUDENT), bug, str(tmp_path / bug["name"])) for bug in BUGS]
     with ThreadPoolExecutor(4) as pool:
         good = pool.submit(grade, STUDENT, battery="comn", names=sorted({b["caught_by"] for b in BUGS}))
-        planted = list(pool.map(lambda fb: grade(fb[0], battery="comn", names=[fb[1]["caught_by"]]),
-                                zip(folders, BUGS)))
+        planted = list(
+            pool.map(lambda fb: grade(fb[0], battery="comn", names=[fb[1]["caught_by"]]), zip(folders, BUGS))
+        )
     assert lost_points(verdicts(good.result())) == {}
     for bug, result in zip(BUGS, planted):
         scenario = result["scenarios"][0]
         print(f"{bug['name']}: {scenario['name']} {scenario['score']}/{scenario['max_score']}: {scenario['reason']}")
-        assert not scenario["passed"] and (scenario["score"] < scenario["max_score"] or scenario.get("beyond_spec")), \
-            (bug["name"], scenario["reason"])
+        assert not scenario["passed"] and (scenario["score"] < scenario["max_score"] or scenario.get("beyond_spec")), (
+            bug["name"],
+            scenario["reason"],
+        )
         assert scenario["reason"] and "\n" not in scenario["reason"]
 
 
@@ -39,4 +43,4 @@ def test_what_the_spec_allows_keeps_full_marks_where_a_bug_would_be_caught(tmp_p
         assert lost_points(verdicts(result)) == {}, variant["name"]
         lost = next(s for s in result["scenarios"] if s["name"] == "p2-last-ack-lost")
         if not lost.get("ungraded"):
-            assert "gave up" in lost["reason"]      # some seed lost the last ACK: the sender ended on its own
+            assert "gave up" in lost["reason"]  # some seed lost the last ACK: the sender ended on its own

@@ -6,6 +6,7 @@ hostile program says what it found as its reason line; the secret shows in no ou
 the host's listener is never called, and a correct submission graded beside them keeps
 full marks. A control run without the jail shows the same programs do reach what they
 look for when nothing stops them."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -21,7 +22,16 @@ from grader.collect import Submission
 from grader.grade import Options
 from grader.parallel import grade_all
 
-from tests.support.grading import FIXTURES, STUDENT, TINY, HostServices, laid_over_student, unique_name, lost_points, verdicts
+from tests.support.grading import (
+    FIXTURES,
+    STUDENT,
+    TINY,
+    HostServices,
+    laid_over_student,
+    unique_name,
+    lost_points,
+    verdicts,
+)
 
 pytestmark = pytest.mark.netns
 REACH = FIXTURES / "reach"
@@ -37,10 +47,12 @@ def free_tcp_port() -> int:
 
 def submissions(root: Path, host: HostServices) -> list[Submission]:
     jail = [str(free_tcp_port()), unique_name("rdtlab-jail"), LISTEN_SECONDS]
-    return [laid_over_student(REACH / "jail-listener", root, jail),
-            laid_over_student(REACH / "jail-prober", root, jail),
-            laid_over_student(REACH / "secrets", root, [SECRET_NAME, "DASK_SCHEDULER_ADDRESS"]),
-            laid_over_student(REACH / "host-services", root, host.targets())]
+    return [
+        laid_over_student(REACH / "jail-listener", root, jail),
+        laid_over_student(REACH / "jail-prober", root, jail),
+        laid_over_student(REACH / "secrets", root, [SECRET_NAME, "DASK_SCHEDULER_ADDRESS"]),
+        laid_over_student(REACH / "host-services", root, host.targets()),
+    ]
 
 
 def battery():
@@ -67,8 +79,13 @@ def test_a_jail_reaches_no_secret_no_host_service_and_no_other_jail(backend, tmp
     root, out = tmp_path / "submissions", tmp_path / "out"
     root.mkdir(), out.mkdir()
     good = Submission("good", str(shutil.copytree(STUDENT, root / "good")))
-    results = grade_all(submissions(root, host) + [good], battery(), str(out),
-                        Options(backend=backend, hidden=[str(root), str(out)]), jobs=5)
+    results = grade_all(
+        submissions(root, host) + [good],
+        battery(),
+        str(out),
+        Options(backend=backend, hidden=[str(root), str(out)]),
+        jobs=5,
+    )
     said = reasons(results)
     assert said["secrets"].startswith("found nothing to steal in "), said["secrets"]
     assert said["host-services"].startswith("reached nothing: tcp 127.0.0.1"), said["host-services"]
@@ -86,6 +103,7 @@ def test_without_the_jail_the_same_programs_reach_what_they_look_for(tmp_path, m
     # above would fail if the jail let them through.
     from harness import backends
     from grader import disturbance
+
     monkeypatch.setattr(backends, "isolation_unavailable_reason", lambda: "not root")
     # The prober reaches the listener only while both are graded at once: its failure must
     # not be graded again alone for a crowded machine (grader/disturbance.py) here.
@@ -93,8 +111,7 @@ def test_without_the_jail_the_same_programs_reach_what_they_look_for(tmp_path, m
     monkeypatch.setenv(SECRET_NAME, SECRET)
     root = tmp_path / "submissions"
     root.mkdir()
-    results = grade_all(submissions(root, host), battery(), None,
-                        Options(backend="local", sandbox=False), jobs=4)
+    results = grade_all(submissions(root, host), battery(), None, Options(backend="local", sandbox=False), jobs=4)
     said = reasons(results)
     assert SECRET in said["secrets"]
     assert said["host-services"].startswith("reached tcp 127.0.0.1"), said["host-services"]
@@ -106,10 +123,14 @@ def test_no_grading_on_a_local_backend_that_cannot_isolate_unless_the_runner_doe
     from harness import backends
     from harness.procs import UsageError
     from grader.grade import grade_submission
+
     monkeypatch.setattr(backends, "isolation_unavailable_reason", lambda: "no CAP_SYS_ADMIN here")
     sub = Submission("ada", str(shutil.copytree(STUDENT, tmp_path / "ada")))
-    with pytest.raises(UsageError, match="refusing to grade untrusted programs on the local backend: "
-                                         "no CAP_SYS_ADMIN here.*--runner-isolates-network"):
+    with pytest.raises(
+        UsageError,
+        match="refusing to grade untrusted programs on the local backend: "
+        "no CAP_SYS_ADMIN here.*--runner-isolates-network",
+    ):
         grade_submission(sub, battery(), None, Options(backend="local"))
     graded = grade_submission(sub, battery(), None, Options(backend="local", runner_isolates_network=True))
     assert lost_points(verdicts(graded)) == {}

@@ -1,5 +1,6 @@
 """The jail's launcher (grader/sandbox.py): what bwrap is told, and what a jailed
 process can read of its own PID 1 (bwrap's init) in /proc."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,18 @@ from fnmatch import fnmatch
 
 import pytest
 
-from grader.sandbox import (ETC_VISIBLE, LAUNCHER, SAFE_PATH, Sandbox, argv_through_pipe, available, bwrap_argv, etc_visible,
-                            mount_scratch, unmount_scratch)
+from grader.sandbox import (
+    ETC_VISIBLE,
+    LAUNCHER,
+    SAFE_PATH,
+    Sandbox,
+    argv_through_pipe,
+    available,
+    bwrap_argv,
+    etc_visible,
+    mount_scratch,
+    unmount_scratch,
+)
 
 from tests.support.grading import jail_scratch
 
@@ -22,7 +33,7 @@ def test_the_jail_starts_with_an_allowed_environment_only():
     assert "--clearenv" in argv
     pairs = [(argv[i + 1], argv[i + 2]) for i, w in enumerate(argv) if w == "--setenv"]
     assert pairs == [("PATH", SAFE_PATH), ("HOME", "/s"), ("LANG", "C.UTF-8"), ("OMP_NUM_THREADS", "1")]
-    assert argv[argv.index("--clearenv"):].index("--setenv") > 0     # cleared first, then set
+    assert argv[argv.index("--clearenv") :].index("--setenv") > 0  # cleared first, then set
 
 
 def test_the_jail_binds_the_program_folders_and_only_a_little_of_etc():
@@ -30,7 +41,7 @@ def test_the_jail_binds_the_program_folders_and_only_a_little_of_etc():
     binds = [argv[i + 2] for i, w in enumerate(argv) if w in ("--ro-bind", "--ro-bind-try", "--bind")]
     assert "/usr" in binds and "/etc" not in binds and "/opt" not in binds and "/var" not in binds
     etc = [b for b in binds if b.startswith("/etc/")]
-    assert etc == etc_visible() and "/etc/hosts" in etc     # students bind `localhost`
+    assert etc == etc_visible() and "/etc/hosts" in etc  # students bind `localhost`
     assert not [b for b in etc if os.path.basename(b) in ("shadow", "passwd", "environment", "machine-id")]
     assert all(any(fnmatch(b, "/etc/" + p) for p in ETC_VISIBLE) for b in etc)
 
@@ -62,8 +73,13 @@ def test_pid_1_of_a_jail_shows_no_environment_and_no_paths(monkeypatch, tmp_path
     with jail_scratch("rdt-sbx-", 16 << 20) as (uid, scratch):
         os.chown(scratch, uid, uid)
         sandbox = Sandbox(uid, scratch, hidden=[str(tmp_path / "course")], network=False, run_dir=False)
-        done = subprocess.run(sandbox.prefix() + ["/usr/bin/python3", "-c", PROC_1], cwd=scratch,
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            sandbox.prefix() + ["/usr/bin/python3", "-c", PROC_1],
+            cwd=scratch,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert done.returncode == 0, done.stderr[-1500:]
     seen = json.loads(done.stdout)
     assert seen["environ"] == ""
@@ -73,23 +89,33 @@ def test_pid_1_of_a_jail_shows_no_environment_and_no_paths(monkeypatch, tmp_path
 
 def test_the_launcher_reads_back_every_option_the_prefix_gives():
     from grader.launcher import parse
+
     box = Sandbox(3_000_002, "/s", hidden=["/a", "/b"], visible=["/k"], env={"X": "1"}, network=False, run_dir=False)
     prefix = box.prefix()
     assert prefix[1:4] == ["-S", "-c", LAUNCHER]
     args = parse(prefix[4:] + ["python3", "x.py", "--uid", "7"])
     assert (args.uid, args.scratch, args.hide, args.ro, args.env) == (3_000_002, "/s", ["/a", "/b"], ["/k"], ["X=1"])
-    assert (args.memory, args.group_cpus, args.group_tasks) == (box.limits.memory_bytes, box.limits.group.cpus,
-                                                                box.limits.group.tasks)
+    assert (args.memory, args.group_cpus, args.group_tasks) == (
+        box.limits.memory_bytes,
+        box.limits.group.cpus,
+        box.limits.group.tasks,
+    )
     assert args.no_network and args.no_run_dir
-    assert args.command == ["python3", "x.py", "--uid", "7"]     # the program's own options stay its own
+    assert args.command == ["python3", "x.py", "--uid", "7"]  # the program's own options stay its own
 
 
-@pytest.mark.parametrize("argv, says", [(["--uid", "x"], "--uid 'x' is not a number"),
-                                        (["--bogus"], "unknown option '--bogus'"),
-                                        (["--uid"], "--uid needs a value"),
-                                        (["--uid", "3000001", "--", "true"], "missing --scratch")])
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (["--uid", "x"], "--uid 'x' is not a number"),
+        (["--bogus"], "unknown option '--bogus'"),
+        (["--uid"], "--uid needs a value"),
+        (["--uid", "3000001", "--", "true"], "missing --scratch"),
+    ],
+)
 def test_the_launcher_refuses_a_bad_option_in_one_line(argv, says):
     from grader.launcher import parse
+
     with pytest.raises(SystemExit) as e:
         parse(argv)
     assert says in str(e.value) and "\n" not in str(e.value)
@@ -99,6 +125,7 @@ def test_the_scratch_copy_leaves_a_handed_in_bytecode_cache_behind(tmp_path):
     """A .pyc handed in beside its .py would run in its place: the jail compiles the source."""
     import py_compile
     from grader.sandbox import prepare_scratch
+
     source = tmp_path / "hand-in"
     source.mkdir()
     (source / "lib.py").write_text("ANSWER = 'the source'\n")
@@ -106,8 +133,11 @@ def test_the_scratch_copy_leaves_a_handed_in_bytecode_cache_behind(tmp_path):
     other = tmp_path / "other.py"
     other.write_text("ANSWER = 'not the source'\n")
     (source / "__pycache__").mkdir()
-    py_compile.compile(str(other), cfile=str(source / "__pycache__" / "lib.cpython-311.pyc"),
-                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    py_compile.compile(
+        str(other),
+        cfile=str(source / "__pycache__" / "lib.cpython-311.pyc"),
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+    )
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     dest = prepare_scratch(str(source), str(scratch), os.getuid(), ignore=shutil.ignore_patterns("*.tmp"))
@@ -119,13 +149,14 @@ def test_the_scratch_of_a_grader_killed_hard_is_unmounted_and_removed(tmp_path):
     """A grader killed by SIGKILL leaves its scratch folders, with their tmpfs mounted;
     the next grader sweeps those whose pid is gone, and keeps a live grader's."""
     from grader.sandbox import mounts_under, sweep_scratch
+
     dead = subprocess.Popen(["true"])
-    dead.wait()                                   # a pid that just ended: no process has it now
+    dead.wait()  # a pid that just ended: no process has it now
     assert not os.path.exists(f"/proc/{dead.pid}")
     theirs = tmp_path / f"rdt-grade-{dead.pid}-x1"
     kernel = tmp_path / f"rdt-kernel-tcp-{dead.pid}-x2"
     mine = tmp_path / f"rdt-grade-{os.getpid()}-x3"
-    run = tmp_path / f"rdt-run-{dead.pid}-x4"     # a jailed run's receiver folder has a tmpfs on it
+    run = tmp_path / f"rdt-run-{dead.pid}-x4"  # a jailed run's receiver folder has a tmpfs on it
     other = tmp_path / f"rdt-iperf-{dead.pid}-x5"  # not a grader's
     for folder in (theirs, kernel, mine, run / "receiver", other):
         folder.mkdir(parents=True)

@@ -1,4 +1,5 @@
 """bench.notebooks.steady_rate: a class's rate in full swing, its ramp and drain left out."""
+
 from bench.notebooks import steady_rate
 
 
@@ -19,8 +20,8 @@ def test_a_slow_middle_lowers_it():
 
 def test_too_short_a_swing_has_no_rate():
     assert steady_rate([]) is None
-    assert steady_rate([(0.0, 40.0), (10.0, 50.0), (20.0, 60.0)]) is None   # the last start before the first end
-    assert steady_rate([(0.0, 40.0), (10.0, 45.0), (50.0, 90.0)]) is None   # two ends in the window
+    assert steady_rate([(0.0, 40.0), (10.0, 50.0), (20.0, 60.0)]) is None  # the last start before the first end
+    assert steady_rate([(0.0, 40.0), (10.0, 45.0), (50.0, 90.0)]) is None  # two ends in the window
     # eight at once, admitted 10 s apart: ends bunched between the first end and the last start
     assert steady_rate([(10.0 * k, 10.0 * k + 45.0) for k in range(8)]) is None
 

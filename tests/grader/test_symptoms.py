@@ -1,14 +1,15 @@
 """Symptoms (grader/symptoms.py): each failure kind a run can end in, as the harness
 records it, named as a marker names it, with its evidence; the checks after
 `delivered` name slowness, waste, storms, the printed line and an unused path."""
+
 from types import SimpleNamespace
 
 from grader.checks import Check
 from grader.symptoms import diagnose, from_reason
 from harness.monitor import ErrorKind
 
-TRACE = "Traceback (most recent call last):\n  File \"Receiver2.py\", line 9\nIndexError: list index out of range\n"
-JAVA = "Exception in thread \"main\" java.lang.NullPointerException: x\n\tat Sender2.main(Sender2.java:31)\n"
+TRACE = 'Traceback (most recent call last):\n  File "Receiver2.py", line 9\nIndexError: list index out of range\n'
+JAVA = 'Exception in thread "main" java.lang.NullPointerException: x\n\tat Sender2.main(Sender2.java:31)\n'
 
 
 def program(code=0, timed_out=False, stderr=""):
@@ -16,8 +17,9 @@ def program(code=0, timed_out=False, stderr=""):
 
 
 def run(kind, verified=False, tx=None, rx=None):
-    return SimpleNamespace(ok=False, error_kind=kind, verified=verified, sender=tx or program(),
-                           receiver=rx or program(None, True))
+    return SimpleNamespace(
+        ok=False, error_kind=kind, verified=verified, sender=tx or program(), receiver=rx or program(None, True)
+    )
 
 
 def kind_of(r, detail="why") -> str:
@@ -27,8 +29,12 @@ def kind_of(r, detail="why") -> str:
 def test_each_way_a_run_ends_badly_has_its_symptom():
     assert kind_of(run(ErrorKind.TIME_LIMIT)) == "hang"
     assert kind_of(run(ErrorKind.TIME_LIMIT, verified=True, rx=program(0))) == "never-ends"
-    assert kind_of(run(ErrorKind.NO_PROGRESS), "stopped: no progress for 5 s (the sender only repeats packets "
-                   "it sent before)") == "storm"
+    assert (
+        kind_of(
+            run(ErrorKind.NO_PROGRESS), "stopped: no progress for 5 s (the sender only repeats packets it sent before)"
+        )
+        == "storm"
+    )
     assert kind_of(run(ErrorKind.NO_PROGRESS), "stopped: no progress for 5 s (the sender has sent nothing)") == "stall"
     assert kind_of(run(ErrorKind.RECEIVER_LEFT, rx=program(0))) == "receiver-left"
     crash = diagnose([Check("delivered", False, "x")], [run(ErrorKind.RECEIVER_LEFT, rx=program(1, stderr=TRACE))])
@@ -41,7 +47,7 @@ def test_each_way_a_run_ends_badly_has_its_symptom():
     assert kind_of(run(ErrorKind.OUTPUT_DIFFERS)) == "wrong-bytes"
     assert kind_of(run(ErrorKind.NO_OUTPUT)) == "no-output"
     assert kind_of(run(ErrorKind.RECEIVER_LINGERED, verified=True)) == "lingered"
-    assert kind_of(run(ErrorKind.RECEIVER_LINGERED)) == "sender-left"      # the receiver still waits for data
+    assert kind_of(run(ErrorKind.RECEIVER_LINGERED)) == "sender-left"  # the receiver still waits for data
     assert kind_of(run(ErrorKind.NOT_FOUND)) == "missing"
 
 
@@ -50,13 +56,22 @@ def test_the_checks_after_delivery_and_scenarios_that_could_not_run():
 
     def first_failing(check):
         return diagnose([Check("delivered", True, "fine"), check], [ok])
+
     assert first_failing(Check("goodput", False, "goodput 10 KB/s, 20% of ...")).kind == "slow"
-    assert first_failing(Check("retransmissions", False, "30 retransmissions on the wire, ... (at most 24 allowed)")).kind == "wasteful"
-    assert first_failing(Check("sent", False, "900 data messages into the link, ... (at most 150 allowed)")).kind == "storm"
+    assert (
+        first_failing(Check("retransmissions", False, "30 retransmissions on the wire, ... (at most 24 allowed)")).kind
+        == "wasteful"
+    )
+    assert (
+        first_failing(Check("sent", False, "900 data messages into the link, ... (at most 150 allowed)")).kind
+        == "storm"
+    )
     assert first_failing(Check("printed", False, "x")).kind == "printed"
     assert first_failing(Check("paths", False, "x")).kind == "one-path"
-    assert diagnose([Check("conventions", False, "the battery fixes ..."), Check("delivered", True, "")], [ok]).kind \
+    assert (
+        diagnose([Check("conventions", False, "the battery fixes ..."), Check("delivered", True, "")], [ok]).kind
         == "convention"
+    )
     assert diagnose([Check("delivered", True, "fine")], [ok]) is None
     assert from_reason("Sender3 does not compile: Sender3.java:2: error: ';' expected").kind == "build"
     assert from_reason("Sender2 is missing from the submission (expected ...)").kind == "missing"

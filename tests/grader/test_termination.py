@@ -3,6 +3,7 @@ termination on the sender, so a sender that ends on its own once its receiver ha
 gone, with the file whole, passes whatever its exit status; one still running at the
 limit fails with a reason saying so; a sender that fails while its receiver is still
 there fails as before. A wrap scenario's failure names the wrap."""
+
 from harness.monitor import ErrorKind
 from harness.transfer import ProgramResult, TransferResult
 
@@ -11,10 +12,17 @@ from grader.checks import delivered
 
 def run(ok, verified, error, tx_exit, tx_timed_out, rx_exit, rx_stopped=False) -> TransferResult:
     kind, error = error if error else (None, None)
-    return TransferResult(ok=ok, verified=verified, error=error, error_kind=kind, backend="netns", seed=7,
-                          size_bytes=4096,
-                          sender=ProgramResult(tx_exit, "", "", tx_timed_out),
-                          receiver=ProgramResult(rx_exit, "", "", False, rx_stopped))
+    return TransferResult(
+        ok=ok,
+        verified=verified,
+        error=error,
+        error_kind=kind,
+        backend="netns",
+        seed=7,
+        size_bytes=4096,
+        sender=ProgramResult(tx_exit, "", "", tx_timed_out),
+        receiver=ProgramResult(rx_exit, "", "", False, rx_stopped),
+    )
 
 
 def test_a_sender_that_gives_up_once_its_receiver_has_gone_passes():
@@ -24,7 +32,9 @@ def test_a_sender_that_gives_up_once_its_receiver_has_gone_passes():
 
 
 def test_a_sender_still_running_after_its_receiver_left_fails_naming_termination():
-    hung = run(False, True, (ErrorKind.TIME_LIMIT, "timed out after 40 s (the sender was still running; ...)"), -9, True, 0)
+    hung = run(
+        False, True, (ErrorKind.TIME_LIMIT, "timed out after 40 s (the sender was still running; ...)"), -9, True, 0
+    )
     check = delivered([hung])
     assert not check.passed and "never ended on its own" in check.detail
 
@@ -38,5 +48,8 @@ def test_a_sender_that_fails_beside_a_receiver_still_there_fails():
 
 
 def test_a_failure_across_the_wrap_names_it():
-    check = delivered([run(False, False, (ErrorKind.OUTPUT_DIFFERS, "output differs from input at byte 67108864"), 0, False, 0)], wraps=True)
+    check = delivered(
+        [run(False, False, (ErrorKind.OUTPUT_DIFFERS, "output differs from input at byte 67108864"), 0, False, 0)],
+        wraps=True,
+    )
     assert not check.passed and "across the wrap" in check.detail and "65535" in check.detail

@@ -4,6 +4,7 @@
 and, after the test, asserts that no process, temp dir, namespace or TUN device the
 test made is left behind, however the run ended.
 """
+
 import ctypes
 import os
 import tempfile

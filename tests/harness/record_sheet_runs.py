@@ -10,6 +10,7 @@ Kept per run: sweep, cell, rep, its wall seconds and the CPU seconds of its prog
 engine (`cpu_s`) and of the harness's thread (`harness_cpu_s`): what the scheduler books a
 run by. Re-record when the reference programs or the harness change what a run costs.
 """
+
 import glob
 import json
 import os
@@ -22,8 +23,9 @@ KEEP = ("sweep", "cell", "rep", "ok", "elapsed_s", "cpu_s", "harness_cpu_s")
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or not os.path.isdir(argv[0]):
-        print("usage: record_sheet_runs.py SHEET_DIR NOTE   (SHEET_DIR holds the sheet's runs-*.jsonl)",
-              file=sys.stderr)
+        print(
+            "usage: record_sheet_runs.py SHEET_DIR NOTE   (SHEET_DIR holds the sheet's runs-*.jsonl)", file=sys.stderr
+        )
         return 2
     runs = []
     for path in sorted(glob.glob(os.path.join(argv[0], "runs-*.jsonl"))):
@@ -32,7 +34,7 @@ def main(argv: list[str]) -> int:
     runs = [{k: r.get(k) for k in KEEP} for r in runs if r.get("cpu_s") is not None]
     runs.sort(key=lambda r: (r["sweep"], r["cell"], r["rep"]))
     out = HERE / f"sheet_runs_{os.path.basename(os.path.normpath(argv[0]))}.json"
-    with open(out, "w") as f:   # one run a line
+    with open(out, "w") as f:  # one run a line
         f.write('{"note": ' + json.dumps(argv[1]) + ',\n"runs": [\n')
         f.write(",\n".join(json.dumps(r) for r in runs) + "\n]}\n")
     print(f"{len(runs)} runs -> {out}")

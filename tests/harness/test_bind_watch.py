@@ -1,5 +1,6 @@
 """harness.procs.BindWatch: a receiver's bind seen as soon as it happens, the socket
 tables read only when the namespace's counters say a socket came or went."""
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,9 @@ time.sleep(30)"""
 @pytest.mark.netns
 def test_a_bind_is_seen_at_once_and_a_quiet_namespace_costs_no_table_reads():
     # a namespace of its own (nothing else binds there), the binder told when to bind
-    binder = subprocess.Popen(["unshare", "--net", sys.executable, "-c", BINDER], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    binder = subprocess.Popen(
+        ["unshare", "--net", sys.executable, "-c", BINDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 20
         while os.stat(f"/proc/{binder.pid}/ns/net").st_ino == os.stat("/proc/self/ns/net").st_ino:
@@ -39,7 +41,7 @@ def test_a_bind_is_seen_at_once_and_a_quiet_namespace_costs_no_table_reads():
         assert binder.stdout.readline() == "udp\n"
         assert udp.sockets() == [("udp", "127.0.0.1", 5001)], "the counters moved: read and found at once"
         assert udp.reads == 2
-        assert tcp.sockets() == [] and tcp.sockets() == [] and tcp.reads == 1     # UDP's bind is not 5002
+        assert tcp.sockets() == [] and tcp.sockets() == [] and tcp.reads == 1  # UDP's bind is not 5002
         binder.stdin.write("\n"), binder.stdin.flush()
         assert binder.stdout.readline() == "tcp\n"
         assert tcp.sockets() == [("tcp", "127.0.0.1", 5002)], "a listen moves TCP's counter"
@@ -50,6 +52,7 @@ def test_a_bind_is_seen_at_once_and_a_quiet_namespace_costs_no_table_reads():
 
 def test_every_tenth_poll_reads_the_tables_whatever_the_counters_say(monkeypatch):
     import harness.procs as procs
+
     reads = []
     monkeypatch.setattr(procs, "socket_counts", lambda pid: (0, 1, 0, 0))
     monkeypatch.setattr(procs, "bound_sockets", lambda pid, pgid, port: reads.append(port) or [])
@@ -61,6 +64,7 @@ def test_every_tenth_poll_reads_the_tables_whatever_the_counters_say(monkeypatch
 
 def test_unreadable_counters_read_the_tables_each_poll(monkeypatch):
     import harness.procs as procs
+
     monkeypatch.setattr(procs, "socket_counts", lambda pid: None)
     monkeypatch.setattr(procs, "bound_sockets", lambda pid, pgid, port: [])
     watch = BindWatch(1234, 5001, 1234)
@@ -69,16 +73,16 @@ def test_unreadable_counters_read_the_tables_each_poll(monkeypatch):
     assert watch.reads == 4
 
 
-
-
 def test_counters_without_ipv6_are_still_read(monkeypatch):
     import harness.procs as procs
+
     real = procs._read_small
 
     def no_v6(path):
         if path.endswith("sockstat6"):
-            raise FileNotFoundError(path)     # a kernel booted with IPv6 off
+            raise FileNotFoundError(path)  # a kernel booted with IPv6 off
         return real(path)
+
     monkeypatch.setattr(procs, "_read_small", no_v6)
     counts = socket_counts(os.getpid())
     assert counts is not None and counts[0] >= 0 and counts[1] >= 0, "TCP and UDP from sockstat"

@@ -1,4 +1,5 @@
 """`rdtlab run` and `rdtlab demo`: exit status 0/1/2, one-line errors, --json fields."""
+
 import json
 import subprocess
 import sys
@@ -9,9 +10,18 @@ from harness.cli import size_arg
 from rdtlab.cli import main
 from tests.support.runs import FIXTURES, REPO
 
-SW = ["--sender", f"python3 {FIXTURES}/sw_sender.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
-      "--receiver", f"python3 {FIXTURES}/sw_receiver.py {{listen_port}} {{output}}",
-      "--param", "timeout=50", "--output-format", "comn-sw", "--backend", "local"]
+SW = [
+    "--sender",
+    f"python3 {FIXTURES}/sw_sender.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
+    "--receiver",
+    f"python3 {FIXTURES}/sw_receiver.py {{listen_port}} {{output}}",
+    "--param",
+    "timeout=50",
+    "--output-format",
+    "comn-sw",
+    "--backend",
+    "local",
+]
 
 
 def test_json_has_the_contract_fields(capsys):
@@ -34,24 +44,44 @@ def test_pcap_of_the_link(capsys, tmp_path):
     pcap = tmp_path / "link.pcap"
     assert main(["run", *SW, "--link", "delay 1ms", "--size", "3000", "--pcap", str(pcap)]) == 0
     data = pcap.read_bytes()
-    assert data[:4] in (bytes.fromhex("d4c3b2a1"), bytes.fromhex("a1b2c3d4"), bytes.fromhex("4d3cb2a1"), bytes.fromhex("a1b23c4d"))
-    assert len(data) > 3000     # the three data messages at least
+    assert data[:4] in (
+        bytes.fromhex("d4c3b2a1"),
+        bytes.fromhex("a1b2c3d4"),
+        bytes.fromhex("4d3cb2a1"),
+        bytes.fromhex("a1b23c4d"),
+    )
+    assert len(data) > 3000  # the three data messages at least
 
 
 def test_failed_transfer_exits_1(capsys):
-    code = main(["run", "--sender", f"python3 {FIXTURES}/badprog.py crash", "--receiver", SW[3],
-                 "--backend", "local", "--size", "100", "--json"])
+    code = main(
+        [
+            "run",
+            "--sender",
+            f"python3 {FIXTURES}/badprog.py crash",
+            "--receiver",
+            SW[3],
+            "--backend",
+            "local",
+            "--size",
+            "100",
+            "--json",
+        ]
+    )
     assert code == 1
     assert json.loads(capsys.readouterr().out)["error"] == "sender failed (exit 3: badprog: crashing on purpose)"
 
 
-@pytest.mark.parametrize("args, says", [
-    (["--link", "dely 5ms"], "dely"),
-    (["--file", "/nonexistent/rdt"], "file to send not found: /nonexistent/rdt"),
-    (["--size", "10XB"], "expected a size like"),
-    (["--timeout", "-1"], "expected a positive number of seconds"),
-    (["--param", "=3"], "expected KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--link", "dely 5ms"], "dely"),
+        (["--file", "/nonexistent/rdt"], "file to send not found: /nonexistent/rdt"),
+        (["--size", "10XB"], "expected a size like"),
+        (["--timeout", "-1"], "expected a positive number of seconds"),
+        (["--param", "=3"], "expected KEY=VALUE"),
+    ],
+)
 def test_bad_usage_exits_2_with_one_line(capsys, args, says):
     with pytest.raises(SystemExit) as e:
         code = main(["run", *SW, *args])
@@ -63,6 +93,7 @@ def test_bad_usage_exits_2_with_one_line(capsys, args, says):
 
 def test_unavailable_backend_exits_2(capsys):
     from harness.backends.kernel import unavailable_reason
+
     if unavailable_reason() is None:
         pytest.skip("this kernel has sch_netem")
     assert main(["run", *SW[:-2], "--backend", "kernel", "--size", "10"]) == 2
@@ -70,8 +101,13 @@ def test_unavailable_backend_exits_2(capsys):
 
 
 def test_entry_point_never_prints_a_traceback():
-    done = subprocess.run([sys.executable, "-m", "rdtlab", "run", *SW, "--link", "delay 5ms lose 3%"],
-                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "rdtlab", "run", *SW, "--link", "delay 5ms lose 3%"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("rdtlab run: bad forward link spec") and done.stderr.count("\n") == 1
 
@@ -89,15 +125,29 @@ def test_sizes(text, n):
 
 @pytest.mark.netns
 def test_iperf3_through_the_cli(capsys):
-    code = main(["run", "--sender", "iperf3 -c {receiver_host} -p {receiver_port} -n 200K --json",
-                 "--receiver", "iperf3 -s -1 -p {listen_port}", "--link", "delay 2ms rate 10mbit",
-                 "--backend", "netns", "--no-verify", "--output-format", "iperf3-json", "--json"])
+    code = main(
+        [
+            "run",
+            "--sender",
+            "iperf3 -c {receiver_host} -p {receiver_port} -n 200K --json",
+            "--receiver",
+            "iperf3 -s -1 -p {listen_port}",
+            "--link",
+            "delay 2ms rate 10mbit",
+            "--backend",
+            "netns",
+            "--no-verify",
+            "--output-format",
+            "iperf3-json",
+            "--json",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["ok"] and not out["verified"]
     assert 0 < out["printed"]["throughput_kBps"] <= 1230
 
 
-BLOCK = '''
+BLOCK = """
 import sys
 class Missing:
     def find_spec(self, name, path=None, target=None):
@@ -106,16 +156,24 @@ class Missing:
 sys.meta_path.insert(0, Missing())
 from rdtlab.cli import main
 sys.exit(main(["--help"]))
-'''
+"""
 
 
 def test_an_installation_without_the_grader_says_so_and_a_broken_part_is_loud():
     """The students' lab image has no grader: `rdtlab --help` offers no grade or check and
     says why. A grader that is there but cannot load (a dependency missing) stops `rdtlab`."""
-    done = subprocess.run([sys.executable, "-c", BLOCK.format(block="grader", missing="grader")],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCK.format(block="grader", missing="grader")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "grade, check: not in this installation" in done.stdout and "check your programs" not in done.stdout
-    broken = subprocess.run([sys.executable, "-c", BLOCK.format(block="grader.cli", missing="nbgrader")],
-                            capture_output=True, text=True, timeout=60)
+    broken = subprocess.run(
+        [sys.executable, "-c", BLOCK.format(block="grader.cli", missing="nbgrader")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert broken.returncode == 1 and "No module named 'grader.cli'" in broken.stderr, broken.stderr

@@ -1,4 +1,5 @@
 """harness.engine: finding linkemu, checking specs, the ready line, the control channel."""
+
 import os
 import socket
 
@@ -34,9 +35,24 @@ def test_engine_relays_and_answers_on_its_control_socket(tmp_path):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, Processes() as procs:
         rx.bind(("127.0.0.1", 0))
         rx.settimeout(5)
-        engine = Engine({"mode": "udp", "seed": 1, "paths": [
-            {"name": "p0", "forward": "", "reverse": "", "shared_queue": False,
-             "listen": "127.0.0.1:0", "to": f"127.0.0.1:{rx.getsockname()[1]}"}]}, str(tmp_path), procs).start()
+        engine = Engine(
+            {
+                "mode": "udp",
+                "seed": 1,
+                "paths": [
+                    {
+                        "name": "p0",
+                        "forward": "",
+                        "reverse": "",
+                        "shared_queue": False,
+                        "listen": "127.0.0.1:0",
+                        "to": f"127.0.0.1:{rx.getsockname()[1]}",
+                    }
+                ],
+            },
+            str(tmp_path),
+            procs,
+        ).start()
         host, port = engine.paths[0]["listen"].rsplit(":", 1)
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
             tx.sendto(b"hello", (host, int(port)))
@@ -57,14 +73,30 @@ def test_what_waits_for_the_engine_when_it_is_stopped_is_counted(tmp_path):
     link even when the engine had not read it yet when told to stop (the grader tells a
     crash before the first packet from one after it by this count: grader.disturbance)."""
     import signal
+
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, Processes() as procs:
         rx.bind(("127.0.0.1", 0))
-        engine = Engine({"mode": "udp", "seed": 1, "paths": [
-            {"name": "p0", "forward": "delay 50ms", "reverse": "", "shared_queue": False,
-             "listen": "127.0.0.1:0", "to": f"127.0.0.1:{rx.getsockname()[1]}"}]}, str(tmp_path), procs).start()
+        engine = Engine(
+            {
+                "mode": "udp",
+                "seed": 1,
+                "paths": [
+                    {
+                        "name": "p0",
+                        "forward": "delay 50ms",
+                        "reverse": "",
+                        "shared_queue": False,
+                        "listen": "127.0.0.1:0",
+                        "to": f"127.0.0.1:{rx.getsockname()[1]}",
+                    }
+                ],
+            },
+            str(tmp_path),
+            procs,
+        ).start()
         host, port = engine.paths[0]["listen"].rsplit(":", 1)
         pid = engine.proc.pid
-        os.kill(pid, signal.SIGSTOP)            # the engine off the CPU: the packets, then the stop, wait
+        os.kill(pid, signal.SIGSTOP)  # the engine off the CPU: the packets, then the stop, wait
         try:
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
                 for k in range(3):
@@ -85,12 +117,29 @@ def test_engine_that_dies_at_start_says_why(monkeypatch, tmp_path):
 @pytest.mark.skipif(os.geteuid() != 0, reason="a negative nice value takes root")
 def test_the_engine_runs_at_a_higher_priority_than_the_programs_it_carries(tmp_path):
     from harness.engine import ENGINE_NICE
+
     with Processes() as procs:
-        engine = Engine({"mode": "udp", "seed": 1, "paths": [
-            {"name": "p0", "forward": "", "reverse": "", "shared_queue": False,
-             "listen": "127.0.0.1:0", "to": "127.0.0.1:9"}]}, str(tmp_path), procs).start()
+        engine = Engine(
+            {
+                "mode": "udp",
+                "seed": 1,
+                "paths": [
+                    {
+                        "name": "p0",
+                        "forward": "",
+                        "reverse": "",
+                        "shared_queue": False,
+                        "listen": "127.0.0.1:0",
+                        "to": "127.0.0.1:9",
+                    }
+                ],
+            },
+            str(tmp_path),
+            procs,
+        ).start()
         tasks = os.listdir(f"/proc/{engine.proc.pid}/task")
-        nices = {int(open(f"/proc/{engine.proc.pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()[16])
-                 for t in tasks}
+        nices = {
+            int(open(f"/proc/{engine.proc.pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()[16]) for t in tasks
+        }
         engine.stop()
-    assert nices == {ENGINE_NICE}        # every thread of it, not only the first
+    assert nices == {ENGINE_NICE}  # every thread of it, not only the first

@@ -1,6 +1,7 @@
 """harness.procs starts programs through the exec helper rdtexec (vfork, then the
 helper's set-up) or, without it, through a preexec_fn (fork): the same program sees
 the same process either way."""
+
 import errno
 import json
 import os
@@ -10,8 +11,15 @@ import sys
 
 import pytest
 
-from harness.procs import (EXEC_HELPER_ENV, Processes, ProgramNotFound, UsageError, exec_helper, helper_argv,
-                           helper_failure)
+from harness.procs import (
+    EXEC_HELPER_ENV,
+    Processes,
+    ProgramNotFound,
+    UsageError,
+    exec_helper,
+    helper_argv,
+    helper_failure,
+)
 from harness.procs import _BUILT_HELPER
 
 # What a started program finds about itself (PR_GET_PDEATHSIG is 2).
@@ -52,8 +60,16 @@ def probe(tmp_path, **options) -> dict:
 
 def test_a_program_gets_the_same_process_on_both_paths(tmp_path, start_path):
     seen = probe(tmp_path, file_cap=123456, priority=5)
-    assert seen == {"pdeathsig": signal.SIGKILL, "fsize": [123456, 123456], "core": [0, 0], "nice": 5,
-                    "leader": True, "fds": 3, "netns": os.readlink("/proc/self/ns/net"), "lo_up": True}
+    assert seen == {
+        "pdeathsig": signal.SIGKILL,
+        "fsize": [123456, 123456],
+        "core": [0, 0],
+        "nice": 5,
+        "leader": True,
+        "fds": 3,
+        "netns": os.readlink("/proc/self/ns/net"),
+        "lo_up": True,
+    }
 
 
 def test_signals_the_harness_ignores_are_defaults_again(tmp_path, start_path):
@@ -80,7 +96,7 @@ def test_network_namespaces_new_and_joined(tmp_path, start_path):
         theirs = os.readlink(f"/proc/{holder.pid}/ns/net")
         assert theirs != os.readlink("/proc/self/ns/net")
         seen = probe(tmp_path, netns=f"/proc/{holder.pid}/ns/net")
-        assert seen["netns"] == theirs and seen["lo_up"] and seen["fds"] == 3   # the namespace's fd not inherited
+        assert seen["netns"] == theirs and seen["lo_up"] and seen["fds"] == 3  # the namespace's fd not inherited
         # while the holder's namespace lives: a freed namespace's number is given to the next one
         own = probe(tmp_path, new_netns=True)
     assert own["netns"] not in (theirs, os.readlink("/proc/self/ns/net")) and own["lo_up"]
@@ -112,13 +128,29 @@ def test_the_helper_alone_exits_as_a_shell_would(tmp_path):
     bad = subprocess.run([helper, "--frobnicate"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown option" in bad.stderr
     gone = subprocess.run([helper, "--ppid", "1", "--", "/bin/echo", "ran"], capture_output=True, text=True)
-    assert gone.returncode == 1 and gone.stdout == ""   # its parent is not the one that started it
+    assert gone.returncode == 1 and gone.stdout == ""  # its parent is not the one that started it
 
 
 def test_helper_argv_and_status(tmp_path):
-    assert helper_argv("/h", "/bin/x", ["a b"], parent=7, file_cap=10, status_fd=5, netns_fd=6, priority=-10,
-                       new_netns=True) == ["/h", "--ppid", "7", "--fsize", "10", "--status-fd", "5", "--netns-fd", "6",
-                                           "--new-netns", "--nice", "-10", "--", "/bin/x", "a b"]
+    assert helper_argv(
+        "/h", "/bin/x", ["a b"], parent=7, file_cap=10, status_fd=5, netns_fd=6, priority=-10, new_netns=True
+    ) == [
+        "/h",
+        "--ppid",
+        "7",
+        "--fsize",
+        "10",
+        "--status-fd",
+        "5",
+        "--netns-fd",
+        "6",
+        "--new-netns",
+        "--nice",
+        "-10",
+        "--",
+        "/bin/x",
+        "a b",
+    ]
     assert helper_argv("/h", "/bin/x", [], parent=7, file_cap=10, status_fd=5)[-2:] == ["--", "/bin/x"]
     assert helper_failure(b"", "/bin/x") is None
     assert isinstance(helper_failure(b"exec 2", "/bin/x"), FileNotFoundError)
@@ -133,7 +165,7 @@ def test_finding_the_helper(tmp_path, monkeypatch):
     with pytest.raises(UsageError, match=f"{EXEC_HELPER_ENV}=.*rdtexec is not an executable file.*make build"):
         exec_helper()
     monkeypatch.delenv(EXEC_HELPER_ENV)
-    for name in ("linkemu", "rdtexec"):      # an engine installed elsewhere brings its helper
+    for name in ("linkemu", "rdtexec"):  # an engine installed elsewhere brings its helper
         (tmp_path / name).write_text("#!/bin/sh\n")
         (tmp_path / name).chmod(0o755)
     monkeypatch.setenv("RDTLAB_LINKEMU", str(tmp_path / "linkemu"))
@@ -142,6 +174,7 @@ def test_finding_the_helper(tmp_path, monkeypatch):
 
 def test_make_build_builds_the_helper_beside_the_engine():
     from harness.engine import BUILT
+
     if BUILT.exists():
         assert os.access(_BUILT_HELPER, os.X_OK) and os.path.dirname(_BUILT_HELPER) == str(BUILT.parent)
 

@@ -1,6 +1,7 @@
 """The harness killed hard (SIGKILL, a notebook kernel dying) mid-run: its programs and
 engine die with it (PDEATHSIG), and what it could not clean (its temp dir, its
 namespaces) is swept by the next harness process."""
+
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 from harness import transfer
 from harness.backends.netns import sweep_stale
 from tests.support.runs import REPO, our_processes
+
 
 def children_of(pid: int) -> list[str]:
     """Command lines of the live children of pid."""

@@ -2,6 +2,7 @@
 (comn's Q7, iperf3): not measurable here, unless complete netns runs of it are kept in
 the folder (a grader measures them once for a class outside the jails), which are then
 used, and checked, as runs made here."""
+
 import json
 import os
 
@@ -18,8 +19,12 @@ def keep_netns_runs(lab: nb.Lab, q: str, reps: int) -> None:
     with open(path, "w") as f:
         for cell in sweep.cells:
             for rep in range(reps):
-                f.write(json.dumps({"sweep": q, "cell": cell_key(cell), "rep": rep, "ok": True,
-                                    sweep.metric: 500.0, **cell}) + "\n")
+                f.write(
+                    json.dumps(
+                        {"sweep": q, "cell": cell_key(cell), "rep": rep, "ok": True, sweep.metric: 500.0, **cell}
+                    )
+                    + "\n"
+                )
 
 
 def test_kernel_tcp_on_local_uses_kept_netns_runs_and_checks_them(tmp_path):

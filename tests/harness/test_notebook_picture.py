@@ -1,6 +1,7 @@
 """A notebook's picture of a measured cell (Lab.picture) draws that cell's first measured
 run, from the engine's trace the sweep kept of it, and runs a transfer of its own only
 when no such run is kept (measured before traces were kept, or not measured yet)."""
+
 from __future__ import annotations
 
 import os
@@ -28,6 +29,7 @@ def _no_transfer(*args, **kwargs):
 @pytest.fixture
 def measured(tmp_path):
     from grader.planted import reference_submission
+
     reference_submission(str(tmp_path), names=("Sender4", "Receiver4"))
     lab = nb.Lab("tiny", "comn", folder=str(tmp_path), backend="local", progress=False)
     table = lab.measure("q5")

@@ -5,6 +5,7 @@ the same seeds and links. Each must arrive intact (cross-talk between runs would
 corrupt or stall them), on its own ports or namespaces, and the link's decisions and
 the goodputs must agree between the two ways of running within the bounds below.
 """
+
 import os
 import math
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +18,7 @@ from tests.support.runs import sw_receiver, sw_sender
 SEEDS = [21, 22, 23, 24]
 LINK = Link("delay 5ms loss 5%")
 SIZE = 60_000
-Z_999 = 3.29     # two-sided 99.9% normal quantile
+Z_999 = 3.29  # two-sided 99.9% normal quantile
 
 
 def one(seed, backend):

@@ -1,4 +1,5 @@
 """harness.procs: process groups, caps, limits, placeholders."""
+
 import os
 import signal
 import sys
@@ -53,6 +54,7 @@ def test_a_group_that_is_gone_is_not_looked_for_in_proc(tmp_path, monkeypatch):
     """stop() asks the kernel whether the group is left (one call); it scans /proc only
     when something answers: a program that leaves nothing costs no scan."""
     import harness.procs as procs_module
+
     scans = []
     monkeypatch.setattr(procs_module, "pids_in_group", lambda pgid: scans.append(pgid) or [])
     with Processes() as procs:
@@ -72,7 +74,7 @@ def ignores_sigterm(pid: int) -> bool:
 def test_sigterm_ignored_means_sigkill_after_grace(tmp_path):
     with Processes() as procs:
         p = procs.start("hang", [*BAD, "hang"], cwd=str(tmp_path))
-        deadline = time.monotonic() + 30   # until it ignores SIGTERM (start-up is slow under load)
+        deadline = time.monotonic() + 30  # until it ignores SIGTERM (start-up is slow under load)
         while not ignores_sigterm(p.pid) and time.monotonic() < deadline:
             time.sleep(0.02)
         t = time.monotonic()
@@ -109,8 +111,9 @@ def test_file_cap_stops_a_program_writing_without_end(tmp_path):
 
 def test_file_cap_kills_a_native_program_with_sigxfsz(tmp_path):
     with Processes() as procs:
-        p = procs.start("dd", ["dd", "if=/dev/zero", f"of={tmp_path / 'out'}", "bs=64k"], cwd=str(tmp_path),
-                        file_cap=1 << 20)
+        p = procs.start(
+            "dd", ["dd", "if=/dev/zero", f"of={tmp_path / 'out'}", "bs=64k"], cwd=str(tmp_path), file_cap=1 << 20
+        )
         assert p.wait(20)
     assert p.exit_code == -signal.SIGXFSZ
     assert os.path.getsize(tmp_path / "out") == 1 << 20
@@ -120,6 +123,7 @@ def test_file_cap_kills_a_native_program_with_sigxfsz(tmp_path):
 def test_the_last_stderr_line_quoted_in_a_reason_is_bounded(tmp_path):
     # a program's own words reach a student's feedback as one line of bounded length
     from harness.procs import LAST_LINE_CHARS
+
     code = "import sys; print('first'); print('x' * 5000, file=sys.stderr); sys.exit(3)"
     with Processes() as procs:
         p = procs.start("chatty", [sys.executable, "-c", code], cwd=str(tmp_path))
@@ -141,6 +145,6 @@ def test_a_program_s_cpu_is_read_when_it_is_reaped(tmp_path):
         for p in (busy, parent, idle):
             p.wait(30)
     assert 0.3 <= busy.cpu_s < 3.0
-    assert 0.3 <= parent.cpu_s < 3.0            # its child's CPU is counted
-    assert idle.cpu_s < 0.25                    # an interpreter's start-up, no more
+    assert 0.3 <= parent.cpu_s < 3.0  # its child's CPU is counted
+    assert idle.cpu_s < 0.25  # an interpreter's start-up, no more
     assert procs.cpu_s == pytest.approx(busy.cpu_s + parent.cpu_s + idle.cpu_s)

@@ -2,6 +2,7 @@
 student hands in, built with the real compilers, each program started and heard from;
 one broken file costing only its programs; the lab building once, again when a source
 changes; one clear line for what cannot be had."""
+
 from __future__ import annotations
 
 import os
@@ -27,10 +28,10 @@ def says(argv: list[str], *args: str) -> str:
 
 
 JAVA = {
-    "Rdt.java": "// Lukas Novak s2199001\nclass Rdt { static String hello(String who) { return \"hi \" + who; } }\n",
+    "Rdt.java": '// Lukas Novak s2199001\nclass Rdt { static String hello(String who) { return "hi " + who; } }\n',
     "Sender2.java": "/* Lukas Novak s2199001 */\npublic class Sender2 {\n  public static void main(String[] a) "
-                    "{ System.out.println(Rdt.hello(a[0])); }\n}\n",
-    "Receiver2.java": "public class Receiver2 { public static void main(String[] a) { System.out.println(\"rx\"); } }\n",
+    "{ System.out.println(Rdt.hello(a[0])); }\n}\n",
+    "Receiver2.java": 'public class Receiver2 { public static void main(String[] a) { System.out.println("rx"); } }\n',
 }
 
 
@@ -43,8 +44,10 @@ def test_java_sources_without_a_build_file(tmp_path):
 
 
 def test_one_java_file_that_does_not_compile_costs_only_its_program(tmp_path):
-    folder = write(tmp_path / "java", {**JAVA, "Sender3.java": "public class Sender3 {\n  public static void main("
-                                                             "String[] a) { int x = 1\n  }\n}\n"})
+    folder = write(
+        tmp_path / "java",
+        {**JAVA, "Sender3.java": "public class Sender3 {\n  public static void main(String[] a) { int x = 1\n  }\n}\n"},
+    )
     built = resolve(folder, ["Sender2", "Receiver2", "Sender3"], str(tmp_path / "out"))
     assert says(built.programs["Sender2"], "you") == "hi you" and says(built.programs["Receiver2"]) == "rx"
     why = built.programs["Sender3"]
@@ -53,8 +56,13 @@ def test_one_java_file_that_does_not_compile_costs_only_its_program(tmp_path):
 
 
 def test_a_java_package_and_class_files_handed_in_alone(tmp_path):
-    folder = write(tmp_path / "pkg", {"Sender2.java": "package comn.cw;\npublic class Sender2 { public static void "
-                                                      "main(String[] a) { System.out.println(\"pkg\"); } }\n"})
+    folder = write(
+        tmp_path / "pkg",
+        {
+            "Sender2.java": "package comn.cw;\npublic class Sender2 { public static void "
+            'main(String[] a) { System.out.println("pkg"); } }\n'
+        },
+    )
     assert says(resolve(folder, ["Sender2"], str(tmp_path / "out")).programs["Sender2"]) == "pkg"
     classes = tmp_path / "classes"
     classes.mkdir()
@@ -64,10 +72,13 @@ def test_a_java_package_and_class_files_handed_in_alone(tmp_path):
     assert says(built.programs["Sender2"], "class") == "hi class"
 
 
-C_RDT = {"rdt.h": "const char *hello(void);\n", "rdt.c": "#include \"rdt.h\"\nconst char *hello(void) { return \"c\"; }\n",
-         "Sender2.c": "/* Hana Sato s2100001 */\n#include <stdio.h>\n#include \"rdt.h\"\n"
-                      "int main(int argc, char **argv) { printf(\"%s %s\\n\", hello(), argv[1]); return 0; }\n",
-         "Receiver2.cpp": "#include <iostream>\nint main() { std::cout << \"c++\" << std::endl; return 0; }\n"}
+C_RDT = {
+    "rdt.h": "const char *hello(void);\n",
+    "rdt.c": '#include "rdt.h"\nconst char *hello(void) { return "c"; }\n',
+    "Sender2.c": '/* Hana Sato s2100001 */\n#include <stdio.h>\n#include "rdt.h"\n'
+    'int main(int argc, char **argv) { printf("%s %s\\n", hello(), argv[1]); return 0; }\n',
+    "Receiver2.cpp": '#include <iostream>\nint main() { std::cout << "c++" << std::endl; return 0; }\n',
+}
 
 
 def test_c_and_cpp_sources_link_the_folders_shared_code(tmp_path):
@@ -78,31 +89,49 @@ def test_c_and_cpp_sources_link_the_folders_shared_code(tmp_path):
 
 
 def test_a_go_module_one_folder_per_program(tmp_path):
-    folder = write(tmp_path / "go", {"go.mod": "module comn\n\ngo 1.19\n",
-                                     "rdt/rdt.go": "package rdt\n\nfunc Hello() string { return \"go\" }\n",
-                                     "Sender2/main.go": "// Amara Okafor s2204417\npackage main\n\nimport (\n\t\"fmt\"\n"
-                                                        "\t\"comn/rdt\"\n)\n\nfunc main() { fmt.Println(rdt.Hello()) }\n"})
+    folder = write(
+        tmp_path / "go",
+        {
+            "go.mod": "module comn\n\ngo 1.19\n",
+            "rdt/rdt.go": 'package rdt\n\nfunc Hello() string { return "go" }\n',
+            "Sender2/main.go": '// Amara Okafor s2204417\npackage main\n\nimport (\n\t"fmt"\n'
+            '\t"comn/rdt"\n)\n\nfunc main() { fmt.Println(rdt.Hello()) }\n',
+        },
+    )
     assert locate(folder, "Sender2") == "go.mod"
     assert says(resolve(folder, ["Sender2"], str(tmp_path / "out")).programs["Sender2"]) == "go"
 
 
 def test_a_cargo_package_built_offline(tmp_path):
-    folder = write(tmp_path / "rs", {"Cargo.toml": "[package]\nname = \"comn\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-                                     "src/bin/Sender2.rs": "fn main() { println!(\"rust\"); }\n"})
+    folder = write(
+        tmp_path / "rs",
+        {
+            "Cargo.toml": '[package]\nname = "comn"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/bin/Sender2.rs": 'fn main() { println!("rust"); }\n',
+        },
+    )
     assert locate(folder, "Sender2") == "Cargo.toml"
     assert says(resolve(folder, ["Sender2"], str(tmp_path / "out")).programs["Sender2"]) == "rust"
 
 
 def test_python_a_makefile_an_executable_and_what_is_missing(tmp_path):
-    folder = write(tmp_path / "mixed", {"Sender2.py": "print('py')\n", "Makefile": "Receiver2:\n\tprintf '#!/bin/sh\\necho made\\n' > Receiver2 && chmod +x Receiver2\n",
-                                        "Sender3": "#!/bin/sh\necho script\n", "Receiver3": "not executable\n"})
+    folder = write(
+        tmp_path / "mixed",
+        {
+            "Sender2.py": "print('py')\n",
+            "Makefile": "Receiver2:\n\tprintf '#!/bin/sh\\necho made\\n' > Receiver2 && chmod +x Receiver2\n",
+            "Sender3": "#!/bin/sh\necho script\n",
+            "Receiver3": "not executable\n",
+        },
+    )
     os.chmod(os.path.join(folder, "Sender3"), 0o755)
     built = resolve(folder, ["Sender2", "Receiver2", "Sender3", "Receiver3", "Sender4"], str(tmp_path / "out"))
     assert says(built.programs["Sender2"]) == "py" and built.language("Sender2") == "python"
     assert says(built.programs["Receiver2"]) == "made" and says(built.programs["Sender3"]) == "script"
     assert built.programs["Receiver3"].startswith("Receiver3 is not executable")
-    assert built.programs["Sender4"].startswith("Sender4 is missing from the submission (expected Sender4.py, "
-                                                "Sender4.java, Sender4.c")
+    assert built.programs["Sender4"].startswith(
+        "Sender4 is missing from the submission (expected Sender4.py, Sender4.java, Sender4.c"
+    )
     broken = write(tmp_path / "broken", {"Makefile": "all:\n\tfalse\n"})
     assert resolve(broken, ["Sender2"], str(tmp_path / "o")).programs["Sender2"].startswith("the build (make) failed")
 

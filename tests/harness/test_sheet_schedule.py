@@ -4,15 +4,16 @@ times, on a simulated clock (`replay`): no transfer runs, so this is fast and ex
 What it must do: finish a sheet near its longest run where the CPU budget allows, never
 book more than the budget, start the longest runs at once, and book a run by what its
 cell's runs measured rather than by how hard it drives the link."""
+
 import json
 import os
 
 import pytest
 
-from harness.experiments.sweep import (DEFAULT_CPU_BUDGET, STARTUP_CPU, STARTUP_S, Sweep, cell_key, grid, replay,
-                                       run_cpu)
+from harness.experiments.sweep import DEFAULT_CPU_BUDGET, STARTUP_CPU, STARTUP_S, Sweep, cell_key, grid, replay, run_cpu
 
-def never(params, seed):   # replay never runs a transfer
+
+def never(params, seed):  # replay never runs a transfer
     raise AssertionError("replay ran a transfer")
 
 
@@ -20,12 +21,21 @@ def synthetic(kind_of, booked_by_cpu: bool) -> list[Sweep]:
     """A COMN-like sheet, 5 runs a cell: one slow timer-bound cell (300 s, 0.02 cores), 8
     saturating ones (15 s, 0.3 cores, load 1) and 20 light ones (20 s, 0.05 cores)."""
     cells = grid(kind=["slow"], n=[0]) + grid(kind=["heavy"], n=range(8)) + grid(kind=["light"], n=range(20))
-    extra = {"cpu": lambda c: 1.25 * kind_of[c["kind"]][1]} if booked_by_cpu else {}   # a prior 25% high
-    return [Sweep("s", never, cells, runs=5, cost=lambda c: kind_of[c["kind"]][0],
-                  load=lambda c: 1.0 if c["kind"] == "heavy" else 0.05, **extra)]
+    extra = {"cpu": lambda c: 1.25 * kind_of[c["kind"]][1]} if booked_by_cpu else {}  # a prior 25% high
+    return [
+        Sweep(
+            "s",
+            never,
+            cells,
+            runs=5,
+            cost=lambda c: kind_of[c["kind"]][0],
+            load=lambda c: 1.0 if c["kind"] == "heavy" else 0.05,
+            **extra,
+        )
+    ]
 
 
-KINDS = {"slow": (300.0, 0.02), "heavy": (15.0, 0.3), "light": (20.0, 0.05)}   # seconds, cores
+KINDS = {"slow": (300.0, 0.02), "heavy": (15.0, 0.3), "light": (20.0, 0.05)}  # seconds, cores
 CELLS = {"slow": 1, "heavy": 8, "light": 20}
 
 
@@ -35,15 +45,15 @@ def synthetic_run(sweep, cell, rep):
 
 
 def test_booked_by_measured_cpu_the_sheet_ends_near_its_longest_run():
-    work = sum(5 * CELLS[k] * (s * c + STARTUP_CPU) for k, (s, c) in KINDS.items())   # core-s, start-ups included
-    assert work / DEFAULT_CPU_BUDGET < 300      # the budget allows it
+    work = sum(5 * CELLS[k] * (s * c + STARTUP_CPU) for k, (s, c) in KINDS.items())  # core-s, start-ups included
+    assert work / DEFAULT_CPU_BUDGET < 300  # the budget allows it
     by_cpu = replay(synthetic(KINDS, True), synthetic_run)
     assert by_cpu["runs"] == 5 * 29
     assert by_cpu["wall_s"] <= 1.5 * 300
     assert by_cpu["peak_booked"] <= DEFAULT_CPU_BUDGET + 1e-9
     assert by_cpu["peak_used"] <= DEFAULT_CPU_BUDGET + 1e-9
     slow = [t for (name, key, rep), t in by_cpu["started"].items() if '"slow"' in key]
-    assert max(slow) <= 2 * STARTUP_S           # the longest runs start first (paced by their start-ups)
+    assert max(slow) <= 2 * STARTUP_S  # the longest runs start first (paced by their start-ups)
     # Booked by their load, saturating runs go one at a time (1.0 of the 1.5 budget):
     # 40 runs of 15 s back to back, past the longest run.
     by_load = replay(synthetic(KINDS, False), synthetic_run)
@@ -56,14 +66,15 @@ def test_a_cell_is_booked_by_what_its_runs_measured():
     sweep = Sweep("m", never, grid(n=range(4)), runs=5, cpu=lambda c: 0.5, load=lambda c: 1.0)
     out = replay([sweep], lambda s, c, r: {"elapsed_s": 10.0, "cpu_s": 1.0, "harness_cpu_s": 0.0})
     starts = sorted(out["started"].values())
-    assert starts[:3] == [0.0, 0.0, 0.0] and starts[3] >= 10.0   # 3 x 0.5 = the budget until one ends
+    assert starts[:3] == [0.0, 0.0, 0.0] and starts[3] >= 10.0  # 3 x 0.5 = the budget until one ends
     at_once = max(sum(1 for u in starts if u <= t < u + 10.0) for t in starts)
-    assert at_once >= 10            # then 0.1 each: many at once (paced by their start-ups), not 3
-    assert max(starts) < 30.0       # ... rather than 3 every 10 s (70 s)
+    assert at_once >= 10  # then 0.1 each: many at once (paced by their start-ups), not 3
+    assert max(starts) < 30.0  # ... rather than 3 every 10 s (70 s)
     assert out["peak_used"] <= DEFAULT_CPU_BUDGET
-    assert run_cpu([{"elapsed_s": 10.0, "cpu_s": 1.0, "harness_cpu_s": 0.5},
-                    {"elapsed_s": 4.0, "cpu_s": 0.4}]) == pytest.approx(0.15)
-    assert run_cpu([{"elapsed_s": 3.0}]) is None                  # rows from before CPU was recorded
+    assert run_cpu(
+        [{"elapsed_s": 10.0, "cpu_s": 1.0, "harness_cpu_s": 0.5}, {"elapsed_s": 4.0, "cpu_s": 0.4}]
+    ) == pytest.approx(0.15)
+    assert run_cpu([{"elapsed_s": 3.0}]) is None  # rows from before CPU was recorded
 
 
 def test_starts_are_paced_by_their_start_up_booking():
@@ -88,8 +99,9 @@ def recorded_sweeps(built: list[Sweep], rows: dict, booked_by_cpu: bool) -> list
     for s in built:
         cells = [c for c in s.cells if (s.name, cell_key(c), 0) in rows]
         runs = 1 + max(rep for (name, _, rep) in rows if name == s.name)
-        out.append(Sweep(s.name, never, cells, runs=runs, cost=s.cost, load=s.load,
-                         cpu=s.cpu if booked_by_cpu else None))
+        out.append(
+            Sweep(s.name, never, cells, runs=runs, cost=s.cost, load=s.load, cpu=s.cpu if booked_by_cpu else None)
+        )
     return out
 
 
@@ -97,6 +109,7 @@ def replayed(rows: dict):
     def run(sweep, cell, rep):
         r = rows[(sweep.name, cell_key(cell), rep)]
         return {k: r[k] for k in ("elapsed_s", "cpu_s", "harness_cpu_s")}
+
     return run
 
 
@@ -107,6 +120,7 @@ def test_the_recorded_comn_sheet_replays_within_its_floor():
     at once, the bookings never pass the budget and what the runs used (by their rows)
     stays within the machine's two cores where a guess fell short."""
     from assignments.comn import sheet as comn
+
     rows = recorded("comn")
     longest = max(r["elapsed_s"] for r in rows.values())
     built = [m.sweep for m in comn.sweeps(plan=comn.FULL).values()]
@@ -128,6 +142,7 @@ def test_the_recorded_tcp_like_sheet_replays_within_its_floor():
     with the report's timer in the runs' expected length, its six longest runs start in
     the first seconds and the sheet ends within 1.5x its longest run (measured: 76 s)."""
     from assignments.tcp_like import sheet as tcp_like
+
     rows = recorded("tcp-like")
     longest = max(r["elapsed_s"] for r in rows.values())
     built = [s for sec in tcp_like.build(plan=tcp_like.FULL).sections for s in sec.sweeps]
@@ -138,6 +153,6 @@ def test_the_recorded_tcp_like_sheet_replays_within_its_floor():
     assert by_cpu["peak_booked"] <= DEFAULT_CPU_BUDGET + 1e-9
     assert by_cpu["peak_used"] <= 2.0
     slow = sorted(t for key, t in by_cpu["started"].items() if rows[key]["elapsed_s"] > 40)
-    assert len(slow) == 6 and slow[-1] <= 15, slow     # (20-31 s in, before their timer was counted)
+    assert len(slow) == 6 and slow[-1] <= 15, slow  # (20-31 s in, before their timer was counted)
     by_load = replay(recorded_sweeps(built, rows, False), replayed(rows))
-    assert by_load["wall_s"] >= 3 * longest      # as measured: 214 s
+    assert by_load["wall_s"] >= 3 * longest  # as measured: 214 s

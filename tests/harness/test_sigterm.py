@@ -1,6 +1,7 @@
 """SIGTERM (what `timeout`, `docker stop`, nbgrader and schedulers send) cleans up at
 once, as Ctrl-C does: `rdtlab run` and `rdtlab sheet` (a sweep) exit 143 with every
 namespace, TUN device, process group and temp dir they made gone."""
+
 import os
 import shutil
 import signal
@@ -47,10 +48,24 @@ def terminate_when_running(argv: list[str], run_dir, cwd) -> subprocess.Complete
 
 
 def test_rdtlab_run_cleans_up_on_sigterm(clean_run, tmp_path):
-    terminate_when_running(RDTLAB + ["run", "--sender", f"python3 {FIXTURES}/badprog.py hang",
-                                     "--receiver", f"python3 {FIXTURES}/sw_receiver.py {{listen_port}} {{output}}",
-                                     "--backend", "netns", "--size", "100", "--timeout", "120"],
-                           clean_run, tmp_path)
+    terminate_when_running(
+        RDTLAB
+        + [
+            "run",
+            "--sender",
+            f"python3 {FIXTURES}/badprog.py hang",
+            "--receiver",
+            f"python3 {FIXTURES}/sw_receiver.py {{listen_port}} {{output}}",
+            "--backend",
+            "netns",
+            "--size",
+            "100",
+            "--timeout",
+            "120",
+        ],
+        clean_run,
+        tmp_path,
+    )
 
 
 def test_rdtlab_sheet_cleans_up_on_sigterm(clean_run, tmp_path):
@@ -59,6 +74,22 @@ def test_rdtlab_sheet_cleans_up_on_sigterm(clean_run, tmp_path):
     shutil.copy(FIXTURES / "badprog.py", impl / "badprog.py")
     (impl / "Sender2.py").write_text("import time\nwhile True:\n    time.sleep(1)\n")
     shutil.copy(FIXTURES / "students" / "Receiver2.py", impl / "Receiver2.py")
-    terminate_when_running(RDTLAB + ["sheet", "comn", "--quick", "--impl", str(impl), "--questions", "q1",
-                                     "--backend", "netns", "--no-progress", "--out", str(tmp_path / "out")],
-                           clean_run, tmp_path)
+    terminate_when_running(
+        RDTLAB
+        + [
+            "sheet",
+            "comn",
+            "--quick",
+            "--impl",
+            str(impl),
+            "--questions",
+            "q1",
+            "--backend",
+            "netns",
+            "--no-progress",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        clean_run,
+        tmp_path,
+    )

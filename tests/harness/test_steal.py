@@ -1,11 +1,12 @@
 """harness/steal.py: a late engine blamed on the VM's host when it stole CPU time, on
 load otherwise; readings of /proc/stat's format, and of this machine's own file."""
+
 from harness import steal
 
 #          user  nice system idle   iowait irq softirq steal
 BEFORE = "cpu  1000 0 200 8000 10 0 5 100 0 0\ncpu0 500 0 100 4000 5 0 2 50 0 0\n"
-AFTER_QUIET = "cpu  1100 0 220 8880 10 0 5 100 0 0\n"     # 1000 jiffies, no steal
-AFTER_STOLEN = "cpu  1100 0 220 8800 10 0 5 180 0 0\n"    # 1000 jiffies, 80 stolen
+AFTER_QUIET = "cpu  1100 0 220 8880 10 0 5 100 0 0\n"  # 1000 jiffies, no steal
+AFTER_STOLEN = "cpu  1100 0 220 8800 10 0 5 180 0 0\n"  # 1000 jiffies, 80 stolen
 
 
 def reading(tmp_path, text):
@@ -33,8 +34,10 @@ def test_the_share_stolen_is_of_all_cpu_time_between_readings(tmp_path):
 
 def test_the_host_is_blamed_only_when_it_stole_a_notable_share(tmp_path):
     before = reading(tmp_path, BEFORE)
-    assert steal.lag_cause(steal.stolen_share(before, reading(tmp_path, AFTER_STOLEN))) == \
-        "this VM's host held its CPUs back (steal: 8.0% of the CPU time during the run)"
+    assert (
+        steal.lag_cause(steal.stolen_share(before, reading(tmp_path, AFTER_STOLEN)))
+        == "this VM's host held its CPUs back (steal: 8.0% of the CPU time during the run)"
+    )
     assert steal.lag_cause(steal.stolen_share(before, reading(tmp_path, AFTER_QUIET))) == "the machine was busy"
     assert steal.lag_cause(None) == "the machine was busy"
 

@@ -4,6 +4,7 @@ each gets the same verdict on both, and each failure's line names its cause.
 Small files and short delays keep each run to a second or a few; the runs that must
 stall use a short no-progress window (its derivation is tested in test_time_limits.py).
 """
+
 import pytest
 
 from harness import ErrorKind, Link, Program, run_transfer
@@ -31,11 +32,15 @@ def run(sender, receiver, link=LOSSY, backend="local", **kw):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("sender,receiver,bound", [
-    (prog("Sender2.py", SEND + " 30"), prog("Receiver2.py", RECV), "UDP 127.0.0.1"),          # "localhost"
-    (prog("Sender3.py", SEND + " 30 8"), prog("Receiver3.py", RECV), "UDP 127.0.0.1"),        # little-endian
-    (prog("Sender4.py", SEND + " 30 8"), prog("Receiver4.py", RECV + " 8"), "UDP 127.0.0.1"),  # socket timeout
-], ids=["sw-localhost", "gbn-little-endian-to-localhost", "sr-127.0.0.1"])
+@pytest.mark.parametrize(
+    "sender,receiver,bound",
+    [
+        (prog("Sender2.py", SEND + " 30"), prog("Receiver2.py", RECV), "UDP 127.0.0.1"),  # "localhost"
+        (prog("Sender3.py", SEND + " 30 8"), prog("Receiver3.py", RECV), "UDP 127.0.0.1"),  # little-endian
+        (prog("Sender4.py", SEND + " 30 8"), prog("Receiver4.py", RECV + " 8"), "UDP 127.0.0.1"),  # socket timeout
+    ],
+    ids=["sw-localhost", "gbn-little-endian-to-localhost", "sr-127.0.0.1"],
+)
 def test_loopback_bound_receivers_pass_on_every_backend(backend, sender, receiver, bound):
     res = run(sender, receiver, backend=backend)
     assert res.ok and res.verified, res.error
@@ -52,19 +57,31 @@ def test_loopback_bound_receivers_pass_on_every_backend(backend, sender, receive
 def test_receiver_that_quits_on_an_out_of_order_eof(backend):
     # 20 ms delay: the whole 20-packet window is in before any ACK, so with seed 3 the
     # same packet (not the EOF) is lost on both backends.
-    res = run(prog("Sender4.py", SEND + " 100 20"), prog("Receiver4EofQuits.py", RECV + " 20"),
-              Link("delay 20ms loss 10% rate 10mbit", shared_queue=True), backend=backend)
+    res = run(
+        prog("Sender4.py", SEND + " 100 20"),
+        prog("Receiver4EofQuits.py", RECV + " 20"),
+        Link("delay 20ms loss 10% rate 10mbit", shared_queue=True),
+        backend=backend,
+    )
     assert not res.ok
-    assert res.error.startswith("receiver exited (exit 0) while the sender was still sending, "
-                                "with 17408 of 20000 bytes in its output; link: forward"), res.error
+    assert res.error.startswith(
+        "receiver exited (exit 0) while the sender was still sending, "
+        "with 17408 of 20000 bytes in its output; link: forward"
+    ), res.error
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_unpaced_burst_loses_its_eof_at_the_queue_and_the_wire_time_counts(backend):
     # 59 packets at once into a 1 Mbit/s link with a 20-packet queue: the tail of the
     # burst, EOF included, is dropped, so the part-1 receiver never ends.
-    res = run(prog("Sender1.py", SEND), prog("Receiver1.py", RECV), Link("delay 2ms rate 1mbit limit 20"),
-              backend=backend, size=60_000, receiver_grace=1.5)
+    res = run(
+        prog("Sender1.py", SEND),
+        prog("Receiver1.py", RECV),
+        Link("delay 2ms rate 1mbit limit 20"),
+        backend=backend,
+        size=60_000,
+        receiver_grace=1.5,
+    )
     fwd, rev = res.link["forward"], res.link["reverse"]
     assert res.error.startswith("receiver did not exit within 1.5 s after the sender finished"), res.error
     assert f"{fwd['queue_drops']} queue drops, which took the end of the file; reverse 0 in" in res.error
@@ -85,8 +102,12 @@ def test_resends_after_the_receiver_left_are_not_in_the_wire_time(backend):
     # 30 ms, 20 times, then gives up: both valid. The data had all arrived before those
     # resends, so the wire time (and the goodput) ends where it arrived, and they are
     # not counted as retransmissions.
-    res = run(prog("Sender2.py", SEND + " 30"), prog("Receiver2Leaves.py", RECV), Link("delay 2ms rate 10mbit"),
-              backend=backend)
+    res = run(
+        prog("Sender2.py", SEND + " 30"),
+        prog("Receiver2Leaves.py", RECV),
+        Link("delay 2ms rate 10mbit"),
+        backend=backend,
+    )
     fwd = res.link["forward"]
     assert res.ok, res.error
     # the last message's 20 resends, all after it arrived; resends before it are the
@@ -95,7 +116,7 @@ def test_resends_after_the_receiver_left_are_not_in_the_wire_time(backend):
     assert fwd["repeats"] - fwd["repeats_to_last_fresh"] == 20
     assert res.retransmissions == fwd["repeats_to_last_fresh"]
     assert res.wire_time_s == pytest.approx((fwd["last_fresh_out_ns"] - fwd["first_in_ns"]) / 1e9, abs=1e-6)
-    assert (fwd["last_out_ns"] - fwd["last_fresh_out_ns"]) / 1e9 > 19 * 0.030   # the 20 resends' span: not counted
+    assert (fwd["last_out_ns"] - fwd["last_fresh_out_ns"]) / 1e9 > 19 * 0.030  # the 20 resends' span: not counted
     assert res.goodput_kBps == pytest.approx(20_000 / 1024 / res.wire_time_s)
 
 
@@ -135,15 +156,17 @@ def test_receiver_bound_to_v4_mapped_localhost_passes(backend):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_receiver_bound_to_another_port_names_it(backend):
-    res = run(prog("Sender2.py", SEND + " 30"), prog("Receiver2FixedPort.py", RECV), backend=backend,
-              bind_timeout=1.5)
+    res = run(prog("Sender2.py", SEND + " 30"), prog("Receiver2FixedPort.py", RECV), backend=backend, bind_timeout=1.5)
     assert res.error.startswith("receiver did not bind port "), res.error
     assert res.error.endswith("({listen_port}) within 1.5 s; it bound UDP 127.0.0.1:12000 instead")
 
 
 def test_receiver_given_the_senders_port_is_told_which_placeholder_to_bind():
-    with pytest.raises(UsageError, match=r"uses \{receiver_port\}, the port the sender sends to; "
-                                         r"a receiver must bind \{listen_port\}"):
+    with pytest.raises(
+        UsageError,
+        match=r"uses \{receiver_port\}, the port the sender sends to; "
+        r"a receiver must bind \{listen_port\}",
+    ):
         run(prog("Sender2.py", SEND + " 30"), prog("Receiver2.py", "{receiver_port} {output}"))
 
 
@@ -156,6 +179,8 @@ def test_without_the_loopback_nat_the_netns_failure_comes_back(monkeypatch):
     monkeypatch.setattr("harness.backends.netns.deliver_to_loopback", lambda *a: None)
     res = run(prog("Sender4.py", SEND + " 30 8"), prog("Receiver4.py", RECV + " 8"), backend="netns")
     assert not res.ok and res.receiver.stderr_tail.strip().endswith("TimeoutError: timed out")
-    assert res.error.startswith("receiver exited (exit 1: TimeoutError: timed out) while the sender was still sending, "
-                                "and the receiver wrote nothing to its output file"), res.error
+    assert res.error.startswith(
+        "receiver exited (exit 1: TimeoutError: timed out) while the sender was still sending, "
+        "and the receiver wrote nothing to its output file"
+    ), res.error
     assert res.startup["bound"] == "UDP 127.0.0.1:5001"

@@ -1,6 +1,7 @@
 """harness/time_limits.py, the one time-limit policy: estimates from the models, the
 named limits each caller picks (rdtlab run, the grader, the sheets), and the
 no-progress windows."""
+
 import pytest
 
 from harness import time_limits as tl
@@ -36,8 +37,9 @@ def test_the_engine_parses_the_spec_so_every_form_tc_takes_counts():
     w1, w3 = p31 / p13, 1.0
     expected = (w3 + w1 * p14) / (w1 + w3 + w1 * p14)
     assert tl.mean_loss("loss state 1% 30% 0% 100% 0.5%") == pytest.approx(expected)
-    assert tl.expected_seconds("loss state 1% 30% 0% 100% 0.5%", "", 100_000, {"timeout": 50}) > \
-        tl.expected_seconds("", "", 100_000, {"timeout": 50})
+    assert tl.expected_seconds("loss state 1% 30% 0% 100% 0.5%", "", 100_000, {"timeout": 50}) > tl.expected_seconds(
+        "", "", 100_000, {"timeout": 50}
+    )
     with pytest.raises(SpecError, match="bad link spec 'delay 5 parsecs': .*parsecs"):
         tl.link_of("delay 5 parsecs")
 
@@ -50,14 +52,14 @@ def test_the_run_limit_follows_the_expected_duration_within_floor_and_cap():
 
 def test_the_grader_limit_is_tighter_in_whole_seconds_without_a_cap():
     assert tl.GRADER(0.5) == 10
-    assert tl.GRADER(2.1) == 12          # 3 x 2.1 + 5 = 11.3, rounded up
+    assert tl.GRADER(2.1) == 12  # 3 x 2.1 + 5 = 11.3, rounded up
     assert tl.GRADER(1000) == 3005
 
 
 def test_the_sheets_limits_keep_their_formulas():
-    assert tl.BOUND(2.0) == 60 + 20 * 2.0                       # stop_and_wait_crc, multihoming
-    assert tl.LOSSY_BOUND(2.0) == 120 + 40 * 2.0                # tcp_like
-    assert tl.WORST_CASE(150.0) == 60 + 150.0                   # gbn_vs_tcp
+    assert tl.BOUND(2.0) == 60 + 20 * 2.0  # stop_and_wait_crc, multihoming
+    assert tl.LOSSY_BOUND(2.0) == 120 + 40 * 2.0  # tcp_like
+    assert tl.WORST_CASE(150.0) == 60 + 150.0  # gbn_vs_tcp
     assert tl.LimitPolicy(factor=2, slack_s=1, floor_s=5, cap_s=8)(0) == 5
     assert tl.LimitPolicy(factor=2, slack_s=1, floor_s=5, cap_s=8)(10) == 8
 
@@ -72,11 +74,15 @@ def test_expected_seconds_is_stop_and_wait_at_the_programs_timeout_by_default():
 
 def test_a_pipelined_model_expects_less_and_a_blast_least():
     spec, size, params = "delay 25ms loss 5% rate 10mbit", 1 << 20, {"timeout": 60, "window": 16}
-    sw, gbn, sr, blast = (tl.expected_seconds(spec, spec, size, params, model=m)
-                          for m in ("stop-and-wait", "go-back-n", "selective-repeat", "blast"))
+    sw, gbn, sr, blast = (
+        tl.expected_seconds(spec, spec, size, params, model=m)
+        for m in ("stop-and-wait", "go-back-n", "selective-repeat", "blast")
+    )
     assert blast < sr <= gbn < sw
-    assert blast == pytest.approx(1024 * 1051 * 8 / 10e6 + 0.05, rel=0.05)   # 1024 packets at 10 Mbit/s
-    assert tl.expected_seconds(spec, spec, 0, params, model="go-back-n") == pytest.approx(0.05, rel=0.05)   # one round trip
+    assert blast == pytest.approx(1024 * 1051 * 8 / 10e6 + 0.05, rel=0.05)  # 1024 packets at 10 Mbit/s
+    assert tl.expected_seconds(spec, spec, 0, params, model="go-back-n") == pytest.approx(
+        0.05, rel=0.05
+    )  # one round trip
 
 
 def test_no_progress_window_has_a_floor_and_grows_with_rtt_jitter_and_timeout():
@@ -84,7 +90,7 @@ def test_no_progress_window_has_a_floor_and_grows_with_rtt_jitter_and_timeout():
     slow = tl.no_progress_window("delay 500ms", "delay 500ms", {"timeout": 2000})
     assert slow == pytest.approx(tl.PATIENCE * (1.0 + 2.0), rel=0.01)
     jittery = tl.no_progress_window("delay 500ms 100ms", "delay 500ms", {"timeout": 2000})
-    assert jittery == pytest.approx(slow + 4 * 6 * 0.1, rel=0.01)       # 3 sigma each way, each round
+    assert jittery == pytest.approx(slow + 4 * 6 * 0.1, rel=0.01)  # 3 sigma each way, each round
 
 
 def test_the_grader_window_counts_more_rounds_above_a_lower_floor_in_whole_seconds():

@@ -1,4 +1,5 @@
 """run_transfer on the local backend: real programs, a real engine, bad input."""
+
 import os
 import signal
 import threading
@@ -10,7 +11,7 @@ from harness import BackendUnavailable, ErrorKind, Link, Program, SpecError, Usa
 from tests.support.runs import FIXTURES, REPO, bad, interrupted_run, sw_receiver, sw_sender
 
 LOSSY = Link("delay 2ms loss 10%")
-TALK = bad("talk", "1")      # a "sender" that exits at once
+TALK = bad("talk", "1")  # a "sender" that exits at once
 
 
 def test_stop_and_wait_over_a_lossy_link_is_verified_and_measured_from_the_wire():
@@ -29,8 +30,10 @@ def test_stop_and_wait_over_a_lossy_link_is_verified_and_measured_from_the_wire(
 def test_same_seed_same_link_decisions():
     # A timeout far above the 4 ms round trip: a resend the scheduler caused (a program held
     # off the CPU past its timer) would move every later draw, and is not the seed's doing.
-    a, b = (run_transfer(sw_sender(timeout_ms=250), sw_receiver(), LOSSY, size=30_000, seed=11, backend="local")
-            for _ in range(2))
+    a, b = (
+        run_transfer(sw_sender(timeout_ms=250), sw_receiver(), LOSSY, size=30_000, seed=11, backend="local")
+        for _ in range(2)
+    )
     assert a.ok and b.ok
     for d in ("forward", "reverse"):
         assert a.link[d]["lost"] == b.link[d]["lost"]
@@ -53,11 +56,18 @@ def test_ipv6():
 @pytest.mark.skipif(not (REPO / "reference/comn/Sender2.py").exists(), reason="reference COMN programs not there")
 def test_reference_comn_stop_and_wait_over_the_comn_link():
     ref = REPO / "reference" / "comn"
-    res = run_transfer(Program(f"python3 {ref}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
-                               output_format="comn-sw"),
-                       Program(f"python3 {ref}/Receiver2.py {{listen_port}} {{output}}"),
-                       Link("delay 5ms loss 5% rate 10mbit", shared_queue=True),
-                       params={"timeout": 40}, size=40_000, seed=5, backend="local")
+    res = run_transfer(
+        Program(
+            f"python3 {ref}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} {{timeout}}",
+            output_format="comn-sw",
+        ),
+        Program(f"python3 {ref}/Receiver2.py {{listen_port}} {{output}}"),
+        Link("delay 5ms loss 5% rate 10mbit", shared_queue=True),
+        params={"timeout": 40},
+        size=40_000,
+        seed=5,
+        backend="local",
+    )
     assert res.ok, res.error
     # every resend of the sender's entered the link; the figure the grader uses leaves out
     # those after the last new payload had entered it (seed 5 has one)
@@ -66,6 +76,7 @@ def test_reference_comn_stop_and_wait_over_the_comn_link():
 
 
 # ---- bad input: a failed result naming the cause, nothing left (see conftest) ----
+
 
 def failed(sender, receiver, **kw):
     kw.setdefault("size", 5000)
@@ -80,8 +91,10 @@ def test_sender_command_not_found():
 
 
 def test_receiver_command_not_found():
-    assert failed(sw_sender(), Program("no-such-receiver-rdt {listen_port}")).error == \
-        "receiver command not found: 'no-such-receiver-rdt'"
+    assert (
+        failed(sw_sender(), Program("no-such-receiver-rdt {listen_port}")).error
+        == "receiver command not found: 'no-such-receiver-rdt'"
+    )
 
 
 def test_receiver_crashing_at_start():
@@ -99,8 +112,11 @@ def test_sender_crashing_at_start():
 def test_hanging_sender_is_killed_at_the_time_limit():
     res = failed(bad("hang"), sw_receiver(), time_limit=1.5)
     assert res.error_kind is ErrorKind.TIME_LIMIT
-    assert res.error == "timed out after 1.5 s (the sender was still running; the receiver has 0 of 5000 bytes in its output)"
-    assert res.sender.timed_out and res.sender.exit_code == -9   # it ignores SIGTERM
+    assert (
+        res.error
+        == "timed out after 1.5 s (the sender was still running; the receiver has 0 of 5000 bytes in its output)"
+    )
+    assert res.sender.timed_out and res.sender.exit_code == -9  # it ignores SIGTERM
 
 
 def test_flooding_sender_is_bounded_by_the_time_limit():
@@ -113,21 +129,28 @@ def test_flooding_sender_is_bounded_by_the_time_limit():
 def test_receiver_writing_without_end_hits_the_file_cap():
     res = failed(TALK, bad("fill", "{listen_port}", "{output}"), file_cap=2 << 20)
     # "receiver exited (...) while the sender was still sending" if it hits the cap first
-    assert res.error.startswith(("receiver failed (exit 1, it wrote past the file-size cap of 2097152 bytes",
-                                 "receiver exited (exit 1, it wrote past the file-size cap of 2097152 bytes")), res.error
+    assert res.error.startswith(
+        (
+            "receiver failed (exit 1, it wrote past the file-size cap of 2097152 bytes",
+            "receiver exited (exit 1, it wrote past the file-size cap of 2097152 bytes",
+        )
+    ), res.error
 
 
 def test_receiver_that_writes_nothing():
     error = failed(TALK, bad("nothing", "{listen_port}", "{output}")).error
-    assert error in ("receiver wrote nothing to its output file",   # it left after the sender, or before:
-                     "receiver exited (exit 0) while the sender was still sending, "
-                     "and the receiver wrote nothing to its output file")
+    assert error in (
+        "receiver wrote nothing to its output file",  # it left after the sender, or before:
+        "receiver exited (exit 0) while the sender was still sending, "
+        "and the receiver wrote nothing to its output file",
+    )
 
 
 def test_corrupted_output_names_the_first_differing_byte():
     # Corruption lands in the relayed payload; this receiver has no checksum.
-    res = run_transfer(sw_sender(), sw_receiver(), Link("corrupt 100%", reverse=""), size=3000, seed=2,
-                       backend="local", time_limit=10)
+    res = run_transfer(
+        sw_sender(), sw_receiver(), Link("corrupt 100%", reverse=""), size=3000, seed=2, backend="local", time_limit=10
+    )
     assert not res.ok and res.error.startswith("output differs from input at byte ")
     assert res.error_kind is ErrorKind.OUTPUT_DIFFERS
 
@@ -135,11 +158,15 @@ def test_corrupted_output_names_the_first_differing_byte():
 def test_engine_failure_is_a_failed_result(monkeypatch):
     monkeypatch.setenv("RDTLAB_LINKEMU", str(FIXTURES / "broken_linkemu.py"))
     res = failed(sw_sender(), sw_receiver())
-    assert res.error_kind is ErrorKind.ENGINE and res.error == \
-        "engine failed: linkemu exited before it was ready: linkemu: cannot open /dev/net/tun: Operation not permitted"
+    assert (
+        res.error_kind is ErrorKind.ENGINE
+        and res.error
+        == "engine failed: linkemu exited before it was ready: linkemu: cannot open /dev/net/tun: Operation not permitted"
+    )
 
 
 # ---- bad usage: raised before anything starts ----
+
 
 def test_spec_typo_is_reported_before_anything_starts():
     with pytest.raises(SpecError, match="dely"):
@@ -168,6 +195,7 @@ def test_unknown_backend():
 
 def test_kernel_backend_says_what_is_missing():
     from harness.backends.kernel import unavailable_reason
+
     if unavailable_reason() is None:
         pytest.skip("this kernel has sch_netem")
     with pytest.raises(BackendUnavailable) as e:
@@ -178,11 +206,12 @@ def test_kernel_backend_says_what_is_missing():
 
 
 def test_ctrl_c_mid_run_leaves_nothing():
-    interrupted_run("local")      # the clean_run fixture checks what is left
+    interrupted_run("local")  # the clean_run fixture checks what is left
 
 
 def test_auto_picks_netns_with_root_and_tun_else_local():
     from harness.backends import netns_unavailable_reason, resolve
+
     assert resolve("auto") == ("local" if netns_unavailable_reason() else "netns")
 
 
@@ -195,6 +224,7 @@ def test_engine_dying_mid_run_ends_the_run_at_once(clean_run):
                 continue
             if b"linkemu" in cmd and str(clean_run).encode() in cmd:
                 os.kill(int(pid), signal.SIGKILL)
+
     timer = threading.Timer(1.0, kill_engine)
     timer.start()
     t = time.monotonic()
@@ -208,23 +238,32 @@ def test_engine_dying_mid_run_ends_the_run_at_once(clean_run):
 
 
 def test_a_scheduled_outage_stalls_the_transfer_and_is_counted():
-    res = run_transfer(sw_sender(), sw_receiver(), Link("delay 10ms"), size=30_000, seed=1, backend="local",
-                       schedule=[{"at_ms": 200, "cmd": "down", "path": "p0"}, {"at_ms": 700, "cmd": "up", "path": "p0"}])
+    res = run_transfer(
+        sw_sender(),
+        sw_receiver(),
+        Link("delay 10ms"),
+        size=30_000,
+        seed=1,
+        backend="local",
+        schedule=[{"at_ms": 200, "cmd": "down", "path": "p0"}, {"at_ms": 700, "cmd": "up", "path": "p0"}],
+    )
     assert res.ok, res.error
     assert res.link["paths"]["p0"]["forward"]["down_drops"] + res.link["paths"]["p0"]["reverse"]["down_drops"] > 0
-    assert res.wire_time_s > 0.5 + 30 * 0.02 * 0.9    # the outage plus 30 round trips of 20 ms
+    assert res.wire_time_s > 0.5 + 30 * 0.02 * 0.9  # the outage plus 30 round trips of 20 ms
 
 
 def test_progress_is_reported_each_second_with_link_counters():
     seen = []
-    res = run_transfer(sw_sender(), sw_receiver(), Link("delay 10ms"), size=60_000, seed=1, backend="local",
-                       progress=seen.append)
+    res = run_transfer(
+        sw_sender(), sw_receiver(), Link("delay 10ms"), size=60_000, seed=1, backend="local", progress=seen.append
+    )
     assert res.ok and len(seen) >= 1
     assert seen[-1]["forward_packets"] > 0 and 0.9 < seen[0]["elapsed_s"] < 2.0
 
 
 def test_without_root_auto_is_local_and_netns_says_why(monkeypatch):
     from harness.backends import resolve
+
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert resolve("auto") == "local"
     with pytest.raises(BackendUnavailable, match="netns backend needs root"):
@@ -234,7 +273,8 @@ def test_without_root_auto_is_local_and_netns_says_why(monkeypatch):
 def test_a_port_taken_in_between_is_retried_with_another(monkeypatch):
     import socket
     from harness.backends import local
-    taken = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)   # another program's socket
+
+    taken = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)  # another program's socket
     taken.bind(("::", 0))
     ports = iter([taken.getsockname()[1]])
     real = local.free_udp_port

@@ -3,6 +3,7 @@ fetch and submit as their own uids through a sticky exchange, the grader collect
 rdtlab.hub.exchange.CheckedCollect. A submission forged under another student's name
 is refused with one line and the real one collected; a student can neither list the
 inbound nor remove another's submission nor change the release."""
+
 from __future__ import annotations
 
 import os
@@ -16,22 +17,41 @@ import pytest
 from rdtlab.hub import users
 from tests.support import course as C
 
-pytestmark = pytest.mark.netns      # root: uids of their own
+pytestmark = pytest.mark.netns  # root: uids of their own
 
 GRADER, ALICE, BOB = 2000, 10002, 10003
 
 
-PASSWD: list[str] = []     # this test's passwd, bind-mounted over /etc/passwd for its commands
+PASSWD: list[str] = []  # this test's passwd, bind-mounted over /etc/passwd for its commands
 
 
 def as_uid(uid: int, *args: str, cwd: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """`args` as `uid`, in a mount namespace of its own where /etc/passwd names the hub's
     students (as in their containers), the host's passwd untouched."""
     script = 'mount --bind "$1" /etc/passwd && shift && exec setpriv "$@"'
-    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", PASSWD[0],
-                           f"--reuid={uid}", "--regid=100", "--clear-groups", "--", *args],
-                          cwd=cwd, env={**C.env(), "HOME": cwd, **(env or {})}, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            PASSWD[0],
+            f"--reuid={uid}",
+            "--regid=100",
+            "--clear-groups",
+            "--",
+            *args,
+        ],
+        cwd=cwd,
+        env={**C.env(), "HOME": cwd, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -54,10 +74,12 @@ def hub_course():
         os.chmod(passwd, 0o644)
         PASSWD[:] = [passwd]
         with open(os.path.join(course, "nbgrader_config.py"), "a") as f:
-            f.write(f"\nc.Exchange.root = {exchange!r}\n"
-                    'c.ExchangeFactory.collect = "rdtlab.hub.exchange.CheckedCollect"\n'
-                    'c.ExchangeFactory.release_assignment = "rdtlab.hub.exchange.StickyRelease"\n'
-                    f"c.CheckedCollect.users_file = {users_file!r}\n")
+            f.write(
+                f"\nc.Exchange.root = {exchange!r}\n"
+                'c.ExchangeFactory.collect = "rdtlab.hub.exchange.CheckedCollect"\n'
+                'c.ExchangeFactory.release_assignment = "rdtlab.hub.exchange.StickyRelease"\n'
+                f"c.CheckedCollect.users_file = {users_file!r}\n"
+            )
         subprocess.run(["chown", "-R", f"{GRADER}:100", root], check=True)
         for who in ("alice", "bob"):
             os.makedirs(os.path.join(root, who))
@@ -91,7 +113,9 @@ def test_forged_submission_is_refused_and_the_exchange_holds(hub_course):
     fake = "alice+comn+" + "+".join(bobs.split("+")[2:])
     done = as_uid(BOB, "cp", "-R", os.path.join(inbound, bobs), os.path.join(inbound, fake), cwd=root)
     assert done.returncode == 0, done.stderr
-    forged = [n for n in os.listdir(inbound) if n.startswith("alice+") and os.stat(os.path.join(inbound, n)).st_uid == BOB]
+    forged = [
+        n for n in os.listdir(inbound) if n.startswith("alice+") and os.stat(os.path.join(inbound, n)).st_uid == BOB
+    ]
     assert len(forged) == 1
 
     # what bob cannot do to the exchange
@@ -109,4 +133,4 @@ def test_forged_submission_is_refused_and_the_exchange_holds(hub_course):
     submitted = os.path.join(course, "submitted")
     assert sorted(os.listdir(submitted)) == ["alice", "bob"]
     stamp = open(os.path.join(submitted, "alice", "comn", "timestamp.txt")).read().strip()
-    assert stamp in alices, (stamp, alices)      # alice's own, not bob's newer forgery
+    assert stamp in alices, (stamp, alices)  # alice's own, not bob's newer forgery

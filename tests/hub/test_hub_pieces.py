@@ -1,4 +1,5 @@
 """The hub's pure pieces (rdtlab/hub/): the students' uid file and the feedback merge."""
+
 from __future__ import annotations
 
 import os
@@ -13,7 +14,7 @@ def test_uid_file_records_reads_and_keeps_each_name_to_one_uid(tmp_path):
     assert users.read(path) == {}
     users.record(path, "alice", 10002, 100)
     users.record(path, "bob", 10003, 100)
-    users.record(path, "alice", 10002, 100)          # a second spawn: nothing changes
+    users.record(path, "alice", 10002, 100)  # a second spawn: nothing changes
     assert users.read(path) == {"alice": 10002, "bob": 10003}
     assert open(path).read().splitlines()[0] == "alice:x:10002:100::/home/jovyan:/bin/bash"
     with pytest.raises(ValueError, match="already 'alice'"):
@@ -26,8 +27,10 @@ def test_uid_file_records_reads_and_keeps_each_name_to_one_uid(tmp_path):
 
 
 NOTEBOOK = "<html><head><style>.nb{}</style></head><body><h1>results_sheet</h1></body></html>"
-PROTOCOL = ("<!DOCTYPE html><html><head><style>.fail{color:red}</style></head>"
-            "<body><h1>Sender2: 8/10</h1><img src='data:image/png;base64,AAAA'></body></html>")
+PROTOCOL = (
+    "<!DOCTYPE html><html><head><style>.fail{color:red}</style></head>"
+    "<body><h1>Sender2: 8/10</h1><img src='data:image/png;base64,AAAA'></body></html>"
+)
 
 
 def test_feedback_merge_appends_the_programs_once():

@@ -1,5 +1,6 @@
 """The kit's figures in a real Jupyter kernel: at their own size, in the
 formats the inline backend shows; a plain Figure still as the inline backend shows it."""
+
 import base64
 import struct
 

@@ -2,6 +2,7 @@
 events (retransmissions, timeouts, fast retransmits) and the window. The captures are
 what the engine's trace would hold for the traffic described; the real engine is in
 test_transfers.py."""
+
 import json
 import struct
 
@@ -18,8 +19,15 @@ def data(seq, t, order=">", fate="delivered", eof=False):
 
 
 def ack(n, t, order=">", fate="delivered"):
-    return Copy("reverse", 0, struct.pack(order + "H", n & 0xFFFF), t - 0.005, t if fate == "delivered" else None, fate,
-                length=2)
+    return Copy(
+        "reverse",
+        0,
+        struct.pack(order + "H", n & 0xFFFF),
+        t - 0.005,
+        t if fate == "delivered" else None,
+        fate,
+        length=2,
+    )
 
 
 def transfer(copies, **kw):
@@ -44,9 +52,19 @@ def test_numbers_unwrap_past_65535():
 
 def test_go_back_n_window_resend_is_one_timeout():
     # packets 0..3 sent, 1 lost; ACK 0 then duplicates of 0; the timer resends 1..3 at once
-    c = [data(0, 0.000), data(1, 0.001, fate="lost"), data(2, 0.002), data(3, 0.003),
-         ack(0, 0.010), ack(0, 0.011), ack(0, 0.012),
-         data(1, 0.100), data(2, 0.1001), data(3, 0.1002), ack(3, 0.110)]
+    c = [
+        data(0, 0.000),
+        data(1, 0.001, fate="lost"),
+        data(2, 0.002),
+        data(3, 0.003),
+        ack(0, 0.010),
+        ack(0, 0.011),
+        ack(0, 0.012),
+        data(1, 0.100),
+        data(2, 0.1001),
+        data(3, 0.1002),
+        ack(3, 0.110),
+    ]
     tr = transfer(c)
     assert tr.ack == "cumulative"
     assert [(p.seq, p.cause) for p in tr.sent() if p.retransmission] == [(1, "timeout"), (2, "timeout"), (3, "timeout")]
@@ -119,11 +137,33 @@ def test_trace_file_errors_are_one_line(tmp_path):
 
 
 def test_a_cut_last_line_is_skipped(tmp_path):
-    lines = [{"ev": "start", "mode": "udp", "seed": 3, "paths": ["p0"]},
-             {"ev": "in", "t": 10, "path": 0, "dir": "forward", "id": 0, "len": 4, "head": "00000061",
-              "repeat": False, "fate": "queued", "corrupted": False, "reordered": False, "dup": None},
-             {"ev": "out", "t": 20, "path": 0, "dir": "forward", "id": 0, "copy": "orig", "fate": "delivered",
-              "corrupted": False}]
+    lines = [
+        {"ev": "start", "mode": "udp", "seed": 3, "paths": ["p0"]},
+        {
+            "ev": "in",
+            "t": 10,
+            "path": 0,
+            "dir": "forward",
+            "id": 0,
+            "len": 4,
+            "head": "00000061",
+            "repeat": False,
+            "fate": "queued",
+            "corrupted": False,
+            "reordered": False,
+            "dup": None,
+        },
+        {
+            "ev": "out",
+            "t": 20,
+            "path": 0,
+            "dir": "forward",
+            "id": 0,
+            "copy": "orig",
+            "fate": "delivered",
+            "corrupted": False,
+        },
+    ]
     path = tmp_path / "cut.trace"
     path.write_text("\n".join(json.dumps(x) for x in lines) + '\n{"ev":"in","t":3')
     cap = read(path)
@@ -145,8 +185,16 @@ def test_a_window_resent_right_after_duplicates_is_a_timeout():
     # GBN: the timer fired just after the third duplicate; the whole window goes again
     c = [data(i, i * 0.001) for i in range(4)]
     c[1] = data(1, 0.001, fate="lost")
-    c += [ack(0, 0.090), ack(0, 0.091), ack(0, 0.092), ack(0, 0.093),
-          data(1, 0.0935), data(2, 0.0936), data(3, 0.0937), ack(3, 0.12)]
+    c += [
+        ack(0, 0.090),
+        ack(0, 0.091),
+        ack(0, 0.092),
+        ack(0, 0.093),
+        data(1, 0.0935),
+        data(2, 0.0936),
+        data(3, 0.0937),
+        ack(3, 0.12),
+    ]
     tr = transfer(c, ack="cumulative")
     assert [p.cause for p in tr.sent() if p.retransmission] == ["timeout"] * 3
     assert tr.timeouts == [pytest.approx(0.0935)]

@@ -7,6 +7,7 @@ must then resend its whole window after the timeout, SR that one packet. Every r
 trace must show exactly what the engine counted (lost, queue drops, duplicates,
 corruptions, repeats), whatever the machine's load did to the timing.
 """
+
 import pytest
 
 from harness import Link, Program, run_transfer
@@ -40,13 +41,25 @@ def first_burst(tr):
 
 def sliding(kind, tmp_path, seed=2):
     if kind == "gbn":
-        s = Program(f"python3 {REF}/Sender3.py {{receiver_host}} {{receiver_port}} {{file}} 200 {W}", output_format="comn")
+        s = Program(
+            f"python3 {REF}/Sender3.py {{receiver_host}} {{receiver_port}} {{file}} 200 {W}", output_format="comn"
+        )
         r = Program(f"python3 {REF}/Receiver3.py {{listen_port}} {{output}}")
     else:
-        s = Program(f"python3 {REF}/Sender4.py {{receiver_host}} {{receiver_port}} {{file}} 200 {W}", output_format="comn")
+        s = Program(
+            f"python3 {REF}/Sender4.py {{receiver_host}} {{receiver_port}} {{file}} 200 {W}", output_format="comn"
+        )
         r = Program(f"python3 {REF}/Receiver4.py {{listen_port}} {{output}} {W}")
-    res = run_transfer(s, r, LOSSY, size=100 << 10, seed=seed, backend="local",
-                       trace=str(tmp_path / f"{kind}.trace"), pcap=str(tmp_path / f"{kind}.pcap"))
+    res = run_transfer(
+        s,
+        r,
+        LOSSY,
+        size=100 << 10,
+        seed=seed,
+        backend="local",
+        trace=str(tmp_path / f"{kind}.trace"),
+        pcap=str(tmp_path / f"{kind}.pcap"),
+    )
     assert res.ok, res.error
     return res
 
@@ -68,15 +81,24 @@ def test_gbn_resends_its_window_and_sr_one_packet(tmp_path):
     for tr in (tg, ts):
         for p in tr.data:
             if p.copy.fate == "lost":
-                assert any(q.seq == p.seq and q.copy.fate == "delivered" and
-                           (q.t > p.t or (q.cause is not None and 0 <= p.t - q.t < 0.005))
-                           for q in tr.data), p.seq
+                assert any(
+                    q.seq == p.seq
+                    and q.copy.fate == "delivered"
+                    and (q.t > p.t or (q.cause is not None and 0 <= p.t - q.t < 0.005))
+                    for q in tr.data
+                ), p.seq
 
     png = tmp_path / "gbn.png"
     fig = draw(gbn, title=f"Go-Back-N, W={W}", focus="timeout", window=W, save=png)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
-    assert {"data sent", "resent after a timeout", "ACK received by the sender", "data lost",
-            "timeout (inferred)", "window: sent, not yet ACKed"} <= labels(fig)
+    assert {
+        "data sent",
+        "resent after a timeout",
+        "ACK received by the sender",
+        "data lost",
+        "timeout (inferred)",
+        "window: sent, not yet ACKed",
+    } <= labels(fig)
     lo, hi = fig.axes[0].get_xlim()
     assert lo < tg.timeouts[0] * 1000 < hi, "the focus shows the timeout"
 
@@ -88,11 +110,21 @@ def test_gbn_resends_its_window_and_sr_one_packet(tmp_path):
 
 
 def test_stop_and_wait_little_endian_over_the_comn_link(tmp_path):
-    sender = Program(f"python3 {REF}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} 25",
-                     output_format="comn-sw", env={"RDT_BYTE_ORDER": "little"})
+    sender = Program(
+        f"python3 {REF}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} 25",
+        output_format="comn-sw",
+        env={"RDT_BYTE_ORDER": "little"},
+    )
     receiver = Program(f"python3 {REF}/Receiver2.py {{listen_port}} {{output}}", env={"RDT_BYTE_ORDER": "little"})
-    res = run_transfer(sender, receiver, Link("delay 5ms loss 10% rate 10mbit", shared_queue=True),
-                       size=40 << 10, seed=7, backend="local", trace=str(tmp_path / "sw.trace"))
+    res = run_transfer(
+        sender,
+        receiver,
+        Link("delay 5ms loss 10% rate 10mbit", shared_queue=True),
+        size=40 << 10,
+        seed=7,
+        backend="local",
+        trace=str(tmp_path / "sw.trace"),
+    )
     assert res.ok, res.error
     tr = load(res)
     assert tr.fmt == "comn-le"
@@ -100,17 +132,26 @@ def test_stop_and_wait_little_endian_over_the_comn_link(tmp_path):
     c = tr.counts()
     assert c["forward"]["lost"] + c["reverse"]["lost"] > 0, "seed 7 loses packets on this link"
     assert c["data_packets"] == 40 and c["max_outstanding"] == 1
-    assert c["timeouts"] == c["retransmissions"] == res.printed["retransmissions"], \
+    assert c["timeouts"] == c["retransmissions"] == res.printed["retransmissions"], (
         "each stop-and-wait resend follows its own timeout"
+    )
 
 
 def test_corruption_duplicates_and_queue_drops_are_marked(tmp_path):
     opts = "--protocol sr --format ext --window 16"
     res = run_transfer(
-        Program(f"python3 -m reference send {opts} --timeout 100 --host {{receiver_host}} --port {{receiver_port}} --file {{file}}"),
+        Program(
+            f"python3 -m reference send {opts} --timeout 100 --host {{receiver_host}} --port {{receiver_port}} --file {{file}}"
+        ),
         Program(f"python3 -m reference recv {opts} --port {{listen_port}} --file {{output}}"),
-        Link("delay 2ms duplicate 10% corrupt 10% loss 3% rate 2mbit limit 8", reverse="delay 2ms duplicate 10% loss 3%"),
-        size=60 << 10, seed=2, backend="local", trace=str(tmp_path / "ext.trace"))
+        Link(
+            "delay 2ms duplicate 10% corrupt 10% loss 3% rate 2mbit limit 8", reverse="delay 2ms duplicate 10% loss 3%"
+        ),
+        size=60 << 10,
+        seed=2,
+        backend="local",
+        trace=str(tmp_path / "ext.trace"),
+    )
     assert res.ok, res.error
     tr = load(res)
     assert (tr.fmt, tr.counts()["other"]) == ("ext", 0)
@@ -124,10 +165,15 @@ def test_corruption_duplicates_and_queue_drops_are_marked(tmp_path):
 @pytest.mark.netns
 def test_trace_in_tun_mode(tmp_path):
     """Between namespaces the engine sees IP packets; the trace keeps the UDP payload."""
-    res = run_transfer(Program(f"python3 {REF}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} 30"),
-                       Program(f"python3 {REF}/Receiver2.py {{listen_port}} {{output}}"),
-                       Link("delay 2ms loss 10%", reverse="delay 2ms"), size=20 << 10, seed=5,
-                       backend="netns", trace=str(tmp_path / "tun.trace"))
+    res = run_transfer(
+        Program(f"python3 {REF}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} 30"),
+        Program(f"python3 {REF}/Receiver2.py {{listen_port}} {{output}}"),
+        Link("delay 2ms loss 10%", reverse="delay 2ms"),
+        size=20 << 10,
+        seed=5,
+        backend="netns",
+        trace=str(tmp_path / "tun.trace"),
+    )
     assert res.ok, res.error
     tr = load(res)
     assert tr.capture.mode == "tun" and tr.fmt == "comn-be"
@@ -139,19 +185,45 @@ def test_trace_in_tun_mode(tmp_path):
 
 def test_rdtlab_run_tsg_and_rdtlab_tsg(tmp_path, capsys):
     png, trace = tmp_path / "sw.png", tmp_path / "sw.trace"
-    sw = ["--sender", f"python3 {REF}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} 30",
-          "--receiver", f"python3 {REF}/Receiver2.py {{listen_port}} {{output}}"]
-    assert main(["run", *sw, "--link", "delay 1ms loss 10%", "--size", "10KiB", "--seed", "3", "--backend", "local",
-                 "--trace", str(trace), "--tsg", str(png), "--json"]) == 0
+    sw = [
+        "--sender",
+        f"python3 {REF}/Sender2.py {{receiver_host}} {{receiver_port}} {{file}} 30",
+        "--receiver",
+        f"python3 {REF}/Receiver2.py {{listen_port}} {{output}}",
+    ]
+    assert (
+        main(
+            [
+                "run",
+                *sw,
+                "--link",
+                "delay 1ms loss 10%",
+                "--size",
+                "10KiB",
+                "--seed",
+                "3",
+                "--backend",
+                "local",
+                "--trace",
+                str(trace),
+                "--tsg",
+                str(png),
+                "--json",
+            ]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     assert out.startswith("{") and f"written to {png}" in err
     assert png.stat().st_size > 10_000 and trace.exists()
     zoom = tmp_path / "zoom.png"
     assert main(["tsg", str(trace), "-o", str(zoom), "--xlim", "0:50", "--fmt", "comn"]) == 0
     assert zoom.exists()
-    for argv, why in ((["tsg", str(tmp_path / "none"), "-o", str(zoom)], "not found"),
-                      (["tsg", str(png), "-o", str(zoom)], "neither an engine trace"),
-                      (["tsg", str(trace), "-o", str(tmp_path / "no" / "x.png")], "cannot write")):
+    for argv, why in (
+        (["tsg", str(tmp_path / "none"), "-o", str(zoom)], "not found"),
+        (["tsg", str(png), "-o", str(zoom)], "neither an engine trace"),
+        (["tsg", str(trace), "-o", str(tmp_path / "no" / "x.png")], "cannot write"),
+    ):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert why in err and len(err.strip().splitlines()) == 1
@@ -164,9 +236,16 @@ def test_tcp_like_fast_retransmit(tmp_path):
     so three duplicate ACKs come back long before the 200 ms timer."""
     opts = "--protocol tcp --window 16"
     res = run_transfer(
-        Program(f"python3 -m reference send {opts} --timeout 200 --host {{receiver_host}} --port {{receiver_port}} --file {{file}}"),
+        Program(
+            f"python3 -m reference send {opts} --timeout 200 --host {{receiver_host}} --port {{receiver_port}} --file {{file}}"
+        ),
         Program(f"python3 -m reference recv {opts} --port {{listen_port}} --file {{output}}"),
-        LOSSY, size=100 << 10, seed=2, backend="local", trace=str(tmp_path / "tcp.trace"))
+        LOSSY,
+        size=100 << 10,
+        seed=2,
+        backend="local",
+        trace=str(tmp_path / "tcp.trace"),
+    )
     assert res.ok, res.error
     tr = load(res)
     assert_trace_matches_engine(res, tr)

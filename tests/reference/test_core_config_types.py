@@ -1,5 +1,6 @@
 """reference/core/config.pyi (the type checker's view of CoreConfig) names the same fields,
 in the same order, as the named tuple config.py builds, with types its defaults have."""
+
 import ast
 import os
 

@@ -1,5 +1,6 @@
 """Every protocol core over the simulated channel: byte-exact output under every
 impairment, and the end-of-transfer rules (give-up, receivers that keep going)."""
+
 import random
 from dataclasses import replace
 
@@ -26,25 +27,39 @@ def file_of(size: int, seed: int = 7) -> bytes:
     return random.Random(seed).randbytes(size)
 
 
-def run(name: str, data: bytes, forward: Channel = LINK, reverse: Channel | None = None, seed: int = 1,
-        paths: list[SimPath] | None = None, **changes):
+def run(
+    name: str,
+    data: bytes,
+    forward: Channel = LINK,
+    reverse: Channel | None = None,
+    seed: int = 1,
+    paths: list[SimPath] | None = None,
+    **changes,
+):
     protocol = name.split("-")[0]
     config = CONFIGS[name]._replace(**changes)
     if paths is None:
         paths = [SimPath(forward, reverse)] * config.paths
-    return simulate(make_sender(protocol, data, config), make_receiver(protocol, config), paths,
-                    data=data, seed=seed, time_limit=600)
+    return simulate(
+        make_sender(protocol, data, config),
+        make_receiver(protocol, config),
+        paths,
+        data=data,
+        seed=seed,
+        time_limit=600,
+    )
 
 
 SCENARIOS = {
     "clean": dict(),
     "first packet lost": dict(forward=replace(LINK, drops={0})),
     "first three sends lost": dict(forward=replace(LINK, drops={0, 1, 2})),
-    "last packet lost": dict(forward=replace(LINK, drops={49})),   # 50 KB: packet 49 is the last
+    "last packet lost": dict(forward=replace(LINK, drops={49})),  # 50 KB: packet 49 is the last
     "first ACK lost": dict(reverse=replace(LINK, drops={0})),
     "every ACK lost for a while": dict(reverse=replace(LINK, outages=((0.02, 0.3),))),
-    "burst of total loss": dict(forward=replace(LINK, outages=((0.03, 0.25),)),
-                                reverse=replace(LINK, outages=((0.03, 0.25),))),
+    "burst of total loss": dict(
+        forward=replace(LINK, outages=((0.03, 0.25),)), reverse=replace(LINK, outages=((0.03, 0.25),))
+    ),
     "ACK loss 20%": dict(reverse=replace(LINK, loss=0.2)),
     "loss 10% each way": dict(forward=replace(LINK, loss=0.1)),
     "duplication 20%": dict(forward=replace(LINK, duplicate=0.2)),
@@ -93,7 +108,7 @@ def test_sender_gives_up_when_the_receiver_is_gone(name):
     data = file_of(5 * 1024)
     res = run(name, data, forward=replace(LINK, loss=1.0), max_retries=3, max_rto=0.5)
     assert res.sender_failed and not res.ok
-    assert res.completion_time is not None          # it stopped by itself
+    assert res.completion_time is not None  # it stopped by itself
     assert res.sender_stats.packets_sent <= res.sender_stats.retransmissions + CONFIGS[name].window_packets() + 4
     assert res.completion_time < 30
 
@@ -110,8 +125,7 @@ def test_mh_survives_the_death_of_a_path():
 
 def test_mh_uses_both_paths_and_a_path_comes_back():
     data = file_of(600 * 1024)
-    paths = [SimPath(Channel(delay=0.01, rate=4e6)),
-             SimPath(Channel(delay=0.01, rate=4e6), down_at=0.1, up_at=0.4)]
+    paths = [SimPath(Channel(delay=0.01, rate=4e6)), SimPath(Channel(delay=0.01, rate=4e6), down_at=0.1, up_at=0.4)]
     sender = make_sender("mh", data, CONFIGS["mh"])
     sent_on = [0, 0]
     original = sender.datagrams_to_send
@@ -125,7 +139,7 @@ def test_mh_uses_both_paths_and_a_path_comes_back():
     sender.datagrams_to_send = counting
     res = simulate(sender, make_receiver("mh", CONFIGS["mh"]), paths, seed=2)
     assert res.ok and res.output == data
-    assert sender.path_deaths >= 1 and sender.alive == [True, True]   # dead, probed, back
+    assert sender.path_deaths >= 1 and sender.alive == [True, True]  # dead, probed, back
     assert min(sent_on) > 0.25 * sum(sent_on)
 
 
@@ -170,8 +184,8 @@ def test_bad_config_is_a_clear_value_error():
         make_receiver("gbn", CoreConfig(window=0))
     with pytest.raises(ValueError, match="timeout must be a positive number"):
         make_sender("sw", b"x", CoreConfig(timeout=-1))
-    make_sender("sr", b"x", CoreConfig(window=32768, seq_modulus=2**16))   # exactly half: fine
-    make_sender("sw", b"x", CoreConfig(window=40000, seq_modulus=2**16))   # sw sends one at a time
+    make_sender("sr", b"x", CoreConfig(window=32768, seq_modulus=2**16))  # exactly half: fine
+    make_sender("sw", b"x", CoreConfig(window=40000, seq_modulus=2**16))  # sw sends one at a time
 
 
 def _max_in_flight(protocol, config, data, link):
@@ -196,7 +210,7 @@ def _max_in_flight(protocol, config, data, link):
 def test_byte_window_caps_the_bytes_in_flight(protocol):
     config = CoreConfig(window_bytes=3000, timeout=0.1)
     most_bytes, most_packets = _max_in_flight(protocol, config, file_of(40 * 1024), LINK)
-    assert most_bytes == 2048 and most_packets == 2      # a third packet would make 3072
+    assert most_bytes == 2048 and most_packets == 2  # a third packet would make 3072
 
 
 @pytest.mark.parametrize("protocol,window", [("sw", 1), ("gbn", 7), ("sr", 7), ("tcp", 7), ("mh", 7)])
@@ -216,9 +230,9 @@ def test_sr_in_flight_cap_keeps_the_window_wide():
 
 def test_gbn_receiver_discards_out_of_order_and_reacks_the_last_in_order():
     receiver = make_receiver("gbn", CoreConfig(window=4))
-    assert [a.seq for a in receiver.receive(Data(1, b"b"), 0)] == [-1]     # nothing in order yet
+    assert [a.seq for a in receiver.receive(Data(1, b"b"), 0)] == [-1]  # nothing in order yet
     assert [a.seq for a in receiver.receive(Data(0, b"a"), 0)] == [0]
-    assert [a.seq for a in receiver.receive(Data(2, b"c"), 0)] == [0]      # 1 was discarded
+    assert [a.seq for a in receiver.receive(Data(2, b"c"), 0)] == [0]  # 1 was discarded
     assert [a.seq for a in receiver.receive(Data(1, b"b"), 0)] == [1]
     assert receiver.stats.out_of_window == 2 and receiver.output() == b"ab"
 
@@ -236,8 +250,8 @@ def test_sr_receiver_window_edges():
     for seq in range(4):
         receiver.receive(Data(seq, b"x"), 0)
     assert receiver.base == 4
-    assert receiver.receive(Data(8, b"x"), 0) == []               # base+N: outside
-    assert [a.seq for a in receiver.receive(Data(7, b"x"), 0)] == [7]   # base+N-1: buffered
-    assert [a.seq for a in receiver.receive(Data(0, b"x"), 0)] == [0]   # base-N: re-acked
+    assert receiver.receive(Data(8, b"x"), 0) == []  # base+N: outside
+    assert [a.seq for a in receiver.receive(Data(7, b"x"), 0)] == [7]  # base+N-1: buffered
+    assert [a.seq for a in receiver.receive(Data(0, b"x"), 0)] == [0]  # base-N: re-acked
     ack = receiver.receive(Data(5, b"x"), 0)[0]
-    assert ack.sack == ((0, 3), (5, 5), (7, 7))    # below base, newest run, then the rest
+    assert ack.sack == ((0, 3), (5, 5), (7, 7))  # below base, newest run, then the rest

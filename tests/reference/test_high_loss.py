@@ -6,6 +6,7 @@ The figures come from the simulator (deterministic, simulated time); one short r
 real sockets through the link engine checks that the programs do what the core does.
 The 10-seed measurements are `python -m bench reference_sim` and `reference`.
 """
+
 from __future__ import annotations
 
 import random
@@ -23,13 +24,14 @@ from reference.sim import Channel, WireSizes, simulate
 from reference.wire import get_format
 
 RATE = 10e6
-CAPACITY = RATE / 8 * 1024 / (1024 + WireSizes().data_overhead)   # payload bytes/s
+CAPACITY = RATE / 8 * 1024 / (1024 + WireSizes().data_overhead)  # payload bytes/s
 
 
 def cli_config(*options: str) -> CoreConfig:
     """The core's configuration as `python3 -m reference send` builds it."""
-    args = build_parser().parse_args(["send", "--protocol", "sr", "--host", "h", "--port", "1", "--file", "f",
-                                      *options])
+    args = build_parser().parse_args(
+        ["send", "--protocol", "sr", "--host", "h", "--port", "1", "--file", "f", *options]
+    )
     return settings(args)[0]
 
 
@@ -40,8 +42,12 @@ HIGH_LOSS = ("--format", "ext", "--window", "1024", "--max-in-flight", "96", "--
 
 def share(config: CoreConfig, loss: float, seed: int, size: int = 4 << 20) -> float:
     data = random.Random(seed).randbytes(size)
-    res = simulate(make_sender("sr", data, config), make_receiver("sr", config),
-                   Channel(delay=0.025, rate=RATE, loss=loss), seed=seed)
+    res = simulate(
+        make_sender("sr", data, config),
+        make_receiver("sr", config),
+        Channel(delay=0.025, rate=RATE, loss=loss),
+        seed=seed,
+    )
     assert res.ok
     return res.goodput_Bps / CAPACITY
 
@@ -69,8 +75,8 @@ def _tail_sender(acked_first: int):
 
 
 def test_resends_go_three_times_at_the_tail_while_the_path_has_room():
-    sender = _tail_sender(8)          # 8 in flight, 8 acked in the last round trip
-    sender.handle_timer(0.1)          # 8..11 time out
+    sender = _tail_sender(8)  # 8 in flight, 8 acked in the last round trip
+    sender.handle_timer(0.1)  # 8..11 time out
     assert [m.seq for m in sender.datagrams_to_send(0.1)] == [s for s in range(8, 12) for _ in range(3)]
     for seq in range(8, 15):
         sender.receive(Ack(seq), 0.12)
@@ -81,15 +87,15 @@ def test_resends_go_three_times_at_the_tail_while_the_path_has_room():
 
 
 def test_no_tail_copies_while_the_path_is_full():
-    sender = _tail_sender(4)          # 12 in flight, only 4 acked in the last round trip
-    sender.handle_timer(0.1)          # 4..11 time out, once each
+    sender = _tail_sender(4)  # 12 in flight, only 4 acked in the last round trip
+    sender.handle_timer(0.1)  # 4..11 time out, once each
     assert [m.seq for m in sender.datagrams_to_send(0.1)] == list(range(4, 12))
 
 
 def test_no_tail_copies_before_the_tail():
     sender = make_sender("sr", bytes(16 * 1024), CoreConfig(window=12, timeout=0.1, tail_copies=3))
     sender.datagrams_to_send(0.0)
-    sender.handle_timer(0.1)          # 12..15 are still to be sent
+    sender.handle_timer(0.1)  # 12..15 are still to be sent
     assert [m.seq for m in sender.datagrams_to_send(0.1)] == list(range(12))
 
 
@@ -112,6 +118,7 @@ def test_tail_copies_are_for_sr_only():
 def test_the_textbook_comn_sender_is_unchanged():
     """The grader's baseline (reference/comn with RDT_SR_REFINEMENTS=off) sends no tail copies."""
     from reference.comn import common
+
     assert common.config(timeout=0.066, window=64).tail_copies == 1
 
 
@@ -133,6 +140,7 @@ def _run_late_sender(monkeypatch, answer):
     every wake-up, and a receiver that answers data message number n (0 = the first)
     ``answer(n)`` seconds after it arrives (None = never)."""
     from reference import runtime
+
     monkeypatch.setattr(runtime, "_readable", late_readable)
     fmt = get_format("ext")
     receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -190,14 +198,22 @@ def test_the_reference_at_30_percent_loss_on_real_sockets():
     from harness import Link, run_transfer
     from bench.reference import programs
     from harness.engine import find_linkemu
+
     try:
         find_linkemu()
     except Exception as e:
         pytest.skip(f"link engine not built: {e}")
     sender, receiver = programs("sr-ext", 1024, 96)
-    r = run_transfer(sender=sender, receiver=receiver, link=Link(forward="delay 25ms loss 30% rate 10mbit"),
-                     params={"timeout": 100, "window": 1024}, size=512 << 10, seed=2, backend="local",
-                     time_limit=60)
+    r = run_transfer(
+        sender=sender,
+        receiver=receiver,
+        link=Link(forward="delay 25ms loss 30% rate 10mbit"),
+        params={"timeout": 100, "window": 1024},
+        size=512 << 10,
+        seed=2,
+        backend="local",
+        time_limit=60,
+    )
     assert r.ok, r.error
     assert r.link["forward"]["lost"] > 0 and r.link["reverse"]["lost"] > 0
     # every packet went at least once; copies at the tail add a few repeats beyond 1/(1-p)

@@ -3,13 +3,14 @@
 The endpoints here are test doubles of a core (they send a fixed burst and record when
 things arrive) so that arrival times can be checked exactly.
 """
+
 import pytest
 
 from reference.core.api import Ack, Data, ReceiverStats, SenderStats
 from reference.sim import Channel, SimPath, WireSizes, simulate
 
 SIZES = WireSizes(data_overhead=0, ack_bytes=100, sack_range_bytes=0)
-PAYLOAD = b"x" * 1250            # 10 000 bits: 1 ms at 10 Mbit/s
+PAYLOAD = b"x" * 1250  # 10 000 bits: 1 ms at 10 Mbit/s
 
 
 class BurstSender:
@@ -143,7 +144,7 @@ def test_same_seed_same_decisions_and_directions_independent():
     a = burst(300, SimPath(forward, Channel(loss=0.0)), seed=5)[1]
     b = burst(300, SimPath(forward, Channel(loss=0.9)), seed=5)[1]
     c = burst(300, SimPath(forward, Channel(loss=0.0)), seed=6)[1]
-    assert a == b           # ACK traffic does not move the forward channel's dice
+    assert a == b  # ACK traffic does not move the forward channel's dice
     assert a != c
 
 
@@ -160,8 +161,8 @@ def test_bad_channel_settings_are_clear_errors():
 
 def test_time_limit_stops_a_hopeless_run():
     from reference.core import CoreConfig, make_receiver, make_sender
+
     config = CoreConfig(timeout=0.1)
-    res = simulate(make_sender("sw", b"abc", config), make_receiver("sw", config), Channel(loss=1.0),
-                   time_limit=5.0)
+    res = simulate(make_sender("sw", b"abc", config), make_receiver("sw", config), Channel(loss=1.0), time_limit=5.0)
     assert not res.ok and res.completion_time is None
     assert res.sender_stats.timeouts == pytest.approx(50, abs=1)

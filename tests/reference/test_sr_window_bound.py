@@ -8,6 +8,7 @@ the programs' configuration averages 570 KiB/s (sd 17 per run) and 1.19 packets 
 unique packet; before (bursts of a window, one copy per repair) 440 KiB/s (sd 15) and
 2.05: every packet timed out once while queued behind its own window.
 """
+
 import random
 
 import pytest
@@ -38,20 +39,20 @@ def test_sender4_on_the_q5_cell_beats_the_student_and_sends_each_packet_about_on
         # 1/(1-p)^2 = 1.108 sends per packet (a lost ACK costs one too), plus the second
         # copy of each repair: 1.2; the old sender, every packet twice (2.05).
         assert r.packets_per_unique < 1.3
-        assert r.sender_stats.timeouts < 0.1 * n           # ~1000 before: all premature
+        assert r.sender_stats.timeouts < 0.1 * n  # ~1000 before: all premature
 
 
 def test_a_window_goes_out_in_bursts_of_eight_then_one_every_round_trip_over_the_window():
     sender = make_sender("sr", bytes(64 * 1024), CoreConfig(window=32, timeout=0.32, pace=True))
     assert [m.seq for m in sender.datagrams_to_send(0.0)] == list(range(8))
-    assert sender.next_timer() == pytest.approx(0.01)      # no round trip known yet: 320 ms / 32
+    assert sender.next_timer() == pytest.approx(0.01)  # no round trip known yet: 320 ms / 32
     assert sender.datagrams_to_send(0.009) == []
     assert [m.seq for m in sender.datagrams_to_send(0.01)] == [8]
-    sender.receive(Ack(0), 0.02)                            # a round trip of 20 ms: 0.625 ms apart
+    sender.receive(Ack(0), 0.02)  # a round trip of 20 ms: 0.625 ms apart
     assert [m.seq for m in sender.datagrams_to_send(0.02)] == [9]
     assert sender.next_timer() == pytest.approx(0.020625)
     assert [m.seq for m in sender.datagrams_to_send(0.020625)] == [10]
-    for seq in range(1, 8):                                 # idle for a while: a burst again
+    for seq in range(1, 8):  # idle for a while: a burst again
         sender.receive(Ack(seq), 0.2)
     assert [m.seq for m in sender.datagrams_to_send(0.2)] == list(range(11, 19))
 
@@ -59,7 +60,7 @@ def test_a_window_goes_out_in_bursts_of_eight_then_one_every_round_trip_over_the
 def test_a_full_window_waits_for_an_ack_not_for_the_pacer():
     sender = make_sender("sr", bytes(8 * 1024), CoreConfig(window=2, timeout=1.0, pace=True))
     assert [m.seq for m in sender.datagrams_to_send(0.0)] == [0, 1]
-    assert sender.next_timer() == pytest.approx(1.0)       # packet 0's timer: no pacing turn to wait for
+    assert sender.next_timer() == pytest.approx(1.0)  # packet 0's timer: no pacing turn to wait for
 
 
 def test_a_packet_found_lost_goes_twice_with_repair_copies():
@@ -70,7 +71,7 @@ def test_a_packet_found_lost_goes_twice_with_repair_copies():
         sender.receive(Ack(seq), 0.1)
     assert [m.seq for m in sender.datagrams_to_send(0.1)] == [0, 0]
     assert sender.stats.fast_retransmits == 1 and sender.stats.retransmissions == 2
-    sender.handle_timer(1.2)                                 # a timer's resend: once
+    sender.handle_timer(1.2)  # a timer's resend: once
     assert [m.seq for m in sender.datagrams_to_send(1.2)] == [4, 5, 6, 7, 8, 9, 0]
 
 

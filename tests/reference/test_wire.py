@@ -1,5 +1,6 @@
 """The wire codecs: round trips, sequence-number unwrapping, and rejection of anything
 malformed with WireError (and nothing else)."""
+
 import struct
 
 import pytest
@@ -64,7 +65,7 @@ def test_sixteen_bit_numbers_unwrap_across_the_wrap():
 
 
 @settings(deadline=None)
-@given(st.integers(-2**40, 2**40), st.integers(-2**14, 2**14), st.sampled_from([16, 32]))
+@given(st.integers(-(2**40), 2**40), st.integers(-(2**14), 2**14), st.sampled_from([16, 32]))
 def test_unwrap_inverts_wrapping_within_half_the_space(reference, offset, bits):
     value = reference + offset
     assert unwrap(value % (1 << bits), reference, bits) == value
@@ -121,12 +122,14 @@ def test_ext_catches_any_single_bit_flip(payload, data):
 def test_ext_rejects_wrong_magic_type_and_flags_even_with_a_valid_crc():
     def forge(magic, kind, flags, body=b""):
         import zlib
+
         head = struct.pack(">BBBBII", magic, kind, flags, 0, 1, 0) + body
         return head[:8] + zlib.crc32(head).to_bytes(4, "big") + head[12:]
+
     with pytest.raises(WireError, match="magic"):
         ext.decode_data(forge(0xA2, 1, 0), 0)
     with pytest.raises(WireError, match="type"):
-        ext.decode_data(forge(0xA1, 2, 0, b"\0"), 0)   # an ACK is not data
+        ext.decode_data(forge(0xA1, 2, 0, b"\0"), 0)  # an ACK is not data
     with pytest.raises(WireError, match="flags"):
         ext.decode_data(forge(0xA1, 1, 0x80), 0)
     with pytest.raises(WireError, match="selective"):
@@ -153,6 +156,7 @@ def test_the_multihoming_starters_format_in_either_byte_order():
     ACK seq u32; a digest over the fields packed big-endian is taken too (a student who
     turned the header little-endian and kept the starter's digest helper)."""
     import hashlib
+
     for name, prefix in (("mh", ">"), ("mh-le", "<")):
         fmt = get_format(name)
         wire = fmt.encode_data(Data(70000, b"abc", True))

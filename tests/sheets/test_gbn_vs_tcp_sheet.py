@@ -2,6 +2,7 @@
 GBN and kernel TCP: a small plan (three objects, a few settings) renders its tables, plots
 and the report's numbers; a student directory whose sender rejects its arguments renders
 with the failures marked; bad arguments get one line."""
+
 import os
 import re
 from dataclasses import replace
@@ -13,8 +14,17 @@ from assignments.gbn_vs_tcp import sheet as gbn_vs_tcp
 from harness.sheets.render import write_sheet
 from harness.sheets.sheet import measure
 
-TINY = replace(gbn_vs_tcp.QUICK, size=30_000, objects=3, runs=1, rules=("", "loss 10%", "corrupt 10%"),
-               tune_windows=(10, 25), tune_timeouts=(300,), tune_runs=1, tune_size=20_000)
+TINY = replace(
+    gbn_vs_tcp.QUICK,
+    size=30_000,
+    objects=3,
+    runs=1,
+    rules=("", "loss 10%", "corrupt 10%"),
+    tune_windows=(10, 25),
+    tune_timeouts=(300,),
+    tune_runs=1,
+    tune_size=20_000,
+)
 
 
 def test_small_gbn_vs_tcp_sheet_from_real_transfers(tmp_path):
@@ -45,21 +55,45 @@ def test_small_gbn_vs_tcp_sheet_from_real_transfers(tmp_path):
 def test_student_directory_with_a_broken_sender(tmp_path, capsys):
     impl = tmp_path / "student"
     impl.mkdir()
-    (impl / "Sender3.py").write_text("import sys\nprint('usage: Sender3.py host port file timeout window', "
-                                     "file=sys.stderr)\nsys.exit(2)\n")
-    (impl / "Receiver3.py").write_text("import socket, sys, time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-                                       "s.bind(('', int(sys.argv[1])))\ntime.sleep(30)\n")
+    (impl / "Sender3.py").write_text(
+        "import sys\nprint('usage: Sender3.py host port file timeout window', file=sys.stderr)\nsys.exit(2)\n"
+    )
+    (impl / "Receiver3.py").write_text(
+        "import socket, sys, time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "s.bind(('', int(sys.argv[1])))\ntime.sleep(30)\n"
+    )
     out = tmp_path / "out"
-    status = rdtlab(["sheet", "gbn-vs-tcp", "--impl", str(impl), "--quick", "--size", "5KB", "--runs", "1",
-                     "--out", str(out), "--no-progress", "--jobs", "8", "--backend", "local"])
+    status = rdtlab(
+        [
+            "sheet",
+            "gbn-vs-tcp",
+            "--impl",
+            str(impl),
+            "--quick",
+            "--size",
+            "5KB",
+            "--runs",
+            "1",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--jobs",
+            "8",
+            "--backend",
+            "local",
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 1
-    assert re.search(r"gbn cell netem=loss 10%: every run failed: object 1 of 10 \([\d,]+ bytes\): sender failed "
-                     r"\(exit 2.*usage: Sender3\.py", err), err
+    assert re.search(
+        r"gbn cell netem=loss 10%: every run failed: object 1 of 10 \([\d,]+ bytes\): sender failed "
+        r"\(exit 2.*usage: Sender3\.py",
+        err,
+    ), err
     assert "gbn_tuned cell" in err and "the tuning sweep measured nothing" in err
     md = open(out / "gbn-vs-tcp" / "sheet.md").read()
     assert "FAILED: object 1 of 10" in md
-    assert "**Not run**: kernel TCP runs between network namespaces" in md   # local backend: no TCP
+    assert "**Not run**: kernel TCP runs between network namespaces" in md  # local backend: no TCP
     assert os.path.exists(out / "gbn-vs-tcp" / "sheet.html") and os.path.exists(out / "gbn-vs-tcp" / "loss.png")
 
 

@@ -1,6 +1,7 @@
 """The multi-homing sheet (seed 000) end to end through the real harness, engine paths
 and the reference multi-homed sender: two paths beat one, cells repeat until their
 margin, and a path taken down mid-transfer by the engine's schedule is survived."""
+
 import os
 from dataclasses import replace
 
@@ -26,7 +27,7 @@ def test_two_paths_beat_one_and_the_sheet_renders(tmp_path):
     one = pd.read_csv(tmp_path / "out" / "one_path.csv")
     two = pd.read_csv(tmp_path / "out" / "two_paths.csv")
     assert one["ok"].all() and two["ok"].all(), (one["error"].tolist(), two["error"].tolist())
-    assert 2 <= len(one) <= 3 and 2 <= len(two) <= 3              # repeated until the margin, within the cap
+    assert 2 <= len(one) <= 3 and 2 <= len(two) <= 3  # repeated until the margin, within the cap
     # 27.75% loss each way per path: two paths carry the file in clearly less wire time
     assert two["wire_time_s"].mean() < 0.9 * one["wire_time_s"].mean()
     for name in ("figure1.png", "figure2.png", "figure3.png"):
@@ -36,7 +37,7 @@ def test_two_paths_beat_one_and_the_sheet_renders(tmp_path):
     # ranked only where the 95% intervals allow (2-3 runs may not), never the other way
     assert "Two paths are faster at every loss rate" in md or "Two paths are faster where the runs can tell" in md
     assert "NOT faster" not in md
-    assert "1-path / 2-path time ratio, 15% loss" in md and "| 1.11 |" in md   # the report's ratio, printed
+    assert "1-path / 2-path time ratio, 15% loss" in md and "| 1.11 |" in md  # the report's ratio, printed
 
 
 def test_failover_completes_when_a_path_goes_down(tmp_path):
@@ -79,16 +80,24 @@ def test_md5_format_catches_corruption_through_the_engine():
         except WireError:
             pass
     res = run_transfer(
-        Program("python3 -m reference send --protocol mh --format md5 --host {receiver_host} --port {receiver_port} "
-                "--path {receiver_host2}:{receiver_port2} --file {file} --window 32 --adaptive --timeout 100"),
-        Program("python3 -m reference recv --protocol mh --format md5 --paths 2 --port {listen_port} "
-                "--file {output} --window 32"),
-        paths=[Path(Link("delay 5ms rate 10mbit corrupt 10%"))] * 2, size=100_000, seed=7, backend="local")
+        Program(
+            "python3 -m reference send --protocol mh --format md5 --host {receiver_host} --port {receiver_port} "
+            "--path {receiver_host2}:{receiver_port2} --file {file} --window 32 --adaptive --timeout 100"
+        ),
+        Program(
+            "python3 -m reference recv --protocol mh --format md5 --paths 2 --port {listen_port} "
+            "--file {output} --window 32"
+        ),
+        paths=[Path(Link("delay 5ms rate 10mbit corrupt 10%"))] * 2,
+        size=100_000,
+        seed=7,
+        backend="local",
+    )
     assert res.ok, res.error
     assert res.link["forward"]["corrupted"] > 0 and res.retransmissions > 0
 
 
-STUDENT_SENDER = '''import sys
+STUDENT_SENDER = """import sys
 from reference.cli import main
 file, first, *more = sys.argv[1:]
 host, port = first.rsplit(":", 1)
@@ -97,12 +106,12 @@ args = ["send", "--protocol", "mh", "--host", host, "--port", port, "--file", fi
 for extra in more:
     args += ["--path", extra]
 sys.exit(main(args))
-'''
-STUDENT_RECEIVER = '''import sys
+"""
+STUDENT_RECEIVER = """import sys
 from reference.cli import main
 port, file, paths = sys.argv[1:]
 sys.exit(main(["recv", "--protocol", "mh", "--paths", paths, "--port", port, "--file", file, "--window", "64"]))
-'''
+"""
 
 
 def test_a_student_directory_fills_both_experiments(tmp_path):
@@ -121,4 +130,4 @@ def test_a_student_directory_fills_both_experiments(tmp_path):
     two = results.frames["two_paths"]
     # the student's sender spread the file over both engine paths
     assert (two["p1_packets"] > 0.25 * (two["p0_packets"] + two["p1_packets"])).all()
-    assert (results.frames["one_path"]["p0_packets"] >= 98).all()     # 100,000 B = 98 packets of 1024
+    assert (results.frames["one_path"]["p0_packets"] >= 98).all()  # 100,000 B = 98 packets of 1024

@@ -2,6 +2,7 @@
 (TUN mode, IP fragments), reference programs and kernel TCP: a small plan over IPv4 and
 IPv6 with 1 KB and 64 KB payloads renders its tables and plots with RTTs read from the
 wire; resent 64 KB datagrams are counted on the wire; bad input gives one line."""
+
 import os
 import re
 from dataclasses import replace
@@ -64,17 +65,43 @@ def test_missing_program_is_one_line(tmp_path, capsys):
 def test_student_sender_that_rejects_its_payload(tmp_path, capsys):
     impl = tmp_path / "student"
     impl.mkdir()
-    (impl / "Sender.py").write_text("import sys\nprint('usage: Sender.py host port file payload (<= 1024)', "
-                                    "file=sys.stderr)\nsys.exit(2)\n")
-    (impl / "Receiver.py").write_text("import socket, sys, time\ns = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)\n"
-                                      "s.bind(('', int(sys.argv[1])))\ntime.sleep(30)\n")
+    (impl / "Sender.py").write_text(
+        "import sys\nprint('usage: Sender.py host port file payload (<= 1024)', file=sys.stderr)\nsys.exit(2)\n"
+    )
+    (impl / "Receiver.py").write_text(
+        "import socket, sys, time\ns = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)\n"
+        "s.bind(('', int(sys.argv[1])))\ntime.sleep(30)\n"
+    )
     out = tmp_path / "out"
-    status = rdtlab(["sheet", "stop-and-wait-crc", "--impl", str(impl), "--quick", "--size", "5KB", "--runs", "1",
-                     "--out", str(out), "--no-progress", "--backend", "local", "--jobs", "12", "--cpu-budget", "12"])
+    status = rdtlab(
+        [
+            "sheet",
+            "stop-and-wait-crc",
+            "--impl",
+            str(impl),
+            "--quick",
+            "--size",
+            "5KB",
+            "--runs",
+            "1",
+            "--out",
+            str(out),
+            "--no-progress",
+            "--backend",
+            "local",
+            "--jobs",
+            "12",
+            "--cpu-budget",
+            "12",
+        ]
+    )
     err = capsys.readouterr().err
     assert status == 1
-    assert re.search(r"sw cell family=IPv6, kb=64, payload=65495: every run failed: sender failed \(exit 2.*usage: "
-                     r"Sender\.py", err)
+    assert re.search(
+        r"sw cell family=IPv6, kb=64, payload=65495: every run failed: sender failed \(exit 2.*usage: "
+        r"Sender\.py",
+        err,
+    )
     md = open(out / "stop-and-wait-crc" / "sheet.md").read()
     assert "FAILED: sender failed (exit 2" in md
     assert "**Not run**: kernel TCP between hosts needs the netns backend" in md

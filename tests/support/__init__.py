@@ -10,6 +10,7 @@ the repository's root is on pytest's path: pyproject.toml's `pythonpath`):
 
 Fixtures stay in each folder's conftest.py, which imports what it needs from here.
 """
+
 from pathlib import Path
 
 # The checkout the tests run from (not harness.engine.REPO: that is where the kit is installed).

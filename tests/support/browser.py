@@ -1,21 +1,35 @@
 """Debian's chromium, driven by Playwright without a browser download: headless, in a
 new profile, with the flags these machines need."""
+
 from __future__ import annotations
 
 import os
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def look_at(url: str, profile: str, screenshot: str, width: int = 1100) -> dict:
     """Open `url`, wait for it to load, save a full-page screenshot; what a person would
     check: the console's errors, the images and whether each loaded, the page's text."""
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
-                                                       args=CHROMIUM_ARGS, viewport={"width": width, "height": 900})
+        browser = p.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": width, "height": 900},
+        )
         try:
             page = browser.new_page()
             errors = []

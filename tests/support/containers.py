@@ -1,6 +1,7 @@
 """What the Docker tests share: the images' names and options, the tests' compose project,
 commands with one-line failures, and what a test may leave behind in Docker
 (tests/docker/conftest.py builds the images and starts the engine)."""
+
 from __future__ import annotations
 
 import os
@@ -18,20 +19,36 @@ ARTIFACTS = REPO / "out" / "test-artifacts"
 PROJECT_PREFIX = "rdtlabtest"
 PROJECT = f"{PROJECT_PREFIX}{os.getpid()}"
 LAB, GRADER = "rdtlab/lab:latest", "rdtlab/grader:latest"
-NETNS_OPTS = ["--cap-add", "NET_ADMIN", "--cap-add", "SYS_ADMIN", "--device", "/dev/net/tun",
-              "--security-opt", "apparmor:unconfined"]
+NETNS_OPTS = [
+    "--cap-add",
+    "NET_ADMIN",
+    "--cap-add",
+    "SYS_ADMIN",
+    "--device",
+    "/dev/net/tun",
+    "--security-opt",
+    "apparmor:unconfined",
+]
 # The grader's bubblewrap jail inside the container also needs: pivot_root and its own
 # /proc (seccomp and Docker's masked /proc paths off), and SYS_PTRACE to see the jailed
 # programs' sockets (another uid's /proc/PID/fd).
-GRADER_OPTS = [*NETNS_OPTS, "--cap-add", "SYS_PTRACE", "--security-opt", "seccomp=unconfined",
-               "--security-opt", "systempaths=unconfined"]
+GRADER_OPTS = [
+    *NETNS_OPTS,
+    "--cap-add",
+    "SYS_PTRACE",
+    "--security-opt",
+    "seccomp=unconfined",
+    "--security-opt",
+    "systempaths=unconfined",
+]
 
 
 def run(*argv, timeout=120, check=True, **kw) -> subprocess.CompletedProcess:
     done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout, **kw)
     if check and done.returncode != 0:
-        raise AssertionError(f"{' '.join(map(str, argv))} failed ({done.returncode}): "
-                             f"{(done.stderr or done.stdout)[-2000:]}")
+        raise AssertionError(
+            f"{' '.join(map(str, argv))} failed ({done.returncode}): {(done.stderr or done.stdout)[-2000:]}"
+        )
     return done
 
 
@@ -54,10 +71,13 @@ def leftovers() -> dict[str, list[str]]:
     label = f"label=com.docker.compose.project={PROJECT}"
     return {
         "containers": run("docker", "ps", "-aq", "--filter", label).stdout.split()
-                      + run("docker", "ps", "-aq", "--filter", "label=rdtlab-test").stdout.split(),
+        + run("docker", "ps", "-aq", "--filter", "label=rdtlab-test").stdout.split(),
         "networks": run("docker", "network", "ls", "-q", "--filter", label).stdout.split(),
-        "anonymous volumes": [v for v in run("docker", "volume", "ls", "-q", "--filter", "dangling=true").stdout.split()
-                              if re.fullmatch(r"[0-9a-f]{64}", v)],
+        "anonymous volumes": [
+            v
+            for v in run("docker", "volume", "ls", "-q", "--filter", "dangling=true").stdout.split()
+            if re.fullmatch(r"[0-9a-f]{64}", v)
+        ],
         "netns": docker_namespaces(),
     }
 
@@ -90,8 +110,9 @@ def remove_stale_projects() -> list[str]:
     """Take down the labs of test sessions that were killed before their `down` (their
     pytest process is gone): containers, networks and volumes of that compose project."""
     key = "com.docker.compose.project"
-    listed = run("docker", "ps", "-a", "--filter", f"label={key}",
-                 "--format", f'{{{{.Label "{key}"}}}} {{{{.ID}}}}').stdout.split("\n")
+    listed = run(
+        "docker", "ps", "-a", "--filter", f"label={key}", "--format", f'{{{{.Label "{key}"}}}} {{{{.ID}}}}'
+    ).stdout.split("\n")
     stale: dict[str, list[str]] = {}
     for line in filter(None, listed):
         project, cid = line.split()

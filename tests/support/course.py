@@ -1,6 +1,7 @@
 """What the course tests share: a course directory in a temporary folder, students'
 folders made from its release, notebooks executed by a real kernel (nbclient), and
 nbgrader's own commands."""
+
 from __future__ import annotations
 
 import atexit
@@ -20,7 +21,7 @@ REPO = str(ROOT)
 ASSIGNMENTS = os.path.join(REPO, "assignments")
 REFERENCE = os.path.join(REPO, "reference", "comn")
 NOTEBOOK = "results_sheet.ipynb"
-SOLUTIONS = build_results_sheet.solutions("comn")   # comn's reference answers, by grade_id
+SOLUTIONS = build_results_sheet.solutions("comn")  # comn's reference answers, by grade_id
 BIN = os.path.dirname(sys.executable)
 
 # The tiny mode (harness/notebook.py TINY: 20 KB transfers, fewer cells, 2 runs per
@@ -35,14 +36,15 @@ def env(**extra) -> dict:
 
 
 def nbgrader(course: str, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    done = subprocess.run([os.path.join(BIN, "nbgrader"), *args], cwd=course, env=env(),
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [os.path.join(BIN, "nbgrader"), *args], cwd=course, env=env(), capture_output=True, text=True, timeout=900
+    )
     if check and done.returncode != 0:
         raise AssertionError(f"nbgrader {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return done
 
 
-_generated: list[str] = []      # this test process's generated course, copied for each test
+_generated: list[str] = []  # this test process's generated course, copied for each test
 
 
 def make_course(root: str) -> str:
@@ -55,8 +57,11 @@ def make_course(root: str) -> str:
         course = os.path.join(template, "course")
         os.makedirs(course)
         shutil.copy(os.path.join(ASSIGNMENTS, "nbgrader_config.py"), course)
-        shutil.copytree(os.path.join(ASSIGNMENTS, "source"), os.path.join(course, "source"),
-                        ignore=shutil.ignore_patterns(".rdtlab", "__pycache__", ".ipynb_checkpoints"))
+        shutil.copytree(
+            os.path.join(ASSIGNMENTS, "source"),
+            os.path.join(course, "source"),
+            ignore=shutil.ignore_patterns(".rdtlab", "__pycache__", ".ipynb_checkpoints"),
+        )
         nbgrader(course, "generate_assignment", "comn", "--force")
         _generated.append(course)
     course = os.path.join(root, "course")
@@ -64,8 +69,9 @@ def make_course(root: str) -> str:
     return course
 
 
-def student_folder(course: str, dest: str, programs: str | None = REFERENCE,
-                   answers: dict | None = None, drop: tuple = ()) -> str:
+def student_folder(
+    course: str, dest: str, programs: str | None = REFERENCE, answers: dict | None = None, drop: tuple = ()
+) -> str:
     """A student's comn folder: the release, their programs copied over the starter
     code (minus `drop`), and their answers typed into the answer cells."""
     shutil.copytree(os.path.join(course, "release", "comn"), dest)
@@ -79,8 +85,10 @@ def student_folder(course: str, dest: str, programs: str | None = REFERENCE,
     return dest
 
 
-DISCUSSIONS = {q: f"My discussion of {q[:2].upper()}: the numbers in my table show ..." for q in
-               ("q2_discussion", "q4_discussion", "q6_discussion", "q8_discussion")}
+DISCUSSIONS = {
+    q: f"My discussion of {q[:2].upper()}: the numbers in my table show ..."
+    for q in ("q2_discussion", "q4_discussion", "q6_discussion", "q8_discussion")
+}
 
 
 def answer_cells(path: str, answers: dict) -> None:
@@ -117,10 +125,16 @@ def environment(**extra):
 def execute(path: str, timeout: int = 600) -> nbformat.NotebookNode:
     """Run a notebook top to bottom in a real kernel (errors recorded, not raised)."""
     from nbclient import NotebookClient
+
     nb = nbformat.read(path, as_version=4)
     with environment():
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                       resources={"metadata": {"path": os.path.dirname(path)}}).execute()
+        NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": os.path.dirname(path)}},
+        ).execute()
     nbformat.write(nb, path)
     return nb
 
@@ -149,6 +163,7 @@ def text_output(nb: nbformat.NotebookNode, cell_id: str) -> str:
 def autograded_scores(course: str, assignment: str, student: str) -> dict[str, tuple[float, float]]:
     """{grade_id: (auto score, max)} of a student's autograded cells, from nbgrader's gradebook."""
     from nbgrader.api import Gradebook
+
     with Gradebook("sqlite:///" + os.path.join(course, "gradebook.db"), course_id="rdtlab") as gb:
         nb = gb.find_submission_notebook(NOTEBOOK[:-6], assignment, student)
         return {g.name: (g.auto_score, g.max_score) for g in nb.grades if g.auto_score is not None}
@@ -160,13 +175,16 @@ def notebook_verdicts(course: str, assignment: str, student: str) -> list[tuple[
     disturbed on every try raised "not graded: ..." (grader.remeasure.NOT_GRADED)."""
     nb = nbformat.read(os.path.join(course, "autograded", student, assignment, NOTEBOOK), as_version=4)
     raised = {cell: error.removeprefix("AssertionError: ") for cell, error in errors(nb).items()}
-    return [(cell, score == most, raised.get(cell, ""))
-            for cell, (score, most) in autograded_scores(course, assignment, student).items()]
+    return [
+        (cell, score == most, raised.get(cell, ""))
+        for cell, (score, most) in autograded_scores(course, assignment, student).items()
+    ]
 
 
 def scores(course: str) -> dict[str, dict[str, float]]:
     """{student: {grade_id: autograded score}} from nbgrader's gradebook."""
     from nbgrader.api import Gradebook
+
     out: dict[str, dict[str, float]] = {}
     with Gradebook("sqlite:///" + os.path.join(course, "gradebook.db"), course_id="rdtlab") as gb:
         for student in gb.students:

@@ -1,4 +1,5 @@
 """Helpers for the engine tests: a running `linkemu` and small socket utilities."""
+
 import json
 import select
 import signal

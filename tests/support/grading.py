@@ -1,6 +1,7 @@
 """What the grader's tests share: the tiny battery, the correct student and submissions
 laid over it, grade(), services on the host no jail may reach, and the jailed processes a
 grade may leave behind (tests/grader/conftest.py's fixtures check them)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -23,7 +24,7 @@ from grader.grade import Options, allocate_uid, grade_submission, regrade_ungrad
 from grader.sandbox import UID_BASE, kill_uid, mount_scratch, unmount_scratch
 from tests.support import TESTS
 
-GRADER_TESTS = TESTS / "grader"     # tests/grader: its battery and schema
+GRADER_TESTS = TESTS / "grader"  # tests/grader: its battery and schema
 FIXTURES = TESTS / "fixtures" / "submissions"
 STUDENT = FIXTURES / "student"
 TINY = str(GRADER_TESTS / "tiny.toml")
@@ -38,7 +39,7 @@ def jail_processes() -> list[int]:
             try:
                 if low <= os.stat(f"/proc/{entry}").st_uid < low + 100:
                     with open(f"/proc/{entry}/stat") as f:
-                        if f.read().rsplit(")", 1)[1].split()[0] != "Z":     # zombies hold nothing
+                        if f.read().rsplit(")", 1)[1].split()[0] != "Z":  # zombies hold nothing
                             found.append(int(entry))
             except OSError:
                 pass
@@ -80,7 +81,7 @@ def lost_points(verdicts) -> dict[str, str]:
     that steals CPU time a correct one can be so. At most half of them may be: a grade
     of mostly nothing shows nothing."""
     verdicts = list(verdicts)
-    not_graded = (UNGRADED, NOT_GRADED)       # a scenario's; a notebook's re-measured cell's
+    not_graded = (UNGRADED, NOT_GRADED)  # a scenario's; a notebook's re-measured cell's
     ungraded = [name for name, passed, why in verdicts if not passed and why.startswith(not_graded)]
     assert len(ungraded) * 2 <= len(verdicts), f"the machine disturbed too much to tell: {ungraded} not graded"
     return {name: why for name, passed, why in verdicts if not passed and not why.startswith(not_graded)}
@@ -125,14 +126,16 @@ class HostServices:
             self.calls.append(what)
 
     def targets(self) -> list[str]:
-        paths = [p for p in ("/var/run/docker.sock", "/run/docker.sock", "/run/dbus/system_bus_socket")
-                 if os.path.exists(p)]
-        return ([f"tcp 127.0.0.1 {self.tcp.getsockname()[1]}", f"abstract {self.abstract}"]
-                + [f"unix {p}" for p in paths])
+        paths = [
+            p for p in ("/var/run/docker.sock", "/run/docker.sock", "/run/dbus/system_bus_socket") if os.path.exists(p)
+        ]
+        return [f"tcp 127.0.0.1 {self.tcp.getsockname()[1]}", f"abstract {self.abstract}"] + [
+            f"unix {p}" for p in paths
+        ]
 
     def close(self) -> None:
         for s in (self.tcp, self.unix):
-            s.shutdown(socket.SHUT_RDWR)     # wakes the accepting thread, which lets go
+            s.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread, which lets go
             s.close()
 
 
@@ -159,16 +162,21 @@ def cmdline(pid: int) -> str:
         return str(pid)
 
 
-SCHEMA = json.loads((GRADER_TESTS / "gradescope_schema.json").read_text())     # Gradescope's results.json
+SCHEMA = json.loads((GRADER_TESTS / "gradescope_schema.json").read_text())  # Gradescope's results.json
 
 
 def run_autograder(root: Path) -> dict:
     """A Gradescope package's run_autograder in the scratch root `root` (source/, submission/):
     its results.json."""
     from harness.engine import find_linkemu
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "RDTLAB_PYTHON": sys.executable,
-           "RDTLAB_LINKEMU": find_linkemu(), "PYTHONPATH": ""}
-    done = subprocess.run([str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300,
-                          cwd="/")
+
+    env = {
+        **os.environ,
+        "AUTOGRADER_ROOT": str(root),
+        "RDTLAB_PYTHON": sys.executable,
+        "RDTLAB_LINKEMU": find_linkemu(),
+        "PYTHONPATH": "",
+    }
+    done = subprocess.run([str(root / "run_autograder")], env=env, capture_output=True, text=True, timeout=300, cwd="/")
     assert done.returncode == 0, done.stderr
     return json.loads((root / "results" / "results.json").read_text())

@@ -3,6 +3,7 @@ receiver on loopback and, from a seeded generator, drops, duplicates and reorder
 datagrams in each direction. (The real link engine, harness/linkemu, does this with
 netem's full semantics; this keeps the reference tests independent of it.)
 """
+
 from __future__ import annotations
 
 import random
@@ -29,7 +30,7 @@ class LossyRelay:
         self.back = socket.socket(family, socket.SOCK_DGRAM)
         self.address = self.front.getsockname()[:2]
         self.client = None
-        self.held = {}                      # direction -> a datagram held back
+        self.held = {}  # direction -> a datagram held back
         self.counts = {"forward": 0, "reverse": 0, "dropped": 0, "duplicated": 0, "reordered": 0}
         self.is_down = False
         self._stop = threading.Event()
@@ -72,7 +73,7 @@ class LossyRelay:
                 for key, _ in sel.select(0.05):
                     try:
                         datagram, source = key.fileobj.recvfrom(65535)
-                    except OSError:         # e.g. ICMP refused from a receiver not up yet
+                    except OSError:  # e.g. ICMP refused from a receiver not up yet
                         continue
                     try:
                         if key.fileobj is self.front:

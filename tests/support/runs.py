@@ -1,4 +1,5 @@
 """Helpers for the harness tests: the test programs and what a run may leave behind."""
+
 import os
 import signal
 import threading
@@ -13,8 +14,10 @@ PY = "python3"
 
 
 def sw_sender(timeout_ms: int = 50, extra: str = "") -> Program:
-    return Program(f"{PY} {FIXTURES}/sw_sender.py {{receiver_host}} {{receiver_port}} {{file}} {timeout_ms} {extra}",
-                   output_format="comn-sw")
+    return Program(
+        f"{PY} {FIXTURES}/sw_sender.py {{receiver_host}} {{receiver_port}} {{file}} {timeout_ms} {extra}",
+        output_format="comn-sw",
+    )
 
 
 def sw_receiver() -> Program:
@@ -70,8 +73,9 @@ def interrupted_run(backend):
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            run_transfer(bad("hang"), sw_receiver(), Link("delay 1ms"), size=100, seed=1, backend=backend,
-                         time_limit=30)
+            run_transfer(
+                bad("hang"), sw_receiver(), Link("delay 1ms"), size=100, seed=1, backend=backend, time_limit=30
+            )
     finally:
         timer.cancel()
         signal.signal(signal.SIGINT, before)
