@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import time
 from datetime import datetime
+from pathlib import Path
 
 LAG = "the engine sent packets up to 3.2 ms late (p99 lag > 1 ms): scripted"
 
@@ -40,11 +41,14 @@ def run(argv: list[str]) -> int:
     from grader.grade import Options
     from grader.parallel import grade_all
     from grader.planted import load_bugs, plant
-    from tests.support.grading import FIXTURES, STUDENT
+
+    # the planted bugs and the correct student they are planted in (the tests' fixtures: data, not code)
+    fixtures = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "submissions"
+    student = fixtures / "student"
 
     asked = []
     disturbance.why = lambda run: None if run is None else (asked.append(run.seed) or LAG)
-    bugs = load_bugs(str(FIXTURES / "bugs.toml"))
+    bugs = load_bugs(str(fixtures / "bugs.toml"))
     battery = load_battery("comn")
     print(
         f"{datetime.now():%Y-%m-%d %H:%M} UTC, load {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs, "
@@ -54,7 +58,7 @@ def run(argv: list[str]) -> int:
     try:
         total = 0.0
         for bug in bugs:
-            sub = Submission(bug["name"], plant(str(STUDENT), bug, os.path.join(root, bug["name"])))
+            sub = Submission(bug["name"], plant(str(student), bug, os.path.join(root, bug["name"])))
             began, before = time.monotonic(), len(asked)
             [result] = grade_all(
                 [sub], battery.select(names=[bug["caught_by"]]), None, Options(backend="netns"), jobs=1

@@ -1,9 +1,10 @@
 """Shared pytest set-up.
 
-The unit tier (``pytest -m unit``, `make test-unit`): the modules in UNIT test pure code
-(protocol cores, models, statistics, the grading rules, the monitor, battery parsing)
-with no root, no network and no programs of their own, in seconds. A socket a unit
-test opens is an error, so the tier stays what it says. Everything else is the
+The unit tier (``pytest -m unit``, `make test-unit`): the modules that say
+``pytestmark = pytest.mark.unit`` test pure code (protocol cores, models, statistics, the
+grading rules, the monitor, battery parsing) with no root, no network and no programs of
+their own, in seconds. A socket a unit test opens is an error, so the tier stays what
+it says; a new pure test module joins it by its mark. Everything else is the
 integration tier: real engines, namespaces, kernels, Docker and a browser.
 
 Tests that need network namespaces and TUN devices are marked ``netns``. On a
@@ -27,34 +28,6 @@ import socket
 
 import pytest
 
-UNIT = {
-    "harness/test_monitor.py",
-    "harness/test_notebook_rules.py",
-    "harness/test_time_limits.py",
-    "harness/test_sheet_schedule.py",
-    "harness/test_steal.py",
-    "reference/test_core_efficiency.py",
-    "reference/test_core_properties.py",
-    "reference/test_core_protocols.py",
-    "reference/test_core_rto.py",
-    "reference/test_sim.py",
-    "reference/test_sr_window_bound.py",
-    "reference/test_wire.py",
-    "reference/test_core_config_types.py",
-    "experiments/test_models.py",
-    "experiments/test_statistics.py",
-    "course/test_remeasure_rules.py",
-    "grader/test_battery.py",
-    "grader/test_collect.py",
-    "grader/test_crowding.py",
-    "grader/test_schema_once.py",
-    "grader/test_symptoms.py",
-    "plots/test_trace.py",
-    "sheets/test_conclusions.py",
-    "docker/test_helm_values.py",
-    "hub/test_hub_pieces.py",
-    "test_benchmarks_table.py",
-}
 TOGETHER = ("reference/", "harness/", "plots/")
 # parallel runs against serial ones (their timings compared); and what a harness process
 # sweeps at its first run (a dead run's namespaces and control sockets, by pid), which
@@ -74,9 +47,7 @@ def netns_available() -> tuple[bool, str]:
 def pytest_collection_modifyitems(config, items):
     for item in items:
         where = os.path.relpath(str(item.path), HERE)
-        if where in UNIT:
-            item.add_marker(pytest.mark.unit)
-        if where in UNIT or (where.startswith(TOGETHER) and where not in ALONE):
+        if item.get_closest_marker("unit") or (where.startswith(TOGETHER) and where not in ALONE):
             item.add_marker(pytest.mark.together)
     ok, why = netns_available()
     if ok:
@@ -106,7 +77,7 @@ def _unit_tests_open_no_sockets(request, monkeypatch):
         return
 
     def refused(*args, **kwargs):
-        raise AssertionError(f"{request.node.nodeid} is in the unit tier (tests/conftest.py UNIT) but opens a socket")
+        raise AssertionError(f"{request.node.nodeid} is marked unit (pure code) but opens a socket")
 
     for name in ("bind", "connect", "connect_ex", "sendto"):
         monkeypatch.setattr(socket.socket, name, refused)

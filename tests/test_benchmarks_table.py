@@ -25,6 +25,8 @@ import shlex
 
 import pytest
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCHMARKS = os.path.join(ROOT, "BENCHMARKS.md")
 COLUMNS = ["figure", "value", "date", "cores", "command", "what limits it"]

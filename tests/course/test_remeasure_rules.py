@@ -14,6 +14,8 @@ import pytest
 from grader import remeasure as R
 from harness import notebook as nb, notebook_rules
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):

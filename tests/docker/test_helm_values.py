@@ -18,6 +18,8 @@ from traitlets.config import Config
 
 from tests.support import REPO
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 HELM = REPO / "docker" / "hub" / "helm"
 COMPOSE_SETTINGS = REPO / "docker" / "hub" / "settings.toml"
 # TODO: drop these once docker/hub/settings.toml (the compose hub's settings) is in the

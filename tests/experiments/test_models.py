@@ -20,6 +20,8 @@ from harness.models import (
     stop_and_wait_utilisation,
 )
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 MIB = 1 << 20
 # COMN link, 5 ms: t_data = 1069*8/1e7 = 0.8552 ms, t_ack = 44*8/1e7 = 0.0352 ms,
 # idle RTT = 10 + 0.8552 + 0.0352 = 10.8904 ms.

@@ -6,6 +6,8 @@ import pytest
 
 from harness.statistics import needs_more_runs, repeat_until, summarize, t_critical
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 
 def test_summary_of_one_to_five():
     s = summarize([1, 2, 3, 4, 5])

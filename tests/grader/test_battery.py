@@ -8,6 +8,8 @@ from grader.battery import load_battery, parse_battery
 from harness.engine import check_spec
 from harness.procs import UsageError
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 
 def test_comn_battery_covers_parts_and_conditions():
     b = load_battery("comn")

@@ -10,6 +10,8 @@ from harness.procs import UsageError
 
 from tests.support.grading import STUDENT
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 
 def test_folders_nbgrader_layout_and_archives(tmp_path):
     root = tmp_path / "in"

@@ -29,6 +29,8 @@ from grader.disturbance import (
 from grader.remeasure import Verdict
 from harness.monitor import ErrorKind
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 PSI = "some avg10=95.82 avg60=79.54 avg300=37.05 total={some}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
 
 

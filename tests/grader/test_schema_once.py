@@ -7,6 +7,8 @@ from nbformat.v4 import new_code_cell
 
 from grader import schema_once
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 
 def cell(**nbgrader):
     c = new_code_cell("x = 1")

@@ -2,11 +2,14 @@
 records it, named as a marker names it, with its evidence; the checks after
 `delivered` name slowness, waste, storms, the printed line and an unused path."""
 
+import pytest
 from types import SimpleNamespace
 
 from grader.checks import Check
 from grader.symptoms import diagnose, from_reason
 from harness.monitor import ErrorKind
+
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
 
 TRACE = 'Traceback (most recent call last):\n  File "Receiver2.py", line 9\nIndexError: list index out of range\n'
 JAVA = 'Exception in thread "main" java.lang.NullPointerException: x\n\tat Sender2.main(Sender2.java:31)\n'

@@ -23,6 +23,8 @@ from harness.monitor import (
     with_link_story,
 )
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 RUNS = json.loads(Path(__file__).with_name("monitor_runs.json").read_text())
 
 

@@ -11,6 +11,8 @@ from assignments.comn import spec as comn
 from harness import notebook_rules as R
 from harness.assignments import Question
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 Q1 = Question(
     params={"timeout": "timeout_ms"},
     metrics={"goodput_kBps": "throughput_kBps", "retransmissions": "retransmissions"},

@@ -12,6 +12,8 @@ import pytest
 
 from harness.experiments.sweep import DEFAULT_CPU_BUDGET, STARTUP_CPU, STARTUP_S, Sweep, cell_key, grid, replay, run_cpu
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 
 def never(params, seed):  # replay never runs a transfer
     raise AssertionError("replay ran a transfer")

@@ -1,7 +1,10 @@
 """harness/steal.py: a late engine blamed on the VM's host when it stole CPU time, on
 load otherwise; readings of /proc/stat's format, and of this machine's own file."""
 
+import pytest
 from harness import steal
+
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
 
 #          user  nice system idle   iowait irq softirq steal
 BEFORE = "cpu  1000 0 200 8000 10 0 5 100 0 0\ncpu0 500 0 100 4000 5 0 2 50 0 0\n"

@@ -8,6 +8,8 @@ from harness import time_limits as tl
 from harness.engine import SpecError
 from harness.models import Link, stop_and_wait
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 
 def test_link_of_reads_delay_loss_and_rate_from_a_netem_spec():
     link = tl.link_of("delay 25ms 5ms distribution normal loss random 5% rate 10mbit limit 100")

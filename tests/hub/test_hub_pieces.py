@@ -8,6 +8,8 @@ import pytest
 
 from rdtlab.hub import feedback, users
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 
 def test_uid_file_records_reads_and_keeps_each_name_to_one_uid(tmp_path):
     path = str(tmp_path / "users" / "passwd")

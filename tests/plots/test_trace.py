@@ -12,6 +12,8 @@ from harness.plots.capture import Capture, Copy, read
 from harness.plots.trace import load
 from harness.procs import UsageError
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 
 def data(seq, t, order=">", fate="delivered", eof=False):
     head = struct.pack(order + "HB", seq & 0xFFFF, eof) + b"x" * 29

@@ -1,10 +1,13 @@
 """reference/core/config.pyi (the type checker's view of CoreConfig) names the same fields,
 in the same order, as the named tuple config.py builds, with types its defaults have."""
 
+import pytest
 import ast
 import os
 
 from reference.core import config
+
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
 
 STUB = os.path.join(os.path.dirname(config.__file__), "config.pyi")
 TYPES = {"int": int, "float": (int, float), "bool": bool}

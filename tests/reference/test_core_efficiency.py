@@ -12,6 +12,8 @@ import pytest
 from reference.core import Ack, CoreConfig, make_receiver, make_sender
 from reference.sim import Channel, WireSizes, simulate
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 RATE = 10e6
 PATH = Channel(delay=0.025, rate=RATE)  # the high-loss benches' link: 10 Mbit/s, 25 ms one way
 SR_BEST = CoreConfig(window=1024, max_in_flight=96, adaptive=True, sack=True)

@@ -5,6 +5,7 @@ ends, so every retry after it gets through), time windows of total loss, duplica
 reordering and jitter, for every protocol.
 """
 
+import pytest
 from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 
 from reference.core import CoreConfig, make_receiver, make_sender
 from reference.sim import Channel, SimPath, simulate
+
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
 
 CONFIGS = {
     "sw": CoreConfig(payload_size=200, timeout=0.03),

@@ -10,6 +10,8 @@ from reference.core import CoreConfig, make_receiver, make_sender
 from reference.core.api import Ack, Data
 from reference.sim import Channel, SimPath, simulate
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 CONFIGS = {
     "sw": CoreConfig(timeout=0.05),
     "sw-adaptive": CoreConfig(adaptive=True, initial_rto=0.2),

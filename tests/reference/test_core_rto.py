@@ -5,6 +5,8 @@ import pytest
 from reference.core import Ack, CoreConfig, make_sender
 from reference.core.rto import RtoEstimator
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 ADAPTIVE = CoreConfig(adaptive=True, initial_rto=1.0, min_rto=0.001, max_rto=60.0, rto_margin=0.001)
 
 

@@ -9,6 +9,8 @@ import pytest
 from reference.core.api import Ack, Data, ReceiverStats, SenderStats
 from reference.sim import Channel, SimPath, WireSizes, simulate
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 SIZES = WireSizes(data_overhead=0, ack_bytes=100, sack_range_bytes=0)
 PAYLOAD = b"x" * 1250  # 10 000 bits: 1 ms at 10 Mbit/s
 

@@ -17,6 +17,8 @@ from reference.comn import common
 from reference.core import Ack, CoreConfig, make_receiver, make_sender
 from reference.sim import IP_UDP, Channel, SimPath, WireSizes, simulate
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 LO = WireSizes(data_overhead=14 + IP_UDP + 3, ack_bytes=14 + IP_UDP + 2, sack_range_bytes=0)
 Q5 = SimPath(Channel(delay=0.025, loss=0.05, rate=10e6), shared_queue=True)
 

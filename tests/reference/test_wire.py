@@ -9,6 +9,8 @@ from hypothesis import given, settings, strategies as st
 from reference.core.api import Ack, Data
 from reference.wire import FORMATS, MAX_UDP_PAYLOAD, WireError, get_format, unwrap
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 ALL = list(FORMATS)
 comn, comn_le, ext = (get_format(n) for n in ("comn", "comn-le", "ext"))
 

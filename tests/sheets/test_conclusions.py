@@ -12,6 +12,8 @@ from assignments.comn import sheet as comn
 from harness.sheets.sheet import Results
 from harness.statistics import best_sentence, compare, margin_to_separate, order, runs_to_separate, summarize
 
+pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
+
 RANKING = ("is above", "is below", "beats", "peaks at", "SR is ahead")
 RATIO = re.compile(r"\d\.\d+×")  # "2.0×": a ratio of two cells
 
