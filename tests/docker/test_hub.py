@@ -127,8 +127,9 @@ def xsrf(context) -> str:
 
 def post(context, url, data=None):
     """A POST from the page's session (its cookies and the _xsrf token), as the page's
-    own scripts send them."""
-    answer = context.request.post(url, form=data, headers={"X-XSRFToken": xsrf(context)})
+    own scripts send them. Validate runs the whole notebook again: minutes on a busy
+    machine, past Playwright's 30 s default."""
+    answer = context.request.post(url, form=data, headers={"X-XSRFToken": xsrf(context)}, timeout=600_000)
     assert answer.ok, f"POST {url}: {answer.status} {answer.text()[:500]}"
     return answer
 
