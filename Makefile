@@ -3,6 +3,7 @@
 #   make test   set up, then run every test (Rust and Python; the together tier three at a time)
 #   make test-unit  the unit tier only: pure code, no root, no network, under a minute
 #   make lint   ruff (lint, format) over the Python, clippy and rustfmt over the engine, mypy over the pure cores
+#   make docs   the documentation site, by audience, from docs/ (strict) into build/site/: open build/site/index.html
 #   make bench  set up, then run the long measurements (figures go in BENCHMARKS.md)
 #   make build  build the link engine (harness/linkemu/target/release/linkemu) and its exec helper rdtexec
 #   make lab    set up, then JupyterLab on 127.0.0.1 on a student's copy of the COMN release (prints the URL;
@@ -34,7 +35,7 @@ DEBS    := iperf3 nft:nftables bwrap:bubblewrap chromium /usr/bin/javac:default-
            /usr/bin/c++:g++ /usr/bin/go:golang-go /usr/bin/cargo:cargo npm
 PYTEST_ARGS ?=
 
-.PHONY: all setup build demo test test-unit test-rust test-python lint bench debs clean lab images docker-lab docker-lab-down \
+.PHONY: all setup build demo test test-unit test-rust test-python lint docs bench debs clean lab images docker-lab docker-lab-down \
         hub-images hub hub-down
 
 all: build
@@ -90,6 +91,12 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy
 	$(CARGO_RUN) fmt --check --manifest-path $(CRATE)/Cargo.toml
 	$(CARGO_RUN) clippy --quiet --all-targets --manifest-path $(CRATE)/Cargo.toml -- -D warnings
+
+# The guides by audience (mkdocs.yml): strict, so a broken link or reference fails; the
+# command-line reference is written from the parsers as it builds (docs/hooks/reference.py).
+docs: $(VENV)/.installed
+	$(VENV)/bin/mkdocs build --strict --quiet
+	@echo "the site: build/site/index.html"
 
 # The dev profile: the tests assert results, not speed, and its nine test binaries build
 # in a quarter of the release profile's time (the engine's cost per packet, printed

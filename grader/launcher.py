@@ -12,7 +12,7 @@ run's network namespace, and just before exec'ing bubblewrap:
   - drops to that uid (no groups, no capabilities) and execs bwrap, itself with an empty
     environment and its options on a pipe (bwrap's init is the jail's PID 1, whose
     /proc/1/environ and cmdline the programs can read): `bwrap_argv` says what the jail
-    shows, docs/jail.md why.
+    shows, docs/operator/jail.md why.
 
 It starts once per jailed program, so it imports little: no subprocess, shutil or
 dataclasses (as `python -m grader.sandbox` it was weighed down by the grader side's

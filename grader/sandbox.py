@@ -27,7 +27,7 @@ Its network is the run's: the netns backend's host namespaces, or on the local b
 a namespace of the run's own (harness/backends/local.py, `own_network`); builds and
 notebook kernels get an empty one. Needs root (to switch uid) and bubblewrap;
 `available()` says why not otherwise. What it isolates, for a reader who must sign off
-on it: docs/jail.md.
+on it: docs/operator/jail.md.
 """
 
 from __future__ import annotations

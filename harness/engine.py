@@ -1,4 +1,4 @@
-"""The link engine `linkemu` as the harness sees it (docs/interfaces.md, section 1).
+"""The link engine `linkemu` as the harness sees it (docs/reference/interfaces.md, section 1).
 
 Find the binary, check specs before anything starts, start it with a JSON config,
 wait for its ready line, talk to its control socket, stop it and read its stats.

@@ -69,7 +69,7 @@ LOSSY_BOUND = LimitPolicy(factor=40.0, slack_s=120.0)
 # gbn_vs_tcp: the estimate is already a worst case (1.5 s a packet under jitter).
 WORST_CASE = LimitPolicy(factor=1.0, slack_s=60.0)
 
-# The names the callers used before (docs/interfaces.md).
+# The names the callers used before (docs/reference/interfaces.md).
 FLOOR_S, CAP_S, FACTOR, STARTUP_S = RUN.floor_s, RUN.cap_s, RUN.factor, RUN.slack_s
 
 

@@ -1,6 +1,6 @@
 """Run one sender/receiver pair over an emulated link; verify and measure the transfer.
 
-`run_transfer` is the contract of docs/interfaces.md section 2. It raises only for bad
+`run_transfer` is the contract of docs/reference/interfaces.md section 2. It raises only for bad
 usage (UsageError: a bad spec, an unknown placeholder or backend, a missing file); a
 transfer that fails for any other reason comes back as `ok=False` with a one-line
 `error` naming the cause and its `error_kind`. The numbers come from the engine (what

@@ -38,7 +38,7 @@ c.ConfigurableHTTPProxy.pid_file = str(DATA / "jupyterhub-proxy.pid")
 
 # -- who logs in -------------------------------------------------------------------------
 # NativeAuthenticator: accounts sign up and wait for the admin's approval. A course with
-# an LMS uses LTI 1.3 instead (docker/hub/README.md): its roles map to these groups.
+# an LMS uses LTI 1.3 instead (docs/operator/hub.md): its roles map to these groups.
 c.JupyterHub.authenticator_class = "nativeauthenticator.NativeAuthenticator"
 c.Authenticator.admin_users = {S["admin"]}
 c.Authenticator.allow_all = True  # approval is NativeAuthenticator's

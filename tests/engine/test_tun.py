@@ -1,7 +1,7 @@
 """The real `linkemu` in TUN mode between two network namespaces (needs root).
 
 Each test makes two namespaces (sender side `s`, receiver side `r`), starts the engine
-with a TUN device in each, addresses them as docs/interfaces.md says (path 1:
+with a TUN device in each, addresses them as docs/reference/interfaces.md says (path 1:
 198.18.1.1/.2 and fd00:7264:746c:1::1/::2) and runs small Python programs (or iperf3)
 inside the namespaces. Namespaces are removed in the fixture's finalizer, always.
 """

@@ -1,5 +1,5 @@
 //! What the engine is asked to do: from `linkemu udp ...` arguments or a
-//! `linkemu run CONFIG.json` file (docs/interfaces.md, "Config file"). Every problem is
+//! `linkemu run CONFIG.json` file (docs/reference/interfaces.md, "Config file"). Every problem is
 //! a `ConfigError`: one line naming the bad argument or key and what was expected.
 
 use std::fmt;

@@ -1,5 +1,5 @@
 //! The control channel: JSON lines on a Unix stream socket, one reply line per
-//! request (docs/interfaces.md, "Control channel"). The same `Command` type carries
+//! request (docs/reference/interfaces.md, "Control channel"). The same `Command` type carries
 //! the `schedule` of a config file.
 
 use std::collections::HashMap;

@@ -281,7 +281,7 @@ impl Engine {
         })
     }
 
-    /// The ready line of docs/interfaces.md.
+    /// The ready line of docs/reference/interfaces.md.
     pub fn ready_line(&self) -> String {
         let paths: Vec<Value> = self
             .paths

@@ -1,4 +1,4 @@
-//! `linkemu`: the command line of docs/interfaces.md, section 1.
+//! `linkemu`: the command line of docs/reference/interfaces.md, section 1.
 //! Exit status: 0 after SIGTERM/SIGINT, 2 for bad usage, a bad spec or config, or a
 //! socket/device that cannot be opened (one line on stderr), 1 if serving fails.
 

@@ -1,5 +1,5 @@
 //! Per-direction counters, bounded histograms and the stats JSON of
-//! docs/interfaces.md ("Stats").
+//! docs/reference/interfaces.md ("Stats").
 //!
 //! Memory is bounded whatever the traffic: histograms have a fixed number of buckets
 //! and the set of payload hashes behind `repeats` forgets its oldest entries.
