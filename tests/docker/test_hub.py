@@ -87,6 +87,10 @@ def hub(hub_images, tmp_path_factory):
             "env": env,
         }
     finally:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        for name in ("rdtlab-hub", "rdtlab-hub-grader"):  # what the hub and the grader said, kept
+            logs = run("docker", "logs", "--tail", "300", name, check=False)
+            (ARTIFACTS / f"{name}.log").write_text(logs.stdout + logs.stderr)
         down = hub_sh("down", env=env)
         left = (
             run("docker", "ps", "-aq", "--filter", "network=rdtlab-hub").stdout.split()
@@ -168,7 +172,15 @@ def terminal(page, base, command):
 
 
 def contents(context, base, path):
-    answer = context.request.get(f"{base}/api/contents/{path}?content=1")
+    """A file of a server's, as its Contents API gives it; None when it is not there, or
+    when the proxy dropped the connection (a busy machine): the callers poll."""
+    from playwright.sync_api import Error
+
+    try:
+        answer = context.request.get(f"{base}/api/contents/{path}?content=1", timeout=60_000)
+    except Error as e:
+        step(f"GET {path}: {str(e).splitlines()[0]}")
+        return None
     return answer.json() if answer.ok else None
 
 
