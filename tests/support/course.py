@@ -8,6 +8,7 @@ import os
 
 import nbformat
 
+from assignments import build_results_sheet  # noqa: F401 (the course tests' C.build_results_sheet)
 from assignments.course_copy import (  # noqa: F401 (the course tests' names)
     REPO,
     ASSIGNMENTS,
