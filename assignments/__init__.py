@@ -12,7 +12,7 @@ keep). An assignment is a package `assignments/<snake_name>/` holding
     notebook.py    its notebook's cells (build() -> results_sheets.builder.Notebook), with
                    the reference answers and marking notes: the instructor's, never shown
                    to a student's kernel
-    battery.toml   its grader battery, if the programs are graded on one (grader/battery.py)
+    battery.toml   its grader battery, if the programs are graded on one (grader/protocol/battery.py)
 
 and nbgrader's course layout beside them (source/NAME/: the notebook that
 build_results_sheet.py writes and the starter programs). Folders named in

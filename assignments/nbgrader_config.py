@@ -7,7 +7,7 @@ import os
 from nbgrader.preprocessors import CheckCellMetadata, ClearOutput, DeduplicateIds, OverwriteKernelspec
 
 import assignments
-from grader.restorecells import RestoreCells
+from grader.notebook.restorecells import RestoreCells
 
 c = get_config()  # noqa: F821 (nbgrader provides it)
 
@@ -26,7 +26,7 @@ c.Autograde.exclude_overwriting = {name: list(a.programs) for name, a in assignm
 
 # What students do to a notebook: a deleted cell is put back, a changed grade_id restored
 # from the cell id, an edited read-only cell graded as handed out, each said in one line
-# (grader/restorecells.py: nbgrader 0.9's own OverwriteCells fails the whole submission
+# (grader/notebook/restorecells.py: nbgrader 0.9's own OverwriteCells fails the whole submission
 # on a changed grade_id, and does not put back a deleted read-only cell).
 c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, RestoreCells, CheckCellMetadata]
 c.OverwriteCells.add_missing_cells = True  # what nbgrader does alone: a missing test cell put back

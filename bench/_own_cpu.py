@@ -4,7 +4,7 @@ The machine's busy time (/proc/stat) counts every process on it: a compile, an e
 indexer or a second bench beside a class bench all land in its CPU-s per notebook. Here
 the bench moves itself into a cgroup-v1 `cpuacct` group of its own, which everything it
 starts inherits: nbgrader, the jailed kernels, the students' programs, the engines
-(the jails join groups of the cpu, memory and pids controllers only, grader/cgroups.py,
+(the jails join groups of the cpu, memory and pids controllers only, grader/jail/cgroups.py,
 so they stay in this one). What it misses is interrupt work the kernel does not charge
 to a task. Without a v1 cpuacct hierarchy (cgroup v2, a container), it is None.
 

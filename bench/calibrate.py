@@ -9,7 +9,7 @@ it), on every seed.
 COMN's corpus is tests/fixtures/corpus/ (corpus.toml: the correct implementations and
 the conventions each uses; bugs/bugs.toml: the planted bugs and the scenarios that must
 catch each); every other assignment's is tests/fixtures/batteries/<name>/ (corpus.toml
-and bugs.toml). Every member is graded by the real grader (grader.grade.grade_submission,
+and bugs.toml). Every member is graded by the real grader (grader.protocol.grade.grade_submission,
 in the bubblewrap jail where this machine can make one), once per seed: seed k grades a
 copy of the member holding one more file, `calibration-seed`, so the submission's digest,
 and with it every scenario's seed, differs per k the way a different student's would.
@@ -38,7 +38,7 @@ from pathlib import Path
 
 from harness.engine import REPO
 from harness.procs import UsageError
-from grader.planted import plant
+from grader.protocol.planted import plant
 
 CORPUS = Path(REPO) / "tests" / "fixtures" / "corpus"
 BATTERY = "comn"  # the assignment calibrated (main's --assignment)
@@ -60,7 +60,7 @@ class Member:
     expected: dict = field(default_factory=dict)  # scenario -> why today's grader penalises it
     missed_today: str = ""  # bugs: why today's battery cannot catch it
     fast: bool = False
-    patch: dict | None = None  # bugs: grader/planted.py's find/replace on `path`, the base member
+    patch: dict | None = None  # bugs: grader/protocol/planted.py's find/replace on `path`, the base member
 
     def copy_to(self, dest: str) -> str:
         """The member's programs at `dest`; a bug's planted in a copy of its base member."""
@@ -174,9 +174,9 @@ def grade_corpus(
     """{(member, seed): {scenario: Cell}} from the real grader, as `rdtlab grade` grades a
     class (grader.parallel.grade_all): a pool of `jobs`, and what the machine disturbed or
     failed in a crowded pool graded again alone at the end (`done` is told again then)."""
-    from grader.battery import load_battery
+    from grader.protocol.battery import load_battery
     from grader.collect import Submission
-    from grader.grade import Options
+    from grader.protocol.grade import Options
     from grader.parallel import grade_all
 
     battery = load_battery(BATTERY)
@@ -255,7 +255,7 @@ def matrix(members: list[Member], results: dict, seeds: list[int]) -> str:
     lost summed over the seeds (`-2`); `*` where the manifest expects it today; `.` not
     graded. Last column, the verdict: correct members `full` / `PENALISED` (`pen*`:
     only expected penalties); bugs `caught` / `MISSED` (`miss*`: expected today)."""
-    from grader.battery import load_battery
+    from grader.protocol.battery import load_battery
 
     order = {s.name: k for k, s in enumerate(load_battery(BATTERY).scenarios)}
     scenarios = sorted({s for cells in results.values() for s in cells}, key=lambda s: (order.get(s, len(order)), s))
@@ -320,8 +320,8 @@ SMOKE_LINKS = {
 
 def smoke(member: Member, backend: str, size: int, seed: int) -> list[tuple[int, bool, str]]:
     from harness import Link, Program, run_transfer
-    from grader.battery import load_battery
-    from grader.build import prepare
+    from grader.protocol.battery import load_battery
+    from grader.jail.build import prepare
 
     battery = load_battery(BATTERY)
     out = []
@@ -455,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_json:
         results = load_results(args.from_json)
         seeds = sorted({k for _, k in results})
-        from grader.battery import load_battery
+        from grader.protocol.battery import load_battery
 
         battery = load_battery(BATTERY)
         for m in members:  # a bug none of whose scenarios is in the battery: graded on nothing

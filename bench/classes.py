@@ -41,9 +41,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from grader.battery import load_battery
+    from grader.protocol.battery import load_battery
     from grader.collect import Submission
-    from grader.grade import Options, _reference_runs as reference_runs
+    from grader.protocol.grade import Options, _reference_runs as reference_runs
     from grader.parallel import grade_all
 
     battery = load_battery(args.assignment)

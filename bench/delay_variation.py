@@ -31,7 +31,7 @@ def parser() -> argparse.ArgumentParser:
 
 def run(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    from grader.planted import reference_submission
+    from grader.protocol.planted import reference_submission
     from harness import notebook as nb
 
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")

@@ -36,11 +36,11 @@ def run(argv: list[str]) -> int:
     import os
 
     from grader import disturbance
-    from grader.battery import load_battery
+    from grader.protocol.battery import load_battery
     from grader.collect import Submission
-    from grader.grade import Options
+    from grader.protocol.grade import Options
     from grader.parallel import grade_all
-    from grader.planted import load_bugs, plant
+    from grader.protocol.planted import load_bugs, plant
 
     # the planted bugs and the correct student they are planted in (the tests' fixtures: data, not code)
     fixtures = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "submissions"

@@ -17,11 +17,11 @@ import time
 
 from harness.engine import REPO
 
-from grader.battery import load_battery
+from grader.protocol.battery import load_battery
 from grader.collect import Submission
-from grader.grade import Options
+from grader.protocol.grade import Options
 from grader.parallel import grade_all
-from grader.planted import load_bugs, plant, reference_submission
+from grader.protocol.planted import load_bugs, plant, reference_submission
 
 FIXTURES = os.path.join(REPO, "tests", "fixtures", "submissions")
 

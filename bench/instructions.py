@@ -11,7 +11,7 @@ subtracting the same process without the step measured:
     transfer of 100 KB over the COMN link is run first to record one;
   - nbgrader's CheckCellMetadata over the comn notebook's cells, twice (before and after
     the kernel, as autograde runs it), with nbgrader's own jsonschema.validate and with
-    grader/schema_once.py.
+    grader/notebook/schema_once.py.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _case(step: str, arg: str) -> None:
         from nbgrader.preprocessors import CheckCellMetadata
 
         if step == "schema-once":
-            from grader import schema_once
+            from grader.notebook import schema_once
 
             schema_once.install()
         nb = nbformat.read(arg, as_version=4)

@@ -3,10 +3,10 @@
     python -m bench notebook_phases [--mode tiny|quick]   (as root: the jail, netns)
 
 One course (tests/course's helpers: the comn release), one student handing in the
-reference programs; `grader.autograde.autograde_students` at --jobs 1, then the phases:
+reference programs; `grader.notebook.autograde.autograde_students` at --jobs 1, then the phases:
 nbgrader's autograde of the notebook (the kernel in the jail), each measured cell's time
 in the kernel (nbclient's execution timestamps), and the grader's re-measurement outside
-the kernel (grader/remeasure.py), with the children's CPU-seconds.
+the kernel (grader/notebook/remeasure.py), with the children's CPU-seconds.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def run(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     from assignments import course_copy as C
     import nbformat
-    from grader.autograde import autograde_students
-    from grader.planted import reference_submission
+    from grader.notebook.autograde import autograde_students
+    from grader.protocol.planted import reference_submission
     from bench.notebooks import machine_cpu_s
     from bench._own_cpu import OwnCpu
 

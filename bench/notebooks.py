@@ -3,7 +3,7 @@
     python -m bench.notebooks [--assignment comn] [--students 4] [--jobs 2] [--mode quick]
 
 Makes a course in a temporary folder (assignments/' config and source, nbgrader's
-release), hands in copies of the reference (grader.planted) with the reference answers
+release), hands in copies of the reference (grader.protocol.planted) with the reference answers
 typed in, and autogrades them as `rdtlab grade --gradebook` does. Prints the wall time,
 notebooks per hour, each notebook's time, the CPU a notebook cost, the host's speed (what
 a start of the jails' python3 costs it, before and after) and steal, and checks each
@@ -27,8 +27,8 @@ from harness.assignments import get as get_assignment
 from harness.engine import REPO
 from harness.steal import cpu_times, stolen_share
 
-from grader.autograde import autograde_students
-from grader.planted import reference_submission
+from grader.notebook.autograde import autograde_students
+from grader.protocol.planted import reference_submission
 
 from bench._own_cpu import OwnCpu
 from bench.starts import SYSTEM_PYTHON, cpu_ms

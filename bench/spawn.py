@@ -37,8 +37,8 @@ def import_grader() -> None:
     import nbgrader.apps.autogradeapp  # noqa: F401
     import pandas  # noqa: F401
 
-    import grader.autograde  # noqa: F401
-    import grader.remeasure  # noqa: F401
+    import grader.notebook.autograde  # noqa: F401
+    import grader.notebook.remeasure  # noqa: F401
     import harness.transfer  # noqa: F401
 
 

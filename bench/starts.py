@@ -1,6 +1,6 @@
 """What each jailed program start costs in CPU: the launcher that sets up the
-jail (`python -S -c "...from grader.launcher import main; main()"`; before that `-S
-grader/launcher.py`, `-m grader.launcher` and `-m grader.sandbox`) and the reference
+jail (`python -S -c "...from grader.jail.launcher import main; main()"`; before that `-S
+grader/jail/launcher.py`, `-m grader.jail.launcher` and `-m grader.jail.sandbox`) and the reference
 programs' interpreters, in the jail's conditions.
 
     python -m bench starts [--reps 40] [--tree DIR]
@@ -13,7 +13,7 @@ child (user + system, from rusage), the mean over `--reps` starts, interleaved i
     program pays before bwrap), started as the tree's Sandbox.prefix() starts it, given
     every option and a uid it refuses;
   - a reference COMN program (Sender2, Receiver3, Sender4 handed in with the reference
-    package beside them, grader.planted) under the system's python3, as a jail runs it:
+    package beside them, grader.protocol.planted) under the system's python3, as a jail runs it:
     from a fresh copy with no bytecode cache and without writing one (a jail that
     cannot write one), and with the cache its first start writes. Each program exits at its usage
     check: what is measured is its start, not its transfer.
@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 
-from grader.launcher import SAFE_PATH
+from grader.jail.launcher import SAFE_PATH
 
 SYSTEM_PYTHON = shutil.which("python3", path=SAFE_PATH)  # what a jail's PATH finds
 ROUNDS = 4
@@ -71,12 +71,12 @@ def cpu_ms(argv: list[str], reps: int, cwd: str | None = None, env: dict | None 
 
 def launcher_start(tree: str, env: dict) -> list[str]:
     """How the tree's Sandbox.prefix() starts its launcher, after the interpreter
-    (`-m grader.launcher`, `-S .../grader/launcher.py` or `-S -c ...`)."""
+    (`-m grader.jail.launcher`, `-S .../grader/launcher.py` or `-S -c ...`)."""
     done = subprocess.run(
         [
             sys.executable,
             "-c",
-            "import json; from grader.sandbox import Sandbox; "
+            "import json; from grader.jail.sandbox import Sandbox; "
             "print(json.dumps(Sandbox(1, '/nonexistent').prefix()[1:]))",
         ],
         cwd=tree,
@@ -116,7 +116,7 @@ def run(argv: list[str]) -> int:
             [
                 sys.executable,
                 "-c",
-                "import sys; from grader.planted import reference_submission; reference_submission(sys.argv[1])",
+                "import sys; from grader.protocol.planted import reference_submission; reference_submission(sys.argv[1])",
                 sub,
             ],
             cwd=tree,

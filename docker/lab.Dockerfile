@@ -21,7 +21,7 @@ RUN useradd --create-home --uid "${NB_UID}" --gid "${NB_GID}" --shell /bin/bash 
 # The harness reads the wire formats from reference/, so that package comes too, but
 # not reference/comn: the programs the students are asked to write. Of the assignments'
 # folders, what a notebook imports (the registry, each one's sheet and spec: as
-# grader/notebook_jail.py's ASSIGNMENT_VISIBLE), not the course's answers, notebook
+# grader/notebook/notebook_jail.py's ASSIGNMENT_VISIBLE), not the course's answers, notebook
 # sources or batteries.
 COPY pyproject.toml /opt/rdtlab/
 COPY rdtlab /opt/rdtlab/rdtlab

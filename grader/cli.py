@@ -14,15 +14,15 @@ from types import SimpleNamespace
 from harness.backends import BACKENDS
 from harness.procs import UsageError
 
-from grader import cgroups
-from grader.battery import load_battery
+from grader.jail import cgroups
+from grader.protocol.battery import load_battery
 from grader.collect import find_submissions
 from grader.export_class import write_class_view
 from grader.export_csv import write_class_csv
-from grader.feedback import markdown
-from grader.grade import Options, grade_submission
+from grader.protocol.feedback import markdown
+from grader.protocol.grade import Options, grade_submission
 from grader.parallel import DEFAULT_JOBS, NOTEBOOK_JOBS, grade_all
-from grader.sandbox import available
+from grader.jail.sandbox import available
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -174,7 +174,7 @@ def grade_main(args: argparse.Namespace) -> int:
     write_class_csv(results, os.path.join(out, "grades.csv"))
     write_class_view(results, out, time.monotonic() - started, moved if args.compare else None)
     if args.gradebook:
-        from grader.gradebook import import_scores
+        from grader.notebook.gradebook import import_scores
 
         if not args.no_notebooks:
             _autograde_notebooks(args, [r["student"] for r in results])
@@ -202,7 +202,7 @@ def _regrade(args, subs, battery, out: str, options, done) -> tuple[list[dict], 
     import csv
     import shutil
     from grader import compare
-    from grader.feedback import write_outputs
+    from grader.protocol.feedback import write_outputs
 
     earlier = os.path.abspath(args.compare)
     if not os.path.isdir(earlier):
@@ -269,7 +269,7 @@ def _regrade(args, subs, battery, out: str, options, done) -> tuple[list[dict], 
 
 
 def _autograde_notebooks(args: argparse.Namespace, students: list[str]) -> None:
-    from grader.autograde import autograde_students, students_with_notebooks
+    from grader.notebook.autograde import autograde_students, students_with_notebooks
 
     have = students_with_notebooks(args.gradebook, args.assignment, students)
     if not have:

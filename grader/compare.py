@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 
-from grader.battery import Battery, Scenario
+from grader.protocol.battery import Battery, Scenario
 
 
 def definition(scenario: Scenario, battery: Battery) -> str:

@@ -1,6 +1,6 @@
 """Grade a class on a Dask cluster (`rdtlab grade --scheduler tcp://HOST:8786`).
 
-Each submission is one task running the same job as `python -m grader.job`. Workers
+Each submission is one task running the same job as `python -m grader.protocol.job`. Workers
 need the kit installed and the submissions and output folder at the same paths (a
 shared file system), and root for the sandbox and the netns backend, as on one machine.
 """
@@ -12,14 +12,14 @@ from typing import Callable
 
 from harness.procs import UsageError
 
-from grader.battery import Battery
+from grader.protocol.battery import Battery
 from grader.collect import Submission
-from grader.grade import Options
+from grader.protocol.grade import Options
 
 
 def _job(sub: Submission, battery_ref: str, names: list[str], out: str | None, options: Options) -> dict:
-    from grader.battery import load_battery
-    from grader.grade import grade_submission
+    from grader.protocol.battery import load_battery
+    from grader.protocol.grade import grade_submission
 
     battery = load_battery(battery_ref).select(names=names)
     result = grade_submission(sub, battery, out, options)

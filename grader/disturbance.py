@@ -25,7 +25,7 @@ that FAILS in the grader's own pool (--jobs above one) in a way crowding can cau
 not a grade there (`crowding`), however busy the pool looked: the scenario (when what
 failed is what crowding can fail: `machine_can_fail`), or the student's re-measured
 notebook cell (when every number it misses is one crowding could have made:
-grader.remeasure.explained), is graded again with fewer at a time, down to alone, once
+grader.notebook.remeasure.explained), is graded again with fewer at a time, down to alone, once
 the pool has finished. A pass stands, and alone only the engine's lag counts: there the
 student's own programs may be what keeps the CPUs busy.
 
@@ -33,7 +33,7 @@ A notebook's figures are measured in the student's kernel, where the grader sees
 run. So a re-measured cell that fails is graded again (its kernel run anew) also when
 the kernel says the machine disturbed its own runs of that question: the engine late,
 or the VM's host stealing CPU time, which PSI does not show
-(grader.remeasure.disturbed_kernel: its word can only buy a second grading). The
+(grader.notebook.remeasure.disturbed_kernel: its word can only buy a second grading). The
 students so disturbed are graded alone at least once.
 """
 

@@ -14,7 +14,7 @@ import io
 import os
 from collections import Counter, defaultdict
 
-from grader.symptoms import KINDS
+from grader.protocol.symptoms import KINDS
 
 
 def summary(results: list[dict]) -> dict:

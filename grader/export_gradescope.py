@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 
-from grader.pictures import embedded
+from grader.protocol.pictures import embedded
 
 
 def gradescope_results(result: dict, folder: str | None = None) -> dict:

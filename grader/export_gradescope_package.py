@@ -18,7 +18,7 @@ import zipfile
 from harness.engine import REPO
 from harness.procs import UsageError
 
-from grader.battery import load_battery
+from grader.protocol.battery import load_battery
 
 KIT = ("pyproject.toml", "Makefile", "README.md", "harness", "reference", "grader")
 SKIP = ("__pycache__", "target", ".pytest_cache", "bench")
@@ -51,7 +51,7 @@ export PYTHONPATH="$KIT"
 export RDTLAB_LINKEMU="${RDTLAB_LINKEMU:-$KIT/harness/linkemu/target/release/linkemu}"
 mkdir -p "$ROOT/results"
 cd "$KIT"
-if ! "$PY" -m grader.job "$ROOT/submission" --assignment %(assignment)s --battery "$ROOT/source/battery.toml" \\
+if ! "$PY" -m grader.protocol.job "$ROOT/submission" --assignment %(assignment)s --battery "$ROOT/source/battery.toml" \\
      --student submission --backend local --no-sandbox --results "$ROOT/results/results.json" 2>"$ROOT/results/error.txt"; then
   why="$(tail -n 1 "$ROOT/results/error.txt" | sed 's/\\\\/\\\\\\\\/g; s/"/\\\\"/g')"
   printf '{"score": 0, "output": "The autograder could not grade this submission: %%s"}\\n' "$why" > "$ROOT/results/results.json"

@@ -14,10 +14,10 @@ import os
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Callable
 
-from grader.battery import Battery
+from grader.protocol.battery import Battery
 from grader.collect import Submission
-from grader import grade as grade_module
-from grader.grade import Options, grade_submission, regrade_ungraded
+from grader.protocol import grade as grade_module
+from grader.protocol.grade import Options, grade_submission, regrade_ungraded
 
 DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
 # Notebooks at once, at most: each starts only while the machine has room

@@ -14,7 +14,7 @@ raises AssertionError with one line naming what is wrong. The rules they apply a
 functions of tables, in harness/notebook_rules.py. The re-measurement rule
 (`REMEASURE_RULE`) is public: students read it in their feedback. The hidden
 re-measurement hands the reported table in as data (`hand_in`); under `rdtlab grade
---gradebook` the grader judges it outside the kernel (grader/remeasure.py: its own
+--gradebook` the grader judges it outside the kernel (grader/notebook/remeasure.py: its own
 sample, the submitted programs in the jail, `Lab.rerun` and `Lab.judge`), so the
 kernel's own verdict is only the student's check.
 
@@ -22,7 +22,7 @@ Mode: `quick` or `full` (the sheet's settings), chosen by the notebook's MODE an
 overridden by RDTLAB_NOTEBOOK_MODE (which also takes `tiny`, the course tests' plan).
 RDTLAB_NOTEBOOK_SIZE (bytes) and RDTLAB_NOTEBOOK_RUNS change a plan's file size and
 runs per cell. RDTLAB_NOTEBOOK_PROGRESS=off hides the sweeps' progress bars (the grader's
-kernels run so: grader/notebook_jail.py).
+kernels run so: grader/notebook/notebook_jail.py).
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ class Lab:
         """The complete netns runs of a question with no programs of the student's (kernel
         TCP, iperf3) kept in the folder, for a kernel that cannot run them itself: a
         grader's jail has only the local backend, so the grader measures these once outside
-        it (grader/notebook_jail.py), as a student's earlier session on netns did."""
+        it (grader/notebook/notebook_jail.py), as a student's earlier session on netns did."""
         if self.spec.questions[q].programs or self.backend_used == "netns":
             return None
         path = self.results_path(q, backend="netns")
@@ -435,7 +435,7 @@ class Lab:
     def sample(self, q: str, k: int = 2, seed: int | None = None) -> list[dict]:
         """k cells of q to re-measure, light ones (not CPU-sensitive, not timing-bound: the
         assignment's `timing_bound`), in sweep order: drawn
-        at random from `seed` (the grader's, secret: grader/remeasure.py), else spread
+        at random from `seed` (the grader's, secret: grader/notebook/remeasure.py), else spread
         evenly over the sweep (the public sample a student's own check uses)."""
         sweep, racy = self.sweeps[q], self.spec.questions[q].timing_bound
         light = [c for c in sweep.cells if (sweep.load is None or sweep.load(c) < HEAVY) and not (racy and racy(c))]
@@ -564,10 +564,10 @@ def _kernel_tcp_not_here(lab: Lab, q: str) -> str | None:
 
 
 # The reported table as data in the hidden test's output: after the kernel is gone, the
-# grader reads it from the autograded notebook (grader/remeasure.py) and decides the
+# grader reads it from the autograded notebook (grader/notebook/remeasure.py) and decides the
 # test's score outside the kernel.
 HAND_IN = "application/vnd.rdtlab.table+json"
-# Set in a kernel whose re-measured cells the grader decides (grader/autograde.py): the
+# Set in a kernel whose re-measured cells the grader decides (grader/notebook/autograde.py): the
 # kernel's own re-measurement would be time spent on a verdict nobody reads.
 REMEASURED_OUTSIDE = "RDTLAB_REMEASURED_OUTSIDE"
 
@@ -576,7 +576,7 @@ def hand_in(q: str, table, disturbance: dict | None = None) -> None:
     """Show `table` (q's reported table) as data in this cell's output, for the grader,
     with the worst the machine did to this kernel's runs of q (Lab.disturbance): the
     kernel's word that its figures were disturbed, which can only have a failed cell
-    graded again (grader/remeasure.py), never passed."""
+    graded again (grader/notebook/remeasure.py), never passed."""
     from IPython import get_ipython
 
     if not isinstance(table, pd.DataFrame) or get_ipython() is None:  # no kernel, no output to read it from
@@ -612,7 +612,7 @@ def handed_in(payload) -> pd.DataFrame:
 def assert_supported(lab: Lab, q: str, table, k: int = 2) -> None:
     """Hidden test: hand the table in, then re-measure k cells here and fail a number they
     cannot support. Under `rdtlab grade --gradebook` the grader replaces this verdict
-    with its own, from runs outside the kernel (grader/remeasure.py)."""
+    with its own, from runs outside the kernel (grader/notebook/remeasure.py)."""
     hand_in(q, table, lab.disturbance(q))
     fail(check_table(q, table, lab))
     if os.environ.get(REMEASURED_OUTSIDE):

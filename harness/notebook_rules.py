@@ -3,7 +3,7 @@ the shape of a reported table (`check_table`), the re-measurement rule (`rule`,
 `accepted_range`, `judge`), and the one the answers derived from a student's own table
 use (`acceptable_best`, which an assignment's spec.py applies to its own columns, e.g.
 comn's optimal timeout and peak window). No `Lab`, no runs: harness/notebook.py measures
-and calls these, and so does the grader (grader/remeasure.py), outside the kernel;
+and calls these, and so does the grader (grader/notebook/remeasure.py), outside the kernel;
 tests/harness/test_notebook_rules.py checks them on synthetic tables.
 
 A question is an assignment's `Question` (harness/assignments; each assignment's

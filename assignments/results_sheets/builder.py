@@ -90,7 +90,7 @@ class Notebook:
         """The parameters the student may set (the mode; kernel TCP's congestion control
         where the sheet runs kernel TCP) and the lab over the notebook's folder. The
         parameters cell is the student's to edit, the set-up cell is locked; the grader
-        reads TCP_CC (grader.notebook_jail.asked_tcp_cc) and measures kernel TCP with it."""
+        reads TCP_CC (grader.notebook.notebook_jail.asked_tcp_cc) and measures kernel TCP with it."""
         from harness.assignments import get
         from harness.backends.tcp import runs_kernel_tcp
 

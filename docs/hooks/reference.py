@@ -48,14 +48,14 @@ COMMANDS = [
         "One file over kernel TCP, the baseline beside the UDP protocols.",
     ),
     (
-        "python -m grader.job",
-        "grader.job",
+        "python -m grader.protocol.job",
+        "grader.protocol.job",
         "main",
         "One submission, one job with a stable command line (any scheduler).",
     ),
     (
-        "python -m grader.autograde",
-        "grader.autograde",
+        "python -m grader.notebook.autograde",
+        "grader.notebook.autograde",
         "main",
         "One student's notebooks autograded by nbgrader with the kernel in the student's jail.",
     ),

@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 import assignments
-from grader.remeasure import NOT_GRADED
+from grader.notebook.remeasure import NOT_GRADED
 from tests.support import course as C
 from tests.support.grading import lost_points
 
@@ -186,9 +186,9 @@ def graded(course):
     as `rdtlab grade --gradebook` drives it: each kernel in the student's bubblewrap jail
     (local backend; kernel TCP measured once outside it). The programs are the
     reference's, handed in with a copy of the reference beside them (the jail hides the kit's)."""
-    from grader.autograde import autograde_students
-    from grader.planted import reference_submission
-    from grader.sandbox import available
+    from grader.notebook.autograde import autograde_students
+    from grader.protocol.planted import reference_submission
+    from grader.jail.sandbox import available
 
     for name, entry in ASSIGNMENTS.items():
         folder = os.path.join(course, "submitted", "honest", name)
@@ -231,7 +231,9 @@ def test_honest_student_gets_every_autograded_point(graded, name):
             assert "not measured" not in out and "failed runs" not in out, out[-500:]
     plots = [c.id for c in nb.cells if any("image/png" in o.get("data", {}) for o in c.get("outputs", []))]
     assert plots, "the measured questions show their plots"
-    from harness.notebook import HAND_IN  # each table handed in with its kernel's engine lag (grader.remeasure)
+    from harness.notebook import (
+        HAND_IN,
+    )  # each table handed in with its kernel's engine lag (grader.notebook.remeasure)
 
     handed = [o["data"][HAND_IN] for c in nb.cells for o in c.get("outputs", []) if HAND_IN in o.get("data", {})]
     assert handed and any(isinstance(h.get("lag_p99_us"), (int, float)) for h in handed), handed

@@ -3,7 +3,7 @@ carries the faults at once, so the course pays for one autograde): deleted cells
 edited read-only cell, changed cell ids, a hung program. Each fault is one line in the
 autograde log and in the graded notebook; the student loses what depends on it only,
 and nothing is left running. nbgrader 0.9 alone fails this whole submission (a changed
-grade_id: KeyError 'grade_id'); the course's RestoreCells (grader/restorecells.py) is
+grade_id: KeyError 'grade_id'); the course's RestoreCells (grader/notebook/restorecells.py) is
 what grades it."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`rdtlab grade --gradebook COURSE` autogrades the students' notebooks with real nbgrader,
-each kernel in the student's bubblewrap jail (grader/notebook_jail.py), then writes the
+each kernel in the student's bubblewrap jail (grader/notebook/notebook_jail.py), then writes the
 protocol scores beside them: one honest student, one whose answer cell attacks its jail,
 one whose cell kills its own kernel, and two who fake their re-measured tables, graded
 side by side by one call."""
@@ -22,9 +22,9 @@ import nbformat
 import pytest
 
 from tests.support import course as C
-from grader.planted import reference_submission
-from grader.remeasure import NOT_GRADED
-from grader.sandbox import UID_BASE, available
+from grader.protocol.planted import reference_submission
+from grader.notebook.remeasure import NOT_GRADED
+from grader.jail.sandbox import UID_BASE, available
 from tests.support.grading import lost_points
 
 pytestmark = pytest.mark.skipif(available() is not None, reason=str(available()))
@@ -87,7 +87,7 @@ def _submit(course: str, student: str, who: str, extra: str = "") -> str:
 
 def _jail_leftovers(grader: int) -> tuple[list[int], list[str]]:
     """Processes left under the jail uids the grading process `grader` allocates
-    (grader.grade.allocate_uid: other graders on this machine have other uids), and
+    (grader.protocol.grade.allocate_uid: other graders on this machine have other uids), and
     kernels' or re-measurements' mounts left anywhere."""
     first = UID_BASE + (grader % 100_000) * 100
     procs = []
@@ -312,7 +312,7 @@ def test_a_notebook_that_never_ends_stops_at_its_time_limit(tmp_path):
     LIMIT = 10  # whether it stops in the spinning cell or before, the stop is what is tested
     course = C.make_course(str(tmp_path))
     _submit(course, "spinner", "Sam Spin s0000005", "while True:\n    pass")
-    from grader.autograde import autograde_students
+    from grader.notebook.autograde import autograde_students
 
     with C.environment():
         [result] = autograde_students(course, "comn", ["spinner"], time_limit=LIMIT)

@@ -132,7 +132,7 @@ PROBE = """
 import json, os
 from traitlets.config.loader import PyFileConfigLoader
 import assignments
-from grader.battery import load_battery
+from grader.protocol.battery import load_battery
 from harness.assignments import get
 
 config = PyFileConfigLoader("nbgrader_config.py", path=os.path.join(assignments.__path__[0])).load_config()

@@ -1,4 +1,4 @@
-"""The pieces of the grader's re-measurement outside the kernel (grader/remeasure.py), on
+"""The pieces of the grader's re-measurement outside the kernel (grader/notebook/remeasure.py), on
 data: the secret sample, the rule on fresh runs only, the table read back from a test
 cell's output, the verdict written as that cell's output. The whole path, hostile
 notebooks and all, is in test_jailed_autograde.py."""
@@ -11,7 +11,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from grader import remeasure as R
+from grader.notebook import remeasure as R
 from harness import notebook as nb, notebook_rules
 
 pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)

@@ -18,7 +18,7 @@ TINY = REPO / "tests" / "grader" / "tiny.toml"
 
 
 def test_grading_image_grades_the_reference_full_and_the_broken_one_down(images, tmp_path):
-    from grader.planted import load_bugs, plant, reference_submission
+    from grader.protocol.planted import load_bugs, plant, reference_submission
 
     class_ = tmp_path / "submitted"
     reference_submission(str(class_ / "ref"))
@@ -107,7 +107,7 @@ def test_grading_image_autogrades_notebooks_with_jailed_kernels(images, tmp_path
     """`rdtlab grade --gradebook /course` in the image: nbgrader autogrades the notebook
     with the kernel in the student's jail, which sees none of the kit's answers."""
     from tests.support import course as C
-    from grader.planted import reference_submission
+    from grader.protocol.planted import reference_submission
 
     course = Path(C.make_course(str(tmp_path)))
     dest = course / "submitted" / "alice" / "comn"

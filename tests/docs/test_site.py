@@ -50,7 +50,13 @@ def test_the_site_builds_strict_with_every_page(site):
     written -= {"jail.html", "interfaces.html"}  # pointers left where code cites the old paths
     assert written | {"reference/cli.html"} <= built
     cli = (site / "reference" / "cli.html").read_text()
-    for command in ("rdtlab run", "rdtlab grade", "rdtlab check", "--gradescope-package", "python -m grader.job"):
+    for command in (
+        "rdtlab run",
+        "rdtlab grade",
+        "rdtlab check",
+        "--gradescope-package",
+        "python -m grader.protocol.job",
+    ):
         assert command in cli, f"the generated command-line page lacks {command}"
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.planted import reference_submission
-from grader.sandbox import UID_BASE
+from grader.protocol.planted import reference_submission
+from grader.jail.sandbox import UID_BASE
 from tests.support.grading import STUDENT, HostServices, cmdline, jail_processes
 
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 import assignments
-from grader.battery import batteries, load_battery
-from grader.planted import plant, reference_submission
+from grader.protocol.battery import batteries, load_battery
+from grader.protocol.planted import plant, reference_submission
 from harness.engine import REPO
 
 from tests.support import TESTS

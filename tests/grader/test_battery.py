@@ -4,7 +4,7 @@ import tomllib
 
 import pytest
 
-from grader.battery import load_battery, parse_battery
+from grader.protocol.battery import load_battery, parse_battery
 from harness.engine import check_spec
 from harness.procs import UsageError
 
@@ -72,7 +72,7 @@ def test_the_comn_battery_grades_the_wrap_against_the_reference_and_termination_
 
 
 def test_time_limits_come_from_the_parts_model_unless_the_battery_sets_one():
-    from grader import limits
+    from grader.jail import limits
 
     b = load_battery("comn")
     by = {s.name: s for s in b.scenarios}

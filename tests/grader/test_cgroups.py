@@ -1,4 +1,4 @@
-"""A jail's control group (grader/cgroups.py) caps what all its processes use together:
+"""A jail's control group (grader/jail/cgroups.py) caps what all its processes use together:
 CPU time, memory and tasks, with real bubblewrap jails and the machine's real cgroup
 controllers (v1 here); nothing of the group is left afterwards. The limits stop attacks,
 not designs: a thread per timer and a JVM run in a jail with the default limits. The v2
@@ -14,9 +14,18 @@ import tempfile
 
 import pytest
 
-from grader import cgroups
-from grader.grade import allocate_uid
-from grader.sandbox import UID_BASE, GroupLimits, Limits, Sandbox, available, kill_uid, mount_scratch, unmount_scratch
+from grader.jail import cgroups
+from grader.protocol.grade import allocate_uid
+from grader.jail.sandbox import (
+    UID_BASE,
+    GroupLimits,
+    Limits,
+    Sandbox,
+    available,
+    kill_uid,
+    mount_scratch,
+    unmount_scratch,
+)
 
 needs_jail = pytest.mark.skipif(
     available() is not None or cgroups.available() is not None, reason=str(available() or cgroups.available())
@@ -193,7 +202,7 @@ def test_empty_groups_of_graders_killed_hard_are_swept():
     """A grader killed hard leaves its jail groups behind; the next grader's first jail
     sweeps the empty ones whose grader is gone, and keeps a live grader's and any group
     with a process in it (it may be a grader this pid namespace cannot see)."""
-    from grader.grade import uid_owner
+    from grader.protocol.grade import uid_owner
 
     alive = {int(d) % 100_000 for d in os.listdir("/proc") if d.isdigit()}
     gone = next(p for p in range(99_999, 0, -1) if p not in alive)

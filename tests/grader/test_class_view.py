@@ -2,7 +2,7 @@
 class.csv names each planted bug's symptom in the scenario that catches it, and
 class.html renders in chromium with its plots and no console errors; the failing
 student's feedback says what went wrong and shows the failing run's picture beside the
-reference's (grader/pictures.py)."""
+reference's (grader/protocol/pictures.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.planted import plant, reference_submission
+from grader.protocol.planted import plant, reference_submission
 from harness.engine import REPO
 
 from tests.support import TESTS

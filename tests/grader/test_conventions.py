@@ -1,4 +1,4 @@
-"""The conventions probe (grader/conventions.py): what the wire shows, read for every
+"""The conventions probe (grader/protocol/conventions.py): what the wire shows, read for every
 combination at once; and student-style programs (tests/fixtures/conventions/), each
 speaking one or two readings of the spec other than the reference's defaults, graded
 at full marks where they meet the reference, the conventions said in the result."""
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.battery import parse_battery
-from grader.conventions import _read_wire, _space
+from grader.protocol.battery import parse_battery
+from grader.protocol.conventions import _read_wire, _space
 from harness.plots.capture import Copy
 from harness.procs import UsageError
 from reference.comn.conventions import ConventionFormat, Conventions
@@ -161,7 +161,7 @@ def test_a_sender_without_its_receiver_is_probed_by_trying_what_the_wire_left_op
 
 def test_a_fixed_convention_wins_and_a_departure_is_one_line_naming_it():
     """Only a departure that was seen counts: nothing seen (the default) is no departure."""
-    from grader.conventions import Detected, _against_fixed
+    from grader.protocol.conventions import Detected, _against_fixed
 
     found = _against_fixed(Detected(Conventions(byte_order="little"), "wire", "seen"), {"byte_order": "big"})
     assert found.conventions.byte_order == "big"

@@ -1,5 +1,5 @@
 """No notebook grade from a crowded machine (grader/disturbance.py CpuPressure,
-grader/autograde.py): the machine's CPU pressure read from outside every jail, and the
+grader/notebook/autograde.py): the machine's CPU pressure read from outside every jail, and the
 second grading, alone, of a student whose re-measured cell failed on disturbed figures.
 The whole path with real kernels is in tests/course/test_jailed_autograde.py and
 `python -m bench.notebooks` (BENCHMARKS.md); here autograde_one and the re-measurement
@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader import autograde as A
-from grader.checks import Check
+from grader.notebook import autograde as A
+from grader.protocol.checks import Check
 from grader.disturbance import (
     MACHINES,
     OWN,
@@ -26,7 +26,7 @@ from grader.disturbance import (
     unsettled,
     verdict,
 )
-from grader.remeasure import Verdict
+from grader.notebook.remeasure import Verdict
 from harness.monitor import ErrorKind
 
 pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
@@ -320,7 +320,7 @@ def test_a_hang_after_the_receivers_own_timer_fired_is_the_machines_to_cause():
 def test_what_went_into_an_outage_and_each_paths_share_are_judged_from_the_engines_counters():
     """sent_vs_ref counts the data messages into the link, those dropped on a down path
     too (which no retransmission count sees); path_share each path's share of them."""
-    from grader.checks import path_share, sent
+    from grader.protocol.checks import path_share, sent
 
     def run(into, paths=None, ok=True):
         link = {"paths": {name: {"forward": {"packets_in": n}} for name, n in (paths or {}).items()}}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.planted import load_bugs, plant
+from grader.protocol.planted import load_bugs, plant
 
 from tests.support.grading import FIXTURES, STUDENT, TINY, grade, lost_points, verdicts
 

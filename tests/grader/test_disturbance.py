@@ -13,11 +13,13 @@ import shutil
 
 import pytest
 
-from grader import disturbance, grade as grade_module
-from grader.battery import load_battery
+from grader import disturbance
+
+from grader.protocol import grade as grade_module
+from grader.protocol.battery import load_battery
 from grader.collect import Submission
 from grader.export_csv import write_class_csv
-from grader.grade import Options
+from grader.protocol.grade import Options
 from grader.parallel import grade_all
 
 from tests.support.grading import STUDENT, TINY
@@ -106,7 +108,7 @@ def test_a_failure_no_disturbance_causes_stands_on_a_disturbed_run(tmp_path, mon
 def test_disturbed_in_the_pool_is_graded_again_alone_at_the_end(tmp_path, monkeypatch):
     calls = script(monkeypatch, lambda n, run: grade_module.BUDGET.size > 1)  # busy only while the pool runs
     out = tmp_path / "out"
-    # no captures: a failure's picture would add a reference run to count (grader/pictures.py)
+    # no captures: a failure's picture would add a reference run to count (grader/protocol/pictures.py)
     results = grade_all(
         [writing_nothing(s) for s in class_of(tmp_path)],
         battery(),

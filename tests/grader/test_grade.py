@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from grader.battery import load_battery
+from grader.protocol.battery import load_battery
 from grader.collect import Submission
-from grader.grade import Options, grade_submission, regrade_ungraded
+from grader.protocol.grade import Options, grade_submission, regrade_ungraded
 from grader.parallel import grade_all
 
 from tests.support.grading import TINY, grade, lost_points, verdicts

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader.planted import load_bugs, plant
+from grader.protocol.planted import load_bugs, plant
 
 from tests.support.grading import FIXTURES, GRADER_TESTS, STUDENT, TINY, gradescope_verdicts, lost_points
 

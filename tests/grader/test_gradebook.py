@@ -9,7 +9,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader.gradebook import import_scores
+from grader.notebook.gradebook import import_scores
 
 NBGRADER = str(Path(sys.executable).parent / "nbgrader")
 

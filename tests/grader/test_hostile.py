@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.battery import load_battery
+from grader.protocol.battery import load_battery
 from grader.collect import Submission
-from grader.grade import Options
+from grader.protocol.grade import Options
 from grader.parallel import grade_all
-from grader.sandbox import Limits
+from grader.jail.sandbox import Limits
 from harness.engine import REPO
 
 from tests.support.grading import FIXTURES, STUDENT, TINY, laid_over_student, lost_points, verdicts

@@ -1,5 +1,5 @@
 """What a notebook kernel runs with: progress bars shown to a student, hidden where nobody
-watches (the grader's kernels set RDTLAB_NOTEBOOK_PROGRESS=off: grader/notebook_jail.py),
+watches (the grader's kernels set RDTLAB_NOTEBOOK_PROGRESS=off: grader/notebook/notebook_jail.py),
 and, in the grader's jail, the same interpreter for the student's programs as the grader's."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ def test_progress_is_shown_unless_the_environment_or_the_caller_says_off(tmp_pat
 
 def test_the_graders_kernels_run_without_progress_bars_and_start_programs_as_the_grader_does():
     import shutil
-    from grader.notebook_jail import NotebookJail, kernel_sandbox
-    from grader.sandbox import SAFE_PATH
+    from grader.notebook.notebook_jail import NotebookJail, kernel_sandbox
+    from grader.jail.sandbox import SAFE_PATH
 
     jail = NotebookJail(uid=3_000_123, scratch="/tmp/rdt-kernel-test")
     env = kernel_sandbox(jail, "/tmp/rdt-kernel-test").env

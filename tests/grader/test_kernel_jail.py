@@ -1,4 +1,4 @@
-"""The notebook kernel's jail (grader/notebook_jail.py): what of the kit it shows, and
+"""The notebook kernel's jail (grader/notebook/notebook_jail.py): what of the kit it shows, and
 that every assignment's notebook code imports in it while the reference's protocols,
 the grader and its batteries stay out of reach (real bubblewrap, no kernel needed)."""
 
@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from grader.autograde import students_with_notebooks
-from grader.notebook_jail import (
+from grader.notebook.autograde import students_with_notebooks
+from grader.notebook.notebook_jail import (
     NotebookJail,
     asked_tcp_cc,
     compile_kit,
@@ -22,7 +22,7 @@ from grader.notebook_jail import (
     private_copy,
     write_font_list,
 )
-from grader.sandbox import available
+from grader.jail.sandbox import available
 from tests.support.grading import jail_scratch
 
 
@@ -38,7 +38,7 @@ def test_kit_paths_show_the_harness_and_hide_the_answers(tmp_path):
     _touch(
         root,
         "harness/notebook.py",
-        "grader/grade.py",
+        "grader/protocol/grade.py",
         "reference/__init__.py",
         "reference/wire.py",
         "reference/comn/Sender4.py",
@@ -90,7 +90,7 @@ def test_the_grader_compiles_what_a_kernel_imports_and_nothing_it_hides(tmp_path
         ("reference/__init__.py", ""),
         ("reference/core/__init__.py", ""),
         ("reference/core/sr.py", "Z = 3\n"),
-        ("grader/grade.py", "W = 4\n"),
+        ("grader/protocol/grade.py", "W = 4\n"),
         ("harness/broken.py", "def (:\n"),
     ):
         os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
@@ -99,7 +99,11 @@ def test_the_grader_compiles_what_a_kernel_imports_and_nothing_it_hides(tmp_path
     compile_kit(root)  # a module that does not compile is the kernel's error to meet, not the grader's
     cached = lambda path: os.path.exists(importlib.util.cache_from_source(os.path.join(root, path)))  # noqa: E731
     assert cached("harness/notebook.py") and cached("harness/plots/tsg.py") and cached("reference/__init__.py")
-    assert not cached("reference/core/sr.py") and not cached("grader/grade.py") and not cached("harness/broken.py")
+    assert (
+        not cached("reference/core/sr.py")
+        and not cached("grader/protocol/grade.py")
+        and not cached("harness/broken.py")
+    )
 
 
 def _notebook(folder, *sources):
@@ -166,7 +170,7 @@ for path in ["assignments/source/comn/results_sheet.ipynb", "assignments/results
         pass
 # a hidden folder may show as an empty one (where the kit lies under a folder the jail
 # shows: /tmp, /opt): nothing in it imports
-for name in ("reference.core.sr", "reference.comn.common", "grader.grade", "reference.tcp_like.Sender"):
+for name in ("reference.core.sr", "reference.comn.common", "grader.protocol.grade", "reference.tcp_like.Sender"):
     try:
         importlib.import_module(name)
         print("imported", name)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.battery import load_battery
+from grader.protocol.battery import load_battery
 
 from tests.support import TESTS
 from tests.support.grading import grade, lost_points, verdicts

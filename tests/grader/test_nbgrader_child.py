@@ -1,4 +1,4 @@
-"""grader/nbgrader_child.py: each student's autograde in a fresh process forked from a
+"""grader/notebook/nbgrader_child.py: each student's autograde in a fresh process forked from a
 server that imported nbgrader once. Real forks of the real server, with the standard
 library's functions as targets (the server imports them by name)."""
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from grader import nbgrader_child as C
+from grader.notebook import nbgrader_child as C
 from tests.support.runs import our_processes, reap_orphans
 
 
@@ -90,7 +90,7 @@ def test_the_server_preloads_modules_that_exist(name):
 HEAVY = {"pandas", "numpy", "pyroute2", "IPython"}
 KERNEL_START = """
 import sys
-from grader.notebook_jail import kernel_tcp_runs
+from grader.notebook.notebook_jail import kernel_tcp_runs
 from jupyter_client.kernelspec import KernelSpecManager
 before = {m.split(".")[0] for m in sys.modules}
 kernel_tcp_runs("comn", SHARED)

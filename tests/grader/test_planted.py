@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from grader.planted import load_bugs, plant
+from grader.protocol.planted import load_bugs, plant
 
 from tests.support.grading import FIXTURES, STUDENT, grade, lost_points, verdicts
 

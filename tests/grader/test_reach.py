@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.battery import load_battery
+from grader.protocol.battery import load_battery
 from grader.collect import Submission
-from grader.grade import Options
+from grader.protocol.grade import Options
 from grader.parallel import grade_all
 
 from tests.support.grading import (
@@ -122,7 +122,7 @@ def test_without_the_jail_the_same_programs_reach_what_they_look_for(tmp_path, m
 def test_no_grading_on_a_local_backend_that_cannot_isolate_unless_the_runner_does(tmp_path, monkeypatch):
     from harness import backends
     from harness.procs import UsageError
-    from grader.grade import grade_submission
+    from grader.protocol.grade import grade_submission
 
     monkeypatch.setattr(backends, "isolation_unavailable_reason", lambda: "no CAP_SYS_ADMIN here")
     sub = Submission("ada", str(shutil.copytree(STUDENT, tmp_path / "ada")))

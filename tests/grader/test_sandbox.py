@@ -1,4 +1,4 @@
-"""The jail's launcher (grader/sandbox.py): what bwrap is told, and what a jailed
+"""The jail's launcher (grader/jail/sandbox.py): what bwrap is told, and what a jailed
 process can read of its own PID 1 (bwrap's init) in /proc."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from fnmatch import fnmatch
 
 import pytest
 
-from grader.sandbox import (
+from grader.jail.sandbox import (
     ETC_VISIBLE,
     LAUNCHER,
     SAFE_PATH,
@@ -88,7 +88,7 @@ def test_pid_1_of_a_jail_shows_no_environment_and_no_paths(monkeypatch, tmp_path
 
 
 def test_the_launcher_reads_back_every_option_the_prefix_gives():
-    from grader.launcher import parse
+    from grader.jail.launcher import parse
 
     box = Sandbox(3_000_002, "/s", hidden=["/a", "/b"], visible=["/k"], env={"X": "1"}, network=False, run_dir=False)
     prefix = box.prefix()
@@ -114,7 +114,7 @@ def test_the_launcher_reads_back_every_option_the_prefix_gives():
     ],
 )
 def test_the_launcher_refuses_a_bad_option_in_one_line(argv, says):
-    from grader.launcher import parse
+    from grader.jail.launcher import parse
 
     with pytest.raises(SystemExit) as e:
         parse(argv)
@@ -124,7 +124,7 @@ def test_the_launcher_refuses_a_bad_option_in_one_line(argv, says):
 def test_the_scratch_copy_leaves_a_handed_in_bytecode_cache_behind(tmp_path):
     """A .pyc handed in beside its .py would run in its place: the jail compiles the source."""
     import py_compile
-    from grader.sandbox import prepare_scratch
+    from grader.jail.sandbox import prepare_scratch
 
     source = tmp_path / "hand-in"
     source.mkdir()
@@ -148,7 +148,7 @@ def test_the_scratch_copy_leaves_a_handed_in_bytecode_cache_behind(tmp_path):
 def test_the_scratch_of_a_grader_killed_hard_is_unmounted_and_removed(tmp_path):
     """A grader killed by SIGKILL leaves its scratch folders, with their tmpfs mounted;
     the next grader sweeps those whose pid is gone, and keeps a live grader's."""
-    from grader.sandbox import mounts_under, sweep_scratch
+    from grader.jail.sandbox import mounts_under, sweep_scratch
 
     dead = subprocess.Popen(["true"])
     dead.wait()  # a pid that just ended: no process has it now

@@ -5,7 +5,7 @@ import jsonschema
 import pytest
 from nbformat.v4 import new_code_cell
 
-from grader import schema_once
+from grader.notebook import schema_once
 
 pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
 

@@ -1,12 +1,12 @@
-"""Symptoms (grader/symptoms.py): each failure kind a run can end in, as the harness
+"""Symptoms (grader/protocol/symptoms.py): each failure kind a run can end in, as the harness
 records it, named as a marker names it, with its evidence; the checks after
 `delivered` name slowness, waste, storms, the printed line and an unused path."""
 
 import pytest
 from types import SimpleNamespace
 
-from grader.checks import Check
-from grader.symptoms import diagnose, from_reason
+from grader.protocol.checks import Check
+from grader.protocol.symptoms import diagnose, from_reason
 from harness.monitor import ErrorKind
 
 pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)

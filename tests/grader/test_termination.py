@@ -1,4 +1,4 @@
-"""What `delivered` makes of how a run ended (grader/checks.py): the spec puts
+"""What `delivered` makes of how a run ended (grader/protocol/checks.py): the spec puts
 termination on the sender, so a sender that ends on its own once its receiver has
 gone, with the file whole, passes whatever its exit status; one still running at the
 limit fails with a reason saying so; a sender that fails while its receiver is still
@@ -7,7 +7,7 @@ there fails as before. A wrap scenario's failure names the wrap."""
 from harness.monitor import ErrorKind
 from harness.transfer import ProgramResult, TransferResult
 
-from grader.checks import delivered
+from grader.protocol.checks import delivered
 
 
 def run(ok, verified, error, tx_exit, tx_timed_out, rx_exit, rx_stopped=False) -> TransferResult:

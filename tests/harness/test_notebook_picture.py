@@ -28,7 +28,7 @@ def _no_transfer(*args, **kwargs):
 
 @pytest.fixture
 def measured(tmp_path):
-    from grader.planted import reference_submission
+    from grader.protocol.planted import reference_submission
 
     reference_submission(str(tmp_path), names=("Sender4", "Receiver4"))
     lab = nb.Lab("tiny", "comn", folder=str(tmp_path), backend="local", progress=False)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.launcher import SAFE_PATH
+from grader.jail.launcher import SAFE_PATH
 
 COMN = Path(__file__).resolve().parents[2] / "reference" / "comn"
 SYSTEM_PYTHON = shutil.which("python3", path=SAFE_PATH)  # what a jail's PATH finds

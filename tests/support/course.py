@@ -78,7 +78,7 @@ def autograded_scores(course: str, assignment: str, student: str) -> dict[str, t
 def notebook_verdicts(course: str, assignment: str, student: str) -> list[tuple[str, bool, str]]:
     """(grade_id, full marks, the assertion it raised) of each autograded cell, the
     verdicts tests.support.grading.lost_points reads: a re-measured cell the machine
-    disturbed on every try raised "not graded: ..." (grader.remeasure.NOT_GRADED)."""
+    disturbed on every try raised "not graded: ..." (grader.notebook.remeasure.NOT_GRADED)."""
     nb = nbformat.read(os.path.join(course, "autograded", student, assignment, NOTEBOOK), as_version=4)
     raised = {cell: error.removeprefix("AssertionError: ") for cell, error in errors(nb).items()}
     return [

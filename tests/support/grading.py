@@ -16,12 +16,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from grader.battery import load_battery
+from grader.protocol.battery import load_battery
 from grader.collect import Submission
 from grader.disturbance import UNGRADED
-from grader.remeasure import NOT_GRADED
-from grader.grade import Options, allocate_uid, grade_submission, regrade_ungraded
-from grader.sandbox import UID_BASE, kill_uid, mount_scratch, unmount_scratch
+from grader.notebook.remeasure import NOT_GRADED
+from grader.protocol.grade import Options, allocate_uid, grade_submission, regrade_ungraded
+from grader.jail.sandbox import UID_BASE, kill_uid, mount_scratch, unmount_scratch
 from tests.support import TESTS
 
 GRADER_TESTS = TESTS / "grader"  # tests/grader: its battery and schema
@@ -77,7 +77,7 @@ def lost_points(verdicts) -> dict[str, str]:
     """{scenario: reason} of the (name, passed, reason) `verdicts` of a correct
     submission (or a notebook's test cells) that lost points for its own sake. One the
     machine disturbed on every try is not graded (0 points, said as such:
-    grader.disturbance, grader.remeasure): no verdict on the submission, and on a host
+    grader.disturbance, grader.notebook.remeasure): no verdict on the submission, and on a host
     that steals CPU time a correct one can be so. At most half of them may be: a grade
     of mostly nothing shows nothing."""
     verdicts = list(verdicts)

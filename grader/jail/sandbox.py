@@ -2,7 +2,7 @@
 
 `Sandbox.prefix()` is a command prefix, so the harness starts the jailed program as
 any other (in the run's network namespace on the netns backend, whose only route is
-the emulated link: there is no `--unshare-net` here). The prefix runs grader/launcher.py
+the emulated link: there is no `--unshare-net` here). The prefix runs grader/jail/launcher.py
 as root, which then, just before exec'ing bwrap:
   - mounts a size-capped tmpfs, owned by the jail's uid, on the run's directory (the
     harness's cwd, where the receiver writes its output), so the jail can write there
@@ -10,7 +10,7 @@ as root, which then, just before exec'ing bwrap:
     the run. Its scratch folder is a size-capped tmpfs too (`mount_scratch`);
   - sets resource limits: data size, processes (per uid, and the uid is the
     submission's alone), CPU seconds, file size, open files, no core dumps; and joins
-    the jail's control group, which caps all its processes together (grader/cgroups.py);
+    the jail's control group, which caps all its processes together (grader/jail/cgroups.py);
   - drops to that uid (no groups, no capabilities) and execs bwrap, itself with an empty
     environment and its options on a pipe (bwrap's init is the jail's PID 1, whose
     /proc/1/environ and cmdline the programs can read), with: the system's program
@@ -20,7 +20,7 @@ as root, which then, just before exec'ing bwrap:
     reference, other submissions, the results) empty and read-only if it would show;
     the submission's scratch copy and the run's directory writable; files named on the
     command line (the input) read-only, and any path given with --ro (a notebook
-    kernel's interpreter and the kit's harness: grader/notebook_jail.py); a clean
+    kernel's interpreter and the kit's harness: grader/notebook/notebook_jail.py); a clean
     environment (plus --env); its own user, pid, ipc and uts namespaces, so everything
     it started dies with it, and it cannot signal anything outside.
 Its network is the run's: the netns backend's host namespaces, or on the local backend
@@ -41,10 +41,10 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from grader import cgroups
+from grader.jail import cgroups
 
 # the launcher's names, for the grader's side (and the tests) to find here too
-from grader.launcher import (
+from grader.jail.launcher import (
     ETC_VISIBLE,
     SAFE_PATH,
     UID_BASE,
@@ -55,17 +55,17 @@ from grader.launcher import (
 )
 
 
-# Started without site (grader/launcher.py says why), from its module's cached bytecode:
+# Started without site (grader/jail/launcher.py says why), from its module's cached bytecode:
 # a script is compiled at every start (at each of a notebook's dozens of jailed program
 # starts). `-c` puts '' (the run's folder) first on the path: the kit's root
 # replaces it before anything is imported.
-KIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAUNCHER = f"import sys; sys.path[0] = {KIT!r}; from grader.launcher import main; main()"
+KIT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LAUNCHER = f"import sys; sys.path[0] = {KIT!r}; from grader.jail.launcher import main; main()"
 
 
 @dataclass(frozen=True)
 class GroupLimits:
-    """What a jail's processes use together, capped by its control group (grader/cgroups.py)."""
+    """What a jail's processes use together, capped by its control group (grader/jail/cgroups.py)."""
 
     memory_bytes: int = 2 << 30  # all the jail's processes together
     # CPU time per period, in cores: two, so a sender and a receiver that both poll in
@@ -91,7 +91,7 @@ class Limits:
     file_bytes: int = 256 << 20  # RLIMIT_FSIZE (the harness may set it lower)
     open_files: int = 256
     scratch_bytes: int = 64 << 20  # the tmpfs holding its scratch copy
-    group: GroupLimits = field(default_factory=GroupLimits)  # all its processes together (grader/cgroups.py)
+    group: GroupLimits = field(default_factory=GroupLimits)  # all its processes together (grader/jail/cgroups.py)
 
 
 @dataclass
@@ -203,8 +203,8 @@ def prepare_scratch(source: str, scratch: str, uid: int, ignore=None) -> str:
 
 
 # The scratch folders a grading process makes in the temporary folder, each named with
-# its pid: a submission's (grader/grade.py), a notebook kernel's and the class's kernel
-# TCP runs (grader/autograde.py), a re-measurement's (grader/remeasure.py), and a run's
+# its pid: a submission's (grader/protocol/grade.py), a notebook kernel's and the class's kernel
+# TCP runs (grader/notebook/autograde.py), a re-measurement's (grader/notebook/remeasure.py), and a run's
 # (harness/transfer.py, whose receiver folder a jailed run mounts a tmpfs on).
 SCRATCH = re.compile(r"^rdt-(?:grade|kernel|kernel-tcp|remeasure|run)-(\d+)-")
 

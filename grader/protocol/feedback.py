@@ -10,7 +10,7 @@ import json
 import os
 
 from grader.export_gradescope import gradescope_results
-from grader.pictures import embedded
+from grader.protocol.pictures import embedded
 
 
 def write_outputs(result: dict, folder: str) -> None:

@@ -1,6 +1,6 @@
 """nbgrader's autograde of students' notebooks, each kernel in the student's jail
-(grader/notebook_jail.py): what `rdtlab grade --gradebook COURSE` runs for the
-notebooks, and `python -m grader.autograde ASSIGNMENT --student S` for one.
+(grader/notebook/notebook_jail.py): what `rdtlab grade --gradebook COURSE` runs for the
+notebooks, and `python -m grader.notebook.autograde ASSIGNMENT --student S` for one.
 
 Per student, the driver allocates a jail uid and a size-capped tmpfs, and runs
 nbgrader's own `autograde` for that student in a child process (in the course folder,
@@ -26,16 +26,16 @@ from dataclasses import dataclass, field, replace
 
 from harness.procs import UsageError
 
-from grader.grade import allocate_uid
+from grader.protocol.grade import allocate_uid
 from harness.experiments.sweep import one_line
 from harness.notebook import REMEASURED_OUTSIDE, tcp_cc_missing
 
-from grader import nbgrader_child
+from grader.notebook import nbgrader_child
 from grader.disturbance import Admission, CpuPressure, crowding
-from grader.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc, compile_kit, write_font_list
-from grader.gradebook import set_cell_scores
-from grader.remeasure import remeasure_student, unmeasured
-from grader.sandbox import available, kill_uid, mount_scratch, unmount_scratch
+from grader.notebook.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc, compile_kit, write_font_list
+from grader.notebook.gradebook import set_cell_scores
+from grader.notebook.remeasure import remeasure_student, unmeasured
+from grader.jail.sandbox import available, kill_uid, mount_scratch, unmount_scratch
 
 # One student's autograde, all cells, by the grading mode (RDTLAB_NOTEBOOK_MODE): well
 # above what a comn notebook of that mode takes (BENCHMARKS.md, "Notebooks"). A cell
@@ -49,7 +49,7 @@ class Autograded:
     ok: bool
     seconds: float
     reason: str = ""  # one line when not ok
-    remeasured: list = field(default_factory=list)  # grader.remeasure.Verdict per re-measured cell
+    remeasured: list = field(default_factory=list)  # grader.notebook.remeasure.Verdict per re-measured cell
     remeasure_seconds: float = 0.0
     kernel_tcp: str = ""  # the student's congestion control, or why kernel TCP was not graded
     cpu_waiting: float | None = None  # share of its grading's wall time some task waited for a CPU
@@ -96,7 +96,7 @@ def autograde_students(
     done=None,
 ) -> list[Autograded]:
     """Autograde each student's notebooks with a jailed kernel, `jobs` at once, then
-    decide their re-measured cells outside the kernel (grader/remeasure.py) and write
+    decide their re-measured cells outside the kernel (grader/notebook/remeasure.py) and write
     those scores over the kernel's in the gradebook. The course folder, and
     `hidden`, are out of the kernels' and the programs' sight (wherever they are).
 
@@ -280,7 +280,7 @@ def _last_error(stderr: str) -> str:
 
 def _create_gradebook(course_dir: str) -> None:
     from nbgrader.api import Gradebook
-    from grader.gradebook import gradebook_url
+    from grader.notebook.gradebook import gradebook_url
 
     with Gradebook(gradebook_url(course_dir)):
         pass
@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> None:
     if not os.environ.get("RDTLAB_KERNEL_JAIL"):
         # run by hand: one student, with the jail made here
         p = argparse.ArgumentParser(
-            prog="python -m grader.autograde",
+            prog="python -m grader.notebook.autograde",
             description="autograde one student's notebooks with the kernel in the jail",
         )
         p.add_argument("assignment")
@@ -301,12 +301,12 @@ def main(argv: list[str] | None = None) -> None:
         try:
             result = autograde_students(args.course, args.assignment, [args.student], extra_args=tuple(rest))[0]
         except UsageError as e:
-            sys.exit(f"grader.autograde: {e}")
+            sys.exit(f"grader.notebook.autograde: {e}")
         print(f"{result.student}: {'autograded' if result.ok else result.reason} ({result.seconds:.0f} s)")
         if result.remeasured:
             print(f"  re-measured outside the kernel: {result.remeasure_line()}")
         sys.exit(0 if result.ok else 1)
-    from grader.notebook_jail import run_nbgrader_autograde
+    from grader.notebook.notebook_jail import run_nbgrader_autograde
 
     run_nbgrader_autograde(argv)
 

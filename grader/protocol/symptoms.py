@@ -132,7 +132,7 @@ def _ratio(detail: str) -> float | None:
 
 
 def diagnose(checks, runs) -> Symptom | None:
-    """The symptom of a scenario from its checks (grader/checks.py: `delivered` first)
+    """The symptom of a scenario from its checks (grader/protocol/checks.py: `delivered` first)
     and its runs; None when every check passed."""
     failed = [c for c in checks if not c.passed]
     if not failed:

@@ -28,8 +28,8 @@ from harness.plots.capture import read_trace
 
 from reference.comn.conventions import CHOICES, Conventions
 
-from grader.battery import Battery
-from grader.scenario import Side, isolation
+from grader.protocol.battery import Battery
+from grader.protocol.scenario import Side, isolation
 
 PROBE_BYTES = 3000  # three messages, the last one short: 0, 1, 0 (alternating) or 0, 1, 2 (counting)
 PROBE_LINK = Link("delay 1ms", shared_queue=False)

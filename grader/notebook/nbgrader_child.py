@@ -25,7 +25,7 @@ import threading
 # student's process would otherwise import anew (BENCHMARKS.md, "Notebooks"). None of
 # them reads an RDTLAB_ setting on import: each child's environment is its own.
 PRELOAD = [
-    "grader.notebook_jail",
+    "grader.notebook.notebook_jail",
     "nbgrader.apps.autogradeapp",
     "nbgrader.converters.autograde",
     "harness.notebook",
@@ -110,6 +110,6 @@ def _child(target, args: tuple, cwd: str, env: dict[str, str], log: str) -> None
 
 
 def _nbgrader(argv: list[str]) -> None:
-    from grader.notebook_jail import run_nbgrader_autograde
+    from grader.notebook.notebook_jail import run_nbgrader_autograde
 
     run_nbgrader_autograde(argv)

@@ -1,7 +1,7 @@
 """Write protocol scores into an nbgrader course's gradebook, beside the notebook
 scores, so `nbgrader export` gives one total per student and assignment; and the
 scores the grader decides for notebook cells itself (the re-measured cells,
-grader/remeasure.py), over what the student's kernel gave them.
+grader/notebook/remeasure.py), over what the student's kernel gave them.
 
 The assignment gets a notebook `protocol` (no .ipynb behind it) with one grade cell
 per scenario; each student's submission of the assignment gets a graded copy of it

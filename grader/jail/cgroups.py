@@ -1,6 +1,6 @@
 """A control group per jail: limits on everything a submission runs at once.
 
-The resource limits in grader/sandbox.py are per process (data size, CPU seconds) or
+The resource limits in grader/jail/sandbox.py are per process (data size, CPU seconds) or
 per uid (tasks). A fork bomb of busy loops stays under each of them and still takes
 every core from the submissions graded beside it; sixty processes of 1 GiB each take
 the machine's memory. The jail's group caps the sum: memory in use (what a jail really
@@ -83,7 +83,7 @@ def _enable_v2(root: str) -> None:
 
 def join(uid: int, limits, pid: int | None = None, root: str = ROOT) -> None:
     """Put `pid` (this process) in jail `uid`'s group, made with `limits` if new
-    (memory_bytes, cpus, tasks: grader.sandbox.GroupLimits; no dataclass imported here, the
+    (memory_bytes, cpus, tasks: grader.jail.sandbox.GroupLimits; no dataclass imported here, the
     launcher imports this module at every jailed start)."""
     pid = os.getpid() if pid is None else pid
     quota = max(1000, int(limits.cpus * PERIOD_US))
@@ -170,7 +170,7 @@ def remove(uid: int, root: str = ROOT) -> None:
 def sweep_orphans(owner_of, root: str = ROOT) -> list[int]:
     """Delete the empty jail groups whose grader is gone: a grader killed hard cannot
     remove its own. `owner_of(uid)` is the grader's pid modulo 100000 (a jail's uid names
-    it: grader.grade.allocate_uid). Only empty groups go: a group with processes in it
+    it: grader.protocol.grade.allocate_uid). Only empty groups go: a group with processes in it
     may be another pid namespace's grader's, which this one cannot see."""
     alive = {int(d) % 100_000 for d in os.listdir("/proc") if d.isdigit()}
     swept = set()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from harness.monitor import ErrorKind
 from harness.transfer import OUTPUT_FORMATS, TransferResult
 
-from grader.battery import Programs, Scenario
+from grader.protocol.battery import Programs, Scenario
 
 
 @dataclass

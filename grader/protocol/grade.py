@@ -1,5 +1,5 @@
 """Grade one submission on every scenario of a battery: the unit of work a pool, a
-Dask cluster or Gradescope runs (`python -m grader.job` is its command line).
+Dask cluster or Gradescope runs (`python -m grader.protocol.job` is its command line).
 
 The submission is copied to a private scratch folder (owned by its jail's uid when
 the sandbox is on), built if it has a Makefile, and each scenario's programs meet
@@ -22,11 +22,15 @@ from dataclasses import dataclass, field
 
 from harness.procs import UsageError
 
-from grader import cgroups, checks as checks_mod, compare, conventions, disturbance, pictures, symptoms
-from grader.battery import Battery, Scenario
-from grader.build import BUILD_TIME_LIMIT, prepare
+from grader.jail import cgroups
+
+from grader.protocol import checks as checks_mod, conventions, pictures, symptoms
+
+from grader import compare, disturbance
+from grader.protocol.battery import Battery, Scenario
+from grader.jail.build import BUILD_TIME_LIMIT, prepare
 from grader.collect import Submission, submission_digest
-from grader.sandbox import (
+from grader.jail.sandbox import (
     UID_BASE,
     Limits,
     Sandbox,
@@ -38,8 +42,8 @@ from grader.sandbox import (
     unmount_runs,
     unmount_scratch,
 )
-from grader.scenario import Side, pairing, reference_side, replay_command, run_pair, scenario_seed
-from grader.score import reason, scenario_points
+from grader.protocol.scenario import Side, pairing, reference_side, replay_command, run_pair, scenario_seed
+from grader.protocol.score import reason, scenario_points
 
 TIMEOUTS_BEFORE_SKIP = 2  # a part whose programs hang this often with the same partner: its other
 # scenarios with that partner are not run (the student's sender with the
@@ -95,7 +99,7 @@ def grade_submission(
 ) -> dict:
     """Grade `sub`; write `out_dir/<student>/` (results.json, feedback, the failing runs'
     pcaps) if given; `write_results=False`: the pcaps only (a part, merged by the caller)."""
-    from grader.feedback import write_outputs  # the exports import this module's result shape
+    from grader.protocol.feedback import write_outputs  # the exports import this module's result shape
 
     options = options or Options()
     jail = options.sandbox if options.sandbox is not None else available() is None
@@ -211,7 +215,7 @@ def regrade_ungraded(sub: Submission, battery: Battery, out_dir: str | None, opt
         "execution_time": round(result["execution_time"] + again["execution_time"], 1),
     }
     if out_dir:
-        from grader.feedback import write_outputs
+        from grader.protocol.feedback import write_outputs
 
         write_outputs(merged, os.path.join(out_dir, sub.student))
     return merged
@@ -399,7 +403,7 @@ def _pictures(
     traces: list,
     found,
 ) -> dict | None:
-    """A failed scenario's pictures (grader/pictures.py): its first failing run, the
+    """A failed scenario's pictures (grader/protocol/pictures.py): its first failing run, the
     reference's on the same link and seed (the run a check compared with, else one made
     now); the traces of the runs are not kept."""
     try:

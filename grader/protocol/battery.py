@@ -15,8 +15,8 @@ from reference.comn.conventions import ConventionError, Conventions
 
 from harness.procs import UsageError
 
-from grader import limits
-from grader.limits import MODELS
+from grader.jail import limits
+from grader.jail.limits import MODELS
 
 MEETINGS = ("student", "sender", "receiver")
 SCENARIO_KEYS = {
@@ -64,7 +64,7 @@ class Programs:
     receiver: str
     output_format: str | None
     params: dict
-    model: str = "stop-and-wait"  # the protocol's model for time limits (grader/limits.py)
+    model: str = "stop-and-wait"  # the protocol's model for time limits (grader/jail/limits.py)
     model_timeout: float | None = None  # ms: the timeout the limits assume where the command line
     # sets none (an adaptive RTO's back-off ceiling)
 

@@ -3,7 +3,7 @@ points shared equally among its checks (a correct but slow program keeps most)."
 
 from __future__ import annotations
 
-from grader.checks import Check
+from grader.protocol.checks import Check
 
 
 def scenario_points(points: float, checks: list[Check]) -> float:

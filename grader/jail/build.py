@@ -11,7 +11,7 @@ import tempfile
 
 from harness.resolver import BUILD_TIME_LIMIT, LAB_BUILD, Build, resolve, run_here
 
-from grader.sandbox import Sandbox, kill_uid
+from grader.jail.sandbox import Sandbox, kill_uid
 
 __all__ = ["BUILD_TIME_LIMIT", "prepare"]
 

@@ -3,8 +3,8 @@
 nbgrader's autograde runs each notebook in a fresh kernel, by default as the grader
 itself: the student's cells could read the gradebook, the course's solutions and other
 submissions, rewrite results, or reach the network (nbgrader issues #483, #1429).
-`JailedExecute` (nbgrader's Execute) starts the kernel through `grader.sandbox`
-instead, configured by the driver (grader/autograde.py) in RDTLAB_KERNEL_JAIL:
+`JailedExecute` (nbgrader's Execute) starts the kernel through `grader.jail.sandbox`
+instead, configured by the driver (grader/notebook/autograde.py) in RDTLAB_KERNEL_JAIL:
   - under the submission's own uid, with its memory, process, CPU, file-size and
     open-file limits, in its own empty network namespace (loopback only: the harness
     measures on the local backend there, the notebook's backend line says so);
@@ -42,7 +42,7 @@ import nbformat  # noqa: E402
 from jupyter_client.manager import AsyncKernelManager  # noqa: E402
 from nbgrader.preprocessors import Execute  # noqa: E402
 
-from grader.sandbox import SAFE_PATH, GroupLimits, Limits, Sandbox, prepare_scratch  # noqa: E402
+from grader.jail.sandbox import SAFE_PATH, GroupLimits, Limits, Sandbox, prepare_scratch  # noqa: E402
 
 JAIL_ENV = "RDTLAB_KERNEL_JAIL"
 SOCKETS = os.path.join(".rdtlab", "kernel")  # the harness's own folder in the copy (never collected)
@@ -119,7 +119,7 @@ class NotebookJail:
     def from_env(cls) -> "NotebookJail":
         text = os.environ.get(JAIL_ENV)
         if not text:
-            raise RuntimeError(f"{JAIL_ENV} is not set: the jailed kernel is started by grader.autograde")
+            raise RuntimeError(f"{JAIL_ENV} is not set: the jailed kernel is started by grader.notebook.autograde")
         data = json.loads(text)
         limits = Limits(**{**data["limits"], "group": GroupLimits(**data["limits"]["group"])})
         return cls(
@@ -380,7 +380,7 @@ def run_nbgrader_autograde(argv: list[str]) -> None:
     """`nbgrader autograde ARGV` with the course's config, Execute jailed."""
     from nbgrader.apps.autogradeapp import AutogradeApp
     from nbgrader.converters.autograde import Autograde
-    from grader import schema_once
+    from grader.notebook import schema_once
 
     schema_once.install()
     app = AutogradeApp.instance()
@@ -390,6 +390,6 @@ def run_nbgrader_autograde(argv: list[str]) -> None:
         JailedExecute if step is Execute or step == "nbgrader.preprocessors.Execute" else step for step in configured
     ]
     if JailedExecute not in steps:
-        sys.exit("grader.notebook_jail: the course's Autograde.autograde_preprocessors has no Execute to jail")
+        sys.exit("grader.notebook.notebook_jail: the course's Autograde.autograde_preprocessors has no Execute to jail")
     app.config.Autograde.autograde_preprocessors = steps
     app.start()

@@ -1,7 +1,7 @@
 """One submission, one job: the stable command line a scheduler (Gradescope, Slurm,
 a Dask worker) runs for each student.
 
-    python -m grader.job SUBMISSION [--assignment comn] [--battery TOML] [--student ID]
+    python -m grader.protocol.job SUBMISSION [--assignment comn] [--battery TOML] [--student ID]
                          [--out DIR] [--results FILE] [--backend local|netns|auto] [--no-sandbox]
                          [--runner-isolates-network]
 
@@ -21,10 +21,10 @@ import tempfile
 from harness.backends import BACKENDS
 from harness.procs import UsageError
 
-from grader.battery import load_battery
+from grader.protocol.battery import load_battery
 from grader.collect import Submission, find_submissions
 from grader.export_gradescope import gradescope_results
-from grader.grade import Options, grade_submission
+from grader.protocol.grade import Options, grade_submission
 
 
 def grade_one(
@@ -63,7 +63,7 @@ def grade_one(
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m grader.job", description="grade one submission")
+    p = argparse.ArgumentParser(prog="python -m grader.protocol.job", description="grade one submission")
     p.add_argument("submission")
     p.add_argument("--assignment", default="comn")
     p.add_argument("--battery")
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             args.runner_isolates_network,
         )
     except UsageError as e:
-        print(f"grader.job: {e}", file=sys.stderr)
+        print(f"grader.protocol.job: {e}", file=sys.stderr)
         return 2
     print(json.dumps({"student": r["student"], "score": r["score"], "max_score": r["max_score"]}))
     return 0

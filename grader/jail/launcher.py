@@ -1,24 +1,24 @@
-"""The jail's launcher: `python -S -c "...; from grader.launcher import main; main()"
---uid N ... -- PROGRAM ARGS`, the command prefix `grader.sandbox.Sandbox.prefix()` puts
+"""The jail's launcher: `python -S -c "...; from grader.jail.launcher import main; main()"
+--uid N ... -- PROGRAM ARGS`, the command prefix `grader.jail.sandbox.Sandbox.prefix()` puts
 before every jailed program (and build and notebook kernel). It runs as root, in the
 run's network namespace, and just before exec'ing bubblewrap:
   - mounts a size-capped tmpfs, owned by the jail's uid, on the run's directory (the
     harness's cwd, where the receiver writes its output), so the jail can write there
-    (atomically, by rename) but not fill the disk; `grader.sandbox.unmount_runs` removes
+    (atomically, by rename) but not fill the disk; `grader.jail.sandbox.unmount_runs` removes
     it after the run;
   - sets resource limits: data size, processes (per uid, and the uid is the
     submission's alone), CPU seconds, file size, open files, no core dumps; and joins
-    the jail's control group, which caps all its processes together (grader/cgroups.py);
+    the jail's control group, which caps all its processes together (grader/jail/cgroups.py);
   - drops to that uid (no groups, no capabilities) and execs bwrap, itself with an empty
     environment and its options on a pipe (bwrap's init is the jail's PID 1, whose
     /proc/1/environ and cmdline the programs can read): `bwrap_argv` says what the jail
     shows, docs/operator/jail.md why.
 
 It starts once per jailed program, so it imports little: no subprocess, shutil or
-dataclasses (as `python -m grader.sandbox` it was weighed down by the grader side's
+dataclasses (as `python -m grader.jail.sandbox` it was weighed down by the grader side's
 imports), and it is started without `site` (-S) nor runpy (-m): it needs
 nothing of the venv's site-packages. Not as a file either, which Python compiles at each
-start: `-c` imports this module from its bytecode (grader.sandbox.LAUNCHER). Run as a
+start: `-c` imports this module from its bytecode (grader.jail.sandbox.LAUNCHER). Run as a
 file, it works the same.
 """
 
@@ -30,9 +30,9 @@ import sys
 from types import SimpleNamespace
 
 if __name__ == "__main__" and not __package__:  # started as a file: the kit's root, not grader/, on the path
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from grader import cgroups  # noqa: E402
+from grader.jail import cgroups  # noqa: E402
 
 # Only these of the machine's folders are in the jail (read-only): the programs, the
 # interpreters and compilers, their libraries. Not the whole root (binding / would race
@@ -191,7 +191,7 @@ def mount_run_dir(cwd: str, uid: int, file_size: int) -> None:
         ]
     )
     if status != 0:
-        sys.exit(f"grader.launcher: cannot mount the run's tmpfs on {cwd}: {err}")
+        sys.exit(f"grader.jail.launcher: cannot mount the run's tmpfs on {cwd}: {err}")
     parent = os.path.dirname(cwd)
     os.chmod(parent, os.stat(parent).st_mode | 0o011)  # bwrap (as the uid) passes through
 
@@ -210,14 +210,14 @@ def stage_paths(paths: list[str]) -> dict[str, str]:
 
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(0x00020000) != 0:  # CLONE_NEWNS
-        sys.exit(f"grader.launcher: cannot make a mount namespace: {os.strerror(ctypes.get_errno())}")
+        sys.exit(f"grader.jail.launcher: cannot make a mount namespace: {os.strerror(ctypes.get_errno())}")
     for argv in (
         ["mount", "--make-rprivate", "/"],
         ["mount", "-t", "tmpfs", "-o", "mode=0755,size=1m", "rdtstage", STAGE],
     ):
         status, err = _run(argv)
         if status != 0:
-            sys.exit(f"grader.launcher: cannot stage the jail's read-only paths ({' '.join(argv)}): {err}")
+            sys.exit(f"grader.jail.launcher: cannot stage the jail's read-only paths ({' '.join(argv)}): {err}")
     staged = {}
     for n, path in enumerate(paths):
         if not os.path.exists(path):
@@ -229,7 +229,7 @@ def stage_paths(paths: list[str]) -> dict[str, str]:
             open(target, "w").close()
         status, err = _run(["mount", "--bind", path, target])
         if status != 0:
-            sys.exit(f"grader.launcher: cannot stage {path}: {err}")
+            sys.exit(f"grader.jail.launcher: cannot stage {path}: {err}")
         staged[os.path.normpath(path)] = target
     return staged
 
@@ -306,23 +306,23 @@ def parse(argv: list[str]) -> SimpleNamespace:
             args.command = list(words)
             break
         if word not in OPTIONS:
-            sys.exit(f"grader.launcher: unknown option {word!r} (give the options, then -- and the command)")
+            sys.exit(f"grader.jail.launcher: unknown option {word!r} (give the options, then -- and the command)")
         name, kind = OPTIONS[word]
         if kind is bool:
             setattr(args, name, True)
             continue
         value = next(words, None)
         if value is None:
-            sys.exit(f"grader.launcher: {word} needs a value")
+            sys.exit(f"grader.jail.launcher: {word} needs a value")
         try:
             setattr(args, name, getattr(args, name) + [value] if kind is list else kind(value))
         except ValueError:
-            sys.exit(f"grader.launcher: {word} {value!r} is not a number")
+            sys.exit(f"grader.jail.launcher: {word} {value!r} is not a number")
     missing = [
         option for option, (name, kind) in OPTIONS.items() if kind not in (list, bool) and getattr(args, name) is None
     ]
     if missing:
-        sys.exit(f"grader.launcher: missing {', '.join(missing)}")
+        sys.exit(f"grader.jail.launcher: missing {', '.join(missing)}")
     return args
 
 
@@ -330,11 +330,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parse(sys.argv[1:] if argv is None else argv)
     command = args.command
     if not command or args.uid < UID_BASE:
-        sys.exit("grader.launcher: give a uid >= %d and a command after --" % UID_BASE)
+        sys.exit("grader.jail.launcher: give a uid >= %d and a command after --" % UID_BASE)
     cwd = None if args.no_run_dir else os.getcwd()
     if cwd:
         if os.listdir(cwd):  # a run's own new folder, never one whose contents a tmpfs would hide (/tmp)
-            sys.exit(f"grader.launcher: the run's folder {cwd} is not empty; start the launcher in a new one")
+            sys.exit(f"grader.jail.launcher: the run's folder {cwd} is not empty; start the launcher in a new one")
         mount_run_dir(cwd, args.uid, args.file_size)
     _limit(resource.RLIMIT_DATA, args.memory)
     _limit(resource.RLIMIT_NPROC, args.processes)
@@ -349,13 +349,14 @@ def main(argv: list[str] | None = None) -> None:
             )
         except OSError as e:
             print(
-                f"grader.launcher: no control group for this jail ({e}); its per-process limits hold", file=sys.stderr
+                f"grader.jail.launcher: no control group for this jail ({e}); its per-process limits hold",
+                file=sys.stderr,
             )
     env = dict(e.split("=", 1) for e in args.env if "=" in e)
     visible = stage_paths(args.ro) if args.ro else {}
     bwrap = _which("bwrap")
     if bwrap is None:
-        sys.exit("grader.launcher: bubblewrap (bwrap) is not installed")
+        sys.exit("grader.jail.launcher: bubblewrap (bwrap) is not installed")
     jail = bwrap_argv(args.uid, args.scratch, cwd, args.hide, command, not args.no_network, visible, env)
     os.setgroups([])
     os.setresgid(args.uid, args.uid, args.uid)
@@ -366,7 +367,7 @@ def main(argv: list[str] | None = None) -> None:
         # cmdline the jailed programs can read (the kit's and the hidden folders' paths).
         os.execve(bwrap, argv_through_pipe(jail), {})
     except OSError as e:
-        sys.exit(f"grader.launcher: cannot start bwrap: {e}")
+        sys.exit(f"grader.jail.launcher: cannot start bwrap: {e}")
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ from harness.engine import REPO
 from harness.transfer import Path
 from harness.transfer import TransferResult
 
-from grader.battery import Battery, Programs, Scenario
-from grader.sandbox import Sandbox
+from grader.protocol.battery import Battery, Programs, Scenario
+from grader.jail.sandbox import Sandbox
 
 
 def scenario_seed(digest: str, scenario: str, repetition: int) -> int:

@@ -3,21 +3,21 @@
 A notebook's hidden test `test_<q>_remeasured` re-measures inside the student's own
 kernel, where an answer cell can patch whatever the test calls (the assertion, the
 `Lab`, its cache, AssertionError itself). So after the jailed autograde
-(grader/autograde.py), with the kernel dead, the grader:
+(grader/notebook/autograde.py), with the kernel dead, the grader:
   - reads the table the test handed in (harness.notebook.hand_in: data in that cell's
     output of the autograded .ipynb on disk); none, or more than one, scores 0;
   - draws the cells to re-measure from a seed the student cannot know: an HMAC of a key
     kept in the course folder (hidden from every kernel) with the assignment, the
     student, the question and the reported table, drawn now, after the kernel ran;
   - re-runs those cells with the submitted programs (nbgrader's submitted/ folder, not
-    the kernel's copy) in the programs' jail (grader.sandbox), on the same link, seeds
+    the kernel's copy) in the programs' jail (grader.jail.sandbox), on the same link, seeds
     and backend (local, as in the jailed kernel; each run in a namespace of its own)
     (each seed once, and again while a reported figure falls outside, up to four
     times: harness.notebook_rules.RERUN_ROUNDS, so one run the machine slowed does not
     fail an honest table); only these fresh runs set the accepted range
     (harness.notebook.REMEASURE_RULE); timing-bound and CPU-heavy cells are never drawn;
   - writes the verdict: the cell's score in nbgrader's gradebook
-    (grader.gradebook.set_cell_scores, over what the kernel's run of the test gave) and the rule with the fresh
+    (grader.notebook.gradebook.set_cell_scores, over what the kernel's run of the test gave) and the rule with the fresh
     figures as the cell's output in the autograded notebook, which nbgrader's
     generate_feedback shows the student.
 """
@@ -47,7 +47,7 @@ from harness.notebook_rules import FAILED, MISSING, Miss, finite, runs_of
 from harness.steal import NOTABLE
 from harness.transfer import LAG_WARN_US
 
-from grader.sandbox import Limits, Sandbox, kill_uid, mount_scratch, prepare_scratch, unmount_runs, unmount_scratch
+from grader.jail.sandbox import Limits, Sandbox, kill_uid, mount_scratch, prepare_scratch, unmount_runs, unmount_scratch
 
 KEY_FILE = ".rdtlab-remeasure.key"  # in the course folder: the kernels never see it
 GRADE_ID = re.compile(r"^test_(\w+)_remeasured$")
@@ -137,7 +137,7 @@ def handed_in(cell: nbformat.NotebookNode, q: str):
 def jailed_copy(folder: str, hidden: list[str], limits: Limits | None = None):
     """A private copy of `folder` in a jail of its own (its uid, a size-capped tmpfs):
     the Sandbox its programs run in. Everything it started is killed afterwards."""
-    from grader.grade import allocate_uid
+    from grader.protocol.grade import allocate_uid
 
     limits = limits or Limits()
     uid = allocate_uid()
@@ -171,7 +171,7 @@ def remeasure_student(
     kernel_crowded: str = "",
 ) -> list[Verdict]:
     """The verdicts of one student's re-measured cells (the autograded notebooks are
-    rewritten with them; grader.gradebook.set_cell_scores puts them in the gradebook).
+    rewritten with them; grader.notebook.gradebook.set_cell_scores puts them in the gradebook).
     Every question's sample is re-run in one pool, then the samples a reported figure
     fell outside of once more, together (see _decide_all). A cell that fails on figures
     the machine disturbed is not graded (Verdict.disturbed): `crowding()` says, when the
