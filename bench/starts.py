@@ -1,6 +1,7 @@
 """What each jailed program start costs in CPU: the launcher that sets up the
-jail (`python -S -c "...from grader.jail.launcher import main; main()"`; before that `-S
-grader/jail/launcher.py`, `-m grader.jail.launcher` and `-m grader.jail.sandbox`) and the reference
+jail (`python -S -c "...from grader.jail.launcher import main; main()"`; in older trees
+`grader.launcher`, started as `-S grader/launcher.py`, `-m grader.launcher` or
+`-m grader.sandbox`) and the reference
 programs' interpreters, in the jail's conditions.
 
     python -m bench starts [--reps 40] [--tree DIR]
@@ -71,12 +72,15 @@ def cpu_ms(argv: list[str], reps: int, cwd: str | None = None, env: dict | None 
 
 def launcher_start(tree: str, env: dict) -> list[str]:
     """How the tree's Sandbox.prefix() starts its launcher, after the interpreter
-    (`-m grader.jail.launcher`, `-S .../grader/launcher.py` or `-S -c ...`)."""
+    (`-S -c ...`; in older trees `-m grader.launcher` or `-S .../grader/launcher.py`)."""
     done = subprocess.run(
         [
             sys.executable,
             "-c",
-            "import json; from grader.jail.sandbox import Sandbox; "
+            "import json\n"
+            "try:\n    from grader.jail.sandbox import Sandbox\n"
+            "except ImportError:  # an older tree: the grader's modules side by side\n"
+            "    from grader.sandbox import Sandbox\n"
             "print(json.dumps(Sandbox(1, '/nonexistent').prefix()[1:]))",
         ],
         cwd=tree,
