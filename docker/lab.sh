@@ -10,13 +10,10 @@ PORT=${RDTLAB_PORT:-8888}
 export RDTLAB_PORT=$PORT
 say() { echo "lab: $*" >&2; }
 
-if docker compose version >/dev/null 2>&1; then
-    compose() { docker compose "$@"; }
-elif command -v docker-compose >/dev/null 2>&1; then
-    compose() { docker-compose "$@"; }
-else
-    say "no Docker Compose; install it (Debian: apt-get install docker-compose) and retry"; exit 1
-fi
+. ./compose.sh
+compose_choose || { say "no Docker Compose; install it (Debian: apt-get install docker-compose) and retry"; exit 1; }
+# shellcheck disable=SC2086  # $COMPOSE is one or two words
+compose() { $COMPOSE "$@"; }
 if [ "${1:-up}" = down ]; then
     compose down; exit
 fi
@@ -29,7 +26,7 @@ cid=$(compose ps -q lab 2>/dev/null || true)
 if [ -n "$cid" ] && [ -n "$(ready "$cid")" ]; then
     echo "the lab is already running: $(ready "$cid")"; exit 0
 fi
-if ! python3 -c "import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', int(sys.argv[1])))" "$PORT" 2>/dev/null; then
+if ! port_free "$PORT"; then
     say "port $PORT is taken by another program; choose a free one, e.g. RDTLAB_PORT=$((PORT + 1)) make docker-lab"; exit 1
 fi
 

@@ -20,13 +20,10 @@ export RDTLAB_HUB_PORT=$PORT
 say() { echo "hub: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-if docker compose version >/dev/null 2>&1; then
-    compose() { docker compose -p rdtlab-hub -f "$HERE/compose.yaml" "$@"; }
-elif command -v docker-compose >/dev/null 2>&1; then
-    compose() { docker-compose -p rdtlab-hub -f "$HERE/compose.yaml" "$@"; }
-else
-    die "no Docker Compose; install it (Debian: apt-get install docker-compose) and retry"
-fi
+. "$HERE/../compose.sh"
+compose_choose || die "no Docker Compose; install it (Debian: apt-get install docker-compose) and retry"
+# shellcheck disable=SC2086  # $COMPOSE is one or two words
+compose() { $COMPOSE -p rdtlab-hub -f "$HERE/compose.yaml" "$@"; }
 if [ "$(id -u)" = 0 ]; then as_root() { "$@"; }
 elif command -v sudo >/dev/null 2>&1; then as_root() { sudo -n "$@"; }
 else as_root() { die "the firewall rules of the students' network need root; run as root or install sudo"; }
@@ -86,7 +83,7 @@ for image in "${RDTLAB_HUB_IMAGE:-rdtlab/hub:latest}" "${RDTLAB_HUB_LAB_IMAGE:-r
 done
 secrets
 running=$(compose ps -q hub 2>/dev/null || true)
-if [ -z "$running" ] && ! python3 -c "import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', int(sys.argv[1])))" "$PORT" 2>/dev/null; then
+if [ -z "$running" ] && ! port_free "$PORT"; then
     die "port $PORT is taken by another program; choose a free one, e.g. RDTLAB_HUB_PORT=$((PORT + 1)) make hub"
 fi
 if ! out=$(compose up -d --no-build 2>&1); then
