@@ -172,15 +172,17 @@ def grade_main(args: argparse.Namespace) -> int:
         else:
             results = grade_all(subs, battery, out, options, jobs=args.jobs, done=done)
     write_class_csv(results, os.path.join(out, "grades.csv"))
-    write_class_view(results, out, time.monotonic() - started, moved if args.compare else None)
+    notebooks = None
     if args.gradebook:
-        from grader.notebook.gradebook import import_scores
+        from grader.notebook.gradebook import import_scores, notebook_scores
 
         if not args.no_notebooks:
             _autograde_notebooks(args, [r["student"] for r in results])
         # after autograde: nbgrader zeroes the grades of an assignment's notebooks it finds no
         # .ipynb for, and the protocol's scores are one
         import_scores(args.gradebook, args.assignment, results)
+        notebooks = notebook_scores(args.gradebook, args.assignment)
+    write_class_view(results, out, time.monotonic() - started, moved if args.compare else None, notebooks)
     for r in results:
         if r.get("ungraded"):
             print(

@@ -1,7 +1,8 @@
 """The class view, beside grades.csv: class.csv (a row per scenario: pass rate, who
 failed, the symptoms and how many show each) and class.html (the score distribution per
 part, pass rates, each symptom with who shows it, scenarios every submission fails, what
-the machine disturbed and what was graded again, how long the grading took). Static
+the machine disturbed and what was graded again, how long the grading took) and, where
+the notebooks were autograded too, each question's scores from the gradebook. Static
 HTML with its plots embedded, readable offline.
 """
 
@@ -68,14 +69,42 @@ def summary(results: list[dict]) -> dict:
     }
 
 
+def questions(notebooks: dict) -> list[dict]:
+    """A row per notebook question (grader/notebook/gradebook.notebook_scores): its points,
+    the class's mean, who has full marks and who not."""
+    rows = []
+    for notebook, cells in notebooks.items():
+        for name, q in cells.items():
+            scores = q["scores"]
+            top = q["max"] or 0
+            rows.append(
+                {
+                    "notebook": notebook,
+                    "name": name,
+                    "max_score": top,
+                    "scores": scores,
+                    "mean": sum(v or 0 for v in scores.values()) / len(scores) if scores else None,
+                    "full": sorted(s for s, v in scores.items() if (v or 0) >= top),
+                    "short": sorted(s for s, v in scores.items() if (v or 0) < top),
+                }
+            )
+    return rows
+
+
 def write_class_view(
-    results: list[dict], folder: str, wall_seconds: float | None = None, moved: dict | None = None
+    results: list[dict],
+    folder: str,
+    wall_seconds: float | None = None,
+    moved: dict | None = None,
+    notebooks: dict | None = None,
 ) -> None:
     """class.csv and class.html in `folder`, each written whole; `moved`: a regrade's
-    changes per student (grader/compare.py), shown in class.html."""
+    changes per student (grader/compare.py), shown in class.html; `notebooks`: the
+    gradebook's scores per question (grader/notebook/gradebook.notebook_scores)."""
     if not results:
         return
     view = summary(results)
+    view["questions"] = questions(notebooks or {})
     _write(os.path.join(folder, "class.csv"), _csv(view))
     _write(os.path.join(folder, "class.html"), _html(view, results, wall_seconds, moved))
 
@@ -105,6 +134,21 @@ def _csv(view: dict) -> str:
                 "" if row["pass_rate"] is None else f"{row['pass_rate']:.2f}",
                 "; ".join(f"{k} x{n}" for k, n in row["symptoms"].most_common()),
                 " ".join(row["failed"]),
+            ]
+        )
+    for q in view.get("questions", []):  # a notebook's question: passed = at full marks
+        graded = len(q["full"]) + len(q["short"])
+        w.writerow(
+            [
+                f"{q['notebook']}/{q['name']}",
+                "notebook",
+                q["max_score"],
+                len(q["full"]),
+                len(q["short"]),
+                0,
+                f"{len(q['full']) / graded:.2f}" if graded else "",
+                "" if q["mean"] is None else f"mean {q['mean']:.2f}",
+                " ".join(q["short"]),
             ]
         )
     return out.getvalue()
@@ -147,6 +191,39 @@ def _plots(view: dict) -> tuple[str, str]:
     ax.set_xlabel("% of the class passing", fontsize=8)
     ax.tick_params(labelsize=7)
     return scores, _png(fig)
+
+
+def _questions_plot(rows: list[dict]) -> str:
+    """The class's mean per notebook question, as a share of its points."""
+    import matplotlib.pyplot as plt
+
+    rows = [q for q in rows if q["mean"] is not None and q["max_score"]]
+    fig, ax = plt.subplots(figsize=(7, 0.22 * len(rows) + 0.8))
+    shares = [100 * q["mean"] / q["max_score"] for q in rows][::-1]
+    ax.barh([q["name"] for q in rows][::-1], shares, color=["#cc6677" if v < 50 else "#44aa99" for v in shares])
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("the class's mean, % of the question's points", fontsize=8)
+    ax.tick_params(labelsize=7)
+    return _png(fig)
+
+
+def _questions_html(rows: list[dict]) -> list[str]:
+    e = html.escape
+    out = [
+        "<h2>Notebook questions</h2>",
+        "<p>From the gradebook: nbgrader's autograded scores, or the grader's where it re-measured a cell.</p>",
+        f"<img alt='mean score per notebook question' src='{_questions_plot(rows)}'>",
+        "<table><tr><th>notebook</th><th>question</th><th>points</th><th>mean</th><th>full marks</th>"
+        "<th>below full marks</th></tr>",
+    ]
+    for q in rows:
+        mean = "" if q["mean"] is None else f"{q['mean']:.2g}"
+        out.append(
+            f"<tr><td>{e(q['notebook'])}</td><td>{e(q['name'])}</td><td>{q['max_score']:g}</td><td>{mean}</td>"
+            f"<td>{len(q['full'])}</td><td>{e(', '.join(q['short']))}</td></tr>"
+        )
+    out.append("</table>")
+    return out
 
 
 def _html(view: dict, results: list[dict], wall_seconds: float | None, moved: dict | None = None) -> str:
@@ -219,12 +296,22 @@ def _html(view: dict, results: list[dict], wall_seconds: float | None, moved: di
         for student, names in view["ungraded"].items():
             out.append(f"<li class='warn'>{e(student)}: not graded, disturbed on every try: {e(', '.join(names))}</li>")
         out.append("</ul>")
-    out += ["<h2>Students</h2>", "<table><tr><th>student</th><th>name</th><th>score</th></tr>"]
+    if view["questions"]:
+        out += _questions_html(view["questions"])
+    notebook: dict = defaultdict(float)  # a student's points over every notebook question
+    for q in view["questions"]:
+        for student, points in q["scores"].items():
+            notebook[student] += points or 0
+    most = sum(q["max_score"] for q in view["questions"])
+    head = "<th>notebook</th>" if view["questions"] else ""
+    out += ["<h2>Students</h2>", f"<table><tr><th>student</th><th>name</th><th>programs</th>{head}</tr>"]
     for r in sorted(results, key=lambda r: r["student"]):
         link = f"{e(r['student'])}/feedback.html"
         out.append(
             f"<tr><td><a href='{link}'>{e(r['student'])}</a></td><td>{e(r.get('name') or '')}</td>"
-            f"<td>{r['score']:g} / {r['max_score']:g}</td></tr>"
+            f"<td>{r['score']:g} / {r['max_score']:g}</td>"
+            + (f"<td>{notebook.get(r['student'], 0):g} / {most:g}</td>" if view["questions"] else "")
+            + "</tr>"
         )
     out.append("</table>")
     return "\n".join(out) + "\n"

@@ -11,6 +11,7 @@ per scenario; each student's submission of the assignment gets a graded copy of 
 from __future__ import annotations
 
 import os
+import re
 
 from harness.procs import UsageError
 
@@ -83,3 +84,33 @@ def set_cell_scores(course_dir: str, assignment: str, student: str, scores: dict
             grade.auto_score = grade.max_score if passed else 0.0
             gb.db.add(grade)
         gb.db.commit()
+
+
+def notebook_scores(course_dir: str, assignment: str) -> dict:
+    """Each autograded notebook's score per question, as the gradebook holds them
+    (nbgrader's, or the grader's over a re-measured cell): {notebook: {question: {"max":
+    points, "scores": {student: points}}}}, the protocol's own notebook left out."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    out: dict = {}
+    with Gradebook(gradebook_url(course_dir)) as gb:
+        try:
+            found = gb.find_assignment(assignment)
+        except MissingEntry:
+            return out
+        for nb in found.notebooks:
+            if nb.name != PROTOCOL_NOTEBOOK:
+                out[nb.name] = {c.name: {"max": c.max_score, "scores": {}} for c in nb.grade_cells}
+        for submission in found.submissions:
+            for nb in submission.notebooks:
+                for grade in nb.grades if nb.name in out else ():
+                    question = out[nb.name].setdefault(grade.name, {"max": grade.max_score, "scores": {}})
+                    question["scores"][submission.student.id] = grade.score
+    return {name: dict(sorted(questions.items(), key=_question_order)) for name, questions in sorted(out.items())}
+
+
+def _question_order(item) -> tuple:
+    """By the question's number (q1_..., test_q7_...), then its name: the notebook's order,
+    which the gradebook does not keep."""
+    found = re.search(r"q(\d+)", item[0])
+    return (int(found.group(1)) if found else 1 << 30, item[0])

@@ -304,6 +304,14 @@ def test_notebooks_are_autograded_in_the_jail_beside_the_protocol_scores(graded_
     assert protocol > 0
     alice = sum(score for score, _ in auto["alice"].values())
     assert float(rows["alice"]["raw_score"]) == pytest.approx(alice + protocol)
+    # ... and the class view has each notebook question's scores from the gradebook
+    with open(os.path.join(g.out, "class.csv")) as f:
+        questions = {r["scenario"]: r for r in csv.DictReader(f) if r["part"] == "notebook"}
+    for cell, (score, most) in auto["alice"].items():
+        row = questions[f"{C.NOTEBOOK[:-6]}/{cell}"]
+        assert float(row["points"]) == most and ("alice" in row["failed_students"].split()) == (score < most), row
+    with open(os.path.join(g.out, "class.html")) as f:
+        assert "<h2>Notebook questions</h2>" in f.read()
 
     assert _settled_leftovers(g.grader) == ([], [])
 
