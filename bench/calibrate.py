@@ -83,7 +83,7 @@ def load_corpus(root: Path = CORPUS) -> list[Member]:
             members.append(
                 Member(
                     name,
-                    root / name,
+                    (root / d.get("path", name)).resolve(),
                     "correct",
                     d.get("what", ""),
                     d.get("conventions", {}),
@@ -170,17 +170,21 @@ def grade_corpus(
     backend: str = "auto",
     sandbox: bool | None = None,
     done=None,
+    out: str | None = None,
+    assignment: str | None = None,
 ) -> dict[tuple[str, int], dict[str, Cell]]:
     """{(member, seed): {scenario: Cell}} from the real grader, as `rdtlab grade` grades a
     class (grader.parallel.grade_all): a pool of `jobs`, and what the machine disturbed or
-    failed in a crowded pool graded again alone at the end (`done` is told again then)."""
+    failed in a crowded pool graded again alone at the end (`done` is told again then).
+    `out`: write each grading's feedback there, with its failing runs' pictures;
+    `assignment`: whose battery (default the one main calibrates)."""
     from grader.protocol.battery import load_battery
     from grader.collect import Submission
     from grader.protocol.grade import Options
     from grader.parallel import grade_all
 
-    battery = load_battery(BATTERY)
-    options = Options(backend=backend, sandbox=sandbox, pcaps=False)
+    battery = load_battery(assignment or BATTERY)
+    options = Options(backend=backend, sandbox=sandbox, pcaps=out is not None)
     with tempfile.TemporaryDirectory(prefix="rdt-calibrate-") as tmp:
         work, chosen, results = [], {}, {}
         for m in sorted(members, key=lambda m: m.kind != "bug"):  # the bugs first: they are quick
@@ -201,7 +205,7 @@ def grade_corpus(
         graded = grade_all(
             [sub for _, _, sub in work],
             battery,
-            None,
+            out,
             options,
             jobs,
             finished,
