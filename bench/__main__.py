@@ -8,8 +8,17 @@ import bench as bench_pkg
 
 ORDER = ["engine", "reference", "transfer", "sheet"]
 # Commands of their own, with their own arguments (make bench runs each): the grader's
-# class rate, the notebooks' autograde rate, the corpus calibration matrix.
-SEPARATE = ("grader", "notebooks", "calibrate", "instructions", "hub_spawn")
+# class rate, the notebooks' autograde rate, the corpus calibration matrix, ...
+SEPARATE = (
+    "grader",
+    "classes",
+    "notebooks",
+    "calibrate",
+    "instructions",
+    "hub_spawn",
+    "planted_pictures",
+    "notebook_languages",
+)
 
 
 def available() -> list[str]:

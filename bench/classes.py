@@ -6,9 +6,10 @@ whether every student got the same score at each.
 
 The class is the assignment's calibration corpus (bench/calibrate.py's): each correct
 member and each planted bug a student, so it fails, stalls and hangs as a real class
-does. Prints, per --jobs: wall time, submissions an hour, the grader's CPU seconds (its
-process tree's, children included) a submission, and the scores that differ from the
-first --jobs' (none, for a fair grader). Exit status 1 if any differ.
+does. Prints, per --jobs: wall time, submissions an hour, CPU seconds a submission (the
+whole tree's: the grader, the jailed programs, the link engines; bench/_own_cpu.py), and
+the scores that differ from the first --jobs' (none, for a fair grader). Exit status 1
+if any differ.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ import sys
 import tempfile
 import time
 
+from bench._own_cpu import OwnCpu
 from bench.calibrate import corpus_of, load_corpus, seeded_copy
 
 
 def cpu_s() -> float:
-    """CPU seconds of this process and its waited-for children."""
+    """CPU seconds of this process and its waited-for children: where no cgroup counts the
+    whole tree, the jailed programs (not waited for by this process) are missed."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
@@ -53,14 +56,17 @@ def main(argv: list[str] | None = None) -> int:
         subs = [Submission(m.name, seeded_copy(m, args.seed, tmp)) for m in members]
         for jobs in [int(j) for j in args.jobs.split(",")]:
             reference_runs.clear()  # each pass runs its own reference runs, as a class's first grading does
-            began, cpu = time.monotonic(), cpu_s()
-            results = grade_all(subs, battery, None, Options(backend=args.backend, pcaps=False), jobs=jobs)
-            wall, used = time.monotonic() - began, cpu_s() - cpu
+            with OwnCpu() as own:
+                began, cpu = time.monotonic(), cpu_s()
+                results = grade_all(subs, battery, None, Options(backend=args.backend, pcaps=False), jobs=jobs)
+                wall, used = time.monotonic() - began, cpu_s() - cpu
+            tree = "the whole tree's" if own.seconds is not None else "the grader's own, its jailed programs missed"
+            used = own.seconds if own.seconds is not None else used
             scores = {r["student"]: r["score"] for r in results}
             again = sum(len(r.get("graded_again", [])) for r in results)
             print(
                 f"{args.assignment}: {len(subs)} submissions at --jobs {jobs}: {wall:.0f} s, "
-                f"{3600 * len(subs) / wall:.0f} an hour, {used / len(subs):.1f} CPU-s a submission, "
+                f"{3600 * len(subs) / wall:.0f} an hour, {used / len(subs):.1f} CPU-s a submission ({tree}), "
                 f"{again} scenario(s) graded again alone",
                 flush=True,
             )

@@ -16,7 +16,7 @@ import urllib.request
 import pytest
 
 from tests.support import course as C
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from bench._browser import CHROMIUM, CHROMIUM_ARGS
 
 ARTIFACTS = os.path.join(C.REPO, "out", "test-artifacts")
 

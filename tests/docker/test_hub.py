@@ -28,7 +28,7 @@ import pytest
 
 from harness.statistics import summarize
 from tests.support import course as C
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from bench._browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.containers import ARTIFACTS, REPO, free_port, run
 
 # the class's grading (two students' jailed notebooks and the whole comn battery) takes minutes

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from tests.support.containers import ARTIFACTS, DOCKER, LAB, PROJECT, REPO, free_port, leftovers, run
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from bench._browser import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]
 STUDENT = REPO / "tests" / "fixtures" / "students"  # stand-alone, like a student's hand-in

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import REPO
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from bench._browser import CHROMIUM, CHROMIUM_ARGS
 
 ARTIFACTS = REPO / "out" / "test-artifacts" / "docs"
 MKDOCS = os.path.join(os.path.dirname(sys.executable), "mkdocs")

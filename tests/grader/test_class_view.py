@@ -18,7 +18,7 @@ from grader.protocol.planted import plant, reference_submission
 from harness.engine import REPO
 
 from tests.support import TESTS
-from tests.support.browser import look_at
+from bench._browser import look_at
 
 pytestmark = pytest.mark.netns
 GBN = TESTS / "fixtures" / "batteries" / "gbn-vs-tcp"
