@@ -17,7 +17,6 @@ import http.cookiejar
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -26,16 +25,11 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from bench._ports import free_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HUB_SH = os.path.join(REPO, "docker", "hub", "hub.sh")
 HUB_VOLUMES = ["rdtlab-hub-data", "rdtlab-hub-users", "rdtlab-hub-course", "rdtlab-hub-exchange"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def docker(*args: str) -> str:

@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ import urllib.request
 
 from assignments.course_copy import BIN, NOTEBOOK, REPO, env, make_course, student_folder
 from bench._browser import CHROMIUM, CHROMIUM_ARGS
+from bench._ports import free_port
 
 LANGUAGES = os.path.join(REPO, "tests", "fixtures", "languages")
 # how many code cells of the open notebook ran, and how many run or wait
@@ -44,12 +44,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=2, help="runs of each language, alternated (default 2)")
     p.add_argument("--mode", default="quick", choices=["tiny", "quick"], help="the notebook's plan (default quick)")
     return p
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def folder_for(course: str, language: str, dest: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -17,14 +16,9 @@ import pytest
 
 from tests.support import course as C
 from bench._browser import CHROMIUM, CHROMIUM_ARGS
+from bench._ports import free_port
 
 ARTIFACTS = os.path.join(C.REPO, "out", "test-artifacts")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

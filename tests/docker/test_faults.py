@@ -7,7 +7,8 @@ import socket
 
 import pytest
 
-from tests.support.containers import DOCKER, LAB, free_port, leftovers, run, wait_for_line
+from bench._ports import free_port
+from tests.support.containers import DOCKER, LAB, leftovers, run, wait_for_line
 from test_lab import hand_in, lab_env
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]

@@ -29,7 +29,8 @@ import pytest
 from harness.statistics import summarize
 from tests.support import course as C
 from bench._browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support.containers import ARTIFACTS, REPO, free_port, run
+from bench._ports import free_port
+from tests.support.containers import ARTIFACTS, REPO, run
 
 # the class's grading (two students' jailed notebooks and the whole comn battery) takes minutes
 pytestmark = pytest.mark.timeout(1800)

@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from tests.support.containers import ARTIFACTS, DOCKER, LAB, PROJECT, REPO, free_port, leftovers, run
+from bench._ports import free_port
+from tests.support.containers import ARTIFACTS, DOCKER, LAB, PROJECT, REPO, leftovers, run
 from bench._browser import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(1800)]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import time
 
@@ -50,12 +49,6 @@ def run(*argv, timeout=120, check=True, **kw) -> subprocess.CompletedProcess:
             f"{' '.join(map(str, argv))} failed ({done.returncode}): {(done.stderr or done.stdout)[-2000:]}"
         )
     return done
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def docker_namespaces() -> list[str]:
