@@ -71,7 +71,7 @@ c.DockerSpawner.mem_limit = S["mem_limit"]
 c.DockerSpawner.extra_host_config = {
     "pids_limit": int(S["pids_limit"]),
     "cap_drop": ["ALL"],
-    "cap_add": ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP"],
+    "cap_add": list(S["start_capabilities"]),
     "security_opt": ["no-new-privileges:true"],
 }
 c.Spawner.start_timeout = int(S["start_timeout"])

@@ -22,19 +22,19 @@ pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/
 
 HELM = REPO / "docker" / "hub" / "helm"
 COMPOSE_SETTINGS = REPO / "docker" / "hub" / "settings.toml"
-# TODO: drop these once docker/hub/settings.toml (the compose hub's settings) is in the
-# tree; where it is absent, the values are compared with these, its settings as specified.
-COMPOSE_DEFAULTS = {
-    "cpu_limit": 1,
-    "mem_limit": "2G",
-    "pids_limit": 512,
-    "cull_timeout": 3600,
-    "cull_every": 300,
-    "uid_base": 10000,
-    "gid": 100,
-    "admin": "instructor",
-    "course_id": "rdtlab",
-}
+# The settings (docker/hub/settings.toml) the Helm values must agree with.
+SETTINGS = (
+    "cpu_limit",
+    "mem_limit",
+    "pids_limit",
+    "cull_timeout",
+    "cull_every",
+    "uid_base",
+    "gid",
+    "admin",
+    "course_id",
+    "start_capabilities",
+)
 # The container runtime's default capabilities (Docker's and containerd's alike): the
 # most a student's container may list under capabilities.add.
 RUNTIME_DEFAULT_CAPS = {
@@ -70,12 +70,10 @@ def validator():
 
 
 def compose_settings() -> dict:
-    if not COMPOSE_SETTINGS.exists():
-        return COMPOSE_DEFAULTS
     settings = tomllib.loads(COMPOSE_SETTINGS.read_text())
     tables = [settings, *(v for v in settings.values() if isinstance(v, dict))]
     found = {}
-    for key in COMPOSE_DEFAULTS:  # at the top or in one table
+    for key in SETTINGS:  # at the top or in one table
         hits = [t[key] for t in tables if key in t]
         assert hits, f"{COMPOSE_SETTINGS} has no {key}"
         found[key] = hits[0]
@@ -186,6 +184,12 @@ def test_the_settings_are_the_compose_hubs(values):
     assert env["NB_GID"] == str(settings["gid"]) and values["singleuser"]["fsGid"] == int(settings["gid"])
     assert env["RDTLAB_COURSE_ID"] == settings["course_id"]
     assert values["hub"]["config"]["Authenticator"]["admin_users"] == [settings["admin"]]
+    # the start's capabilities: a student's pod, and the compose hub's grader container
+    # (compose.yaml cannot read settings.toml)
+    context = hub_config(values).KubeSpawner.container_security_context
+    assert context["capabilities"]["add"] == settings["start_capabilities"]
+    compose = yaml.safe_load((REPO / "docker" / "hub" / "compose.yaml").read_text())
+    assert compose["services"]["grader"]["cap_add"] == settings["start_capabilities"]
 
 
 def test_each_student_runs_under_a_uid_of_their_own_with_nothing_beyond_the_defaults(values):

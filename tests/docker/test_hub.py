@@ -416,7 +416,7 @@ def test_a_students_sheet_on_the_hub_matches_the_netns_backend(hub_images, tmp_p
         "--rm",
         "--cap-drop",
         "ALL",
-        *[x for cap in ("CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP") for x in ("--cap-add", cap)],
+        *[x for cap in settings["start_capabilities"] for x in ("--cap-add", cap)],
         "--security-opt",
         "no-new-privileges:true",
         "--pids-limit",
