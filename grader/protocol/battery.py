@@ -47,6 +47,7 @@ SCENARIO_KEYS = {
     "path_share",
     "sizes",
     "sent_vs_ref",
+    "fast_retransmit_k",
 }
 CONVENTION_KEYS = ("byte_order", "numbering", "first_seq", "eof_value", "ack")
 # What a battery's grader probes per submission ([battery] detect): COMN's open
@@ -103,6 +104,7 @@ class Scenario:
     sizes: tuple = ()  # files of these sizes, one per run (seed 001's objects); else `size`
     sent_vs_ref: tuple[float, ...] | None = None  # data messages into the link, those sent into
     # a down path too, <= factor x the reference's + slack
+    fast_retransmit_k: int | None = None  # no resend after fewer than k duplicate ACKs (the trace)
 
     def size_of(self, run: int) -> int:
         """The file size of the scenario's run number `run`."""
@@ -384,9 +386,18 @@ def _scenario(d: dict, programs: dict[int, Programs], source: str, score_beyond:
             path_share=share,
             sizes=tuple(sizes),
             sent_vs_ref=tuple(float(x) for x in sent) if sent else None,
+            fast_retransmit_k=_dup_acks(d.get("fast_retransmit_k"), where),
         )
     except (TypeError, ValueError) as e:
         raise UsageError(f"{where}: {e}") from None
+
+
+def _dup_acks(value, where: str) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise UsageError(f"{where}: fast_retransmit_k must be a number of duplicate ACKs (1 or more), not {value!r}")
+    return value
 
 
 def _positive(value, where: str, what: str, zero: bool = False):

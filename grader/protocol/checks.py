@@ -37,7 +37,41 @@ def evaluate(
         checks.append(sent(runs, references, *scenario.sent_vs_ref))
     if scenario.path_share is not None:
         checks.append(path_share(runs, scenario.path_share))
+    if scenario.fast_retransmit_k is not None:
+        checks.append(fast_retransmit_k(runs, scenario.fast_retransmit_k))
     return checks
+
+
+def fast_retransmit_k(runs: list[TransferResult], k: int) -> Check:
+    """No resend prompted by fewer than k duplicate ACKs in a row, read from the engine's
+    trace of each run (harness/plots/trace.py): reordering and duplicated ACKs make one
+    or two duplicates often, and a sender must wait for the k-th. A run with no trace
+    to read is not held against the student."""
+    from harness.plots.trace import early_fast_retransmits, load
+    from harness.procs import UsageError
+
+    read = 0
+    for r in runs:
+        if not r.ok:
+            continue
+        try:
+            tr = load(r)
+        except (UsageError, OSError, ValueError):
+            continue
+        read += 1
+        early = early_fast_retransmits(tr, k)
+        if early:
+            p = early[0]
+            return Check(
+                "fast retransmit",
+                False,
+                f"packet {p.seq} resent {1000 * p.t:.0f} ms in, right after only {p.dups} duplicate "
+                f"ACK{'s' if p.dups != 1 else ''} in a row (fast retransmit waits for {k}); "
+                f"{len(early)} such resend{'s' if len(early) != 1 else ''} in all",
+            )
+    if not read:
+        return Check("fast retransmit", True, "no trace of the runs to read")
+    return Check("fast retransmit", True, f"every fast retransmit waited for {k} duplicate ACKs")
 
 
 def sent(runs: list[TransferResult], refs: list[TransferResult | None], factor: float, slack: float) -> Check:

@@ -17,6 +17,7 @@ import shutil
 import tempfile
 import threading
 import time
+import uuid
 from concurrent.futures import Future, wait as wait_futures
 from dataclasses import dataclass, field
 
@@ -323,6 +324,8 @@ def _grade_scenario(
         trace = (
             os.path.join(student_dir, f"{scenario.name}-{seed}.trace.jsonl")
             if student_dir and options.pcaps and scenario.size_of(k) <= pictures.MAX_BYTES
+            else os.path.join(pictures.trace_folder(), f"{uuid.uuid4().hex}.trace.jsonl")
+            if scenario.fast_retransmit_k is not None  # a check reads it (removed with the pictures')
             else None
         )
         for _ in range(disturbance.TRIES):  # the same seed again while the machine disturbs it
@@ -528,7 +531,7 @@ def _settle(
     """Run the reference pair, again while the machine disturbs it; one still disturbed
     is handed to this caller (whose scenario then tries again) but not kept for others."""
     trace = (
-        os.path.join(pictures.reference_traces(), f"{hashlib.sha256(repr(key).encode()).hexdigest()[:20]}.jsonl")
+        os.path.join(pictures.trace_folder(), f"{hashlib.sha256(repr(key).encode()).hexdigest()[:20]}.jsonl")
         if scenario.size_of(k) <= pictures.MAX_BYTES
         else None
     )

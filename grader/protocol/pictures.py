@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import os
 
+from harness.plots.trace import DUP_ACKS
 from harness.procs import UsageError
 
 # a page that fails every scenario stays small: ~25 KB a picture at this size
@@ -17,8 +18,9 @@ MAX_BYTES = 8 << 20  # larger transfers are not traced (the wrap's 64 MiB: 130,0
 _traces: list = []
 
 
-def reference_traces() -> str:
-    """This process's folder of the reference runs' traces (removed when it exits)."""
+def trace_folder() -> str:
+    """This process's folder of traces kept beyond an output folder: the reference runs'
+    (for the pictures), and runs a check reads (removed when it exits)."""
     if not _traces:
         import atexit
         import shutil
@@ -48,6 +50,10 @@ def mark_of(kind: str | None, tr) -> tuple[float, str] | None:
         damaged = [p.t for p in data if p.copy.corrupted]
         if damaged:
             return min(damaged) * 1000, "first damaged message delivered"
+    if kind == "early-resend":
+        early = [p.t for p in data if p.retransmission and p.dups is not None and 0 < p.dups < DUP_ACKS]
+        if early:
+            return min(early) * 1000, "first resend after too few duplicate ACKs"
     if kind in ("wasteful", "slow"):
         resent = [p.t for p in data if p.retransmission]
         if resent:

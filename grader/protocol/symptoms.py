@@ -31,6 +31,7 @@ KINDS = {
     "convention": "a convention the course fixes is not followed",
     "slow": "slower than the reference",
     "wasteful": "more resends than needed",
+    "early-resend": "a fast retransmit before the k-th duplicate ACK",
     "printed": "the sender's last line is not the required one",
     "one-path": "a path left (nearly) unused",
     "skipped": "not run after earlier hangs",
@@ -148,6 +149,8 @@ def diagnose(checks, runs) -> Symptom | None:
     if first.name in ("retransmissions", "sent"):
         ratio = _ratio(first.detail)
         return symptom("storm" if ratio and ratio >= STORM_FACTOR else "wasteful", first.detail)
+    if first.name == "fast retransmit":
+        return symptom("early-resend", first.detail)
     if first.name == "printed":
         return symptom("printed", first.detail)
     if first.name == "paths":

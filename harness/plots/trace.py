@@ -27,6 +27,11 @@ What is inferred, and how (nothing here comes from what a program prints):
   timeout: a GBN sender resending its whole window is one timeout, an SR sender
   resending one packet another, a stop-and-wait sender resending the same packet twice
   two.
+- a resend's `dups` (cumulative ACKs): when only duplicate ACKs reached the sender since
+  its previous send, how many had arrived in a row (they prompted it); 0 when a new ACK
+  did (as NewReno resends on a partial ACK); None when no ACK did (a timer).
+  `early_fast_retransmits` finds resends after fewer than k duplicates, which a sender
+  with fast retransmit at k must never send;
 - the *window* at a moment is the packets sent and not yet acknowledged (outstanding),
   between `base` (the lowest of them) and `top` (the highest packet sent).
 
@@ -64,6 +69,7 @@ class Packet:
     sack: tuple = ()
     retransmission: bool = False
     cause: str | None = None  # of a retransmission: "timeout" or "fast"
+    dups: int | None = None  # of a resend an ACK prompted: the duplicate ACKs in a row before it
     t_in: float | None = None  # seconds from the capture's start
     t_out: float | None = None
 
@@ -290,6 +296,12 @@ def detect_ack_meaning(packets: list[Packet]) -> str:
 # ---- the protocol's events -----------------------------------------------------------
 
 
+def early_fast_retransmits(tr: Transfer, k: int) -> list[Packet]:
+    """Resends a cumulative ACK's duplicates prompted before the k-th in a row: a sender
+    with fast retransmit at k duplicate ACKs resends on the k-th, never on fewer."""
+    return [p for p in tr.sent() if p.retransmission and p.dups is not None and 0 < p.dups < k]
+
+
 def analyse(tr: Transfer, burst_gap: float) -> None:
     """Mark retransmissions and their cause, find timeouts, follow the window, in one
     sweep over sends (data in) and ACK arrivals (ACKs out), in time order."""
@@ -302,6 +314,7 @@ def analyse(tr: Transfer, burst_gap: float) -> None:
     lows: list[int] = []  # heap over unacked, stale entries skipped
     cum, top = -1, -1  # highest cumulative ACK, highest packet sent
     last_ack, dups, fast_done, third_dup_t = None, 0, None, None
+    new_since = False  # a new cumulative ACK reached the sender since its last send
     prev_resend = None  # the last send, if a resend after a timeout
     fast = None  # the last send, if a fast retransmit (so far)
     acks_since = 0  # ACKs the sender received since its last send
@@ -321,6 +334,8 @@ def analyse(tr: Transfer, burst_gap: float) -> None:
             fast = None
             if resend:
                 p.retransmission = True
+                if tr.ack == "cumulative" and acks_since:
+                    p.dups = 0 if new_since else dups
                 if (
                     tr.ack == "cumulative"
                     and last_ack is not None
@@ -339,7 +354,7 @@ def analyse(tr: Transfer, burst_gap: float) -> None:
             else:
                 prev_resend = None
             last_sent[p.seq] = t
-            acks_since = 0
+            acks_since, new_since = 0, False
             top = max(top, p.seq)
             if p.seq > cum and p.seq not in acked and p.seq not in unacked:
                 unacked.add(p.seq)
@@ -351,7 +366,7 @@ def analyse(tr: Transfer, burst_gap: float) -> None:
                 if dups == DUP_ACKS:
                     third_dup_t = t
             elif last_ack is None or p.seq > last_ack:
-                last_ack, dups = p.seq, 0
+                last_ack, dups, new_since = p.seq, 0, True
             covered = list(p.sack)
             if tr.ack == "cumulative" and p.seq > cum:
                 covered.append((cum + 1, p.seq))

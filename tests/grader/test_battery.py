@@ -37,6 +37,7 @@ def test_comn_battery_covers_parts_and_conditions():
         ({"size": -1}, "size must be a non-negative number"),
         ({"retx_vs_ref": 2}, "retx_vs_ref must be [factor, slack]"),
         ({"retx_vs_losses": [1]}, "retx_vs_losses must be [factor, slack]"),
+        ({"fast_retransmit_k": 0}, "fast_retransmit_k must be a number of duplicate ACKs"),
         ({"reference_env": {"RDT_ENDING": 1}}, "reference_env must be a table of strings"),
     ],
 )

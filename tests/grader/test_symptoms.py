@@ -69,6 +69,7 @@ def test_the_checks_after_delivery_and_scenarios_that_could_not_run():
         first_failing(Check("sent", False, "900 data messages into the link, ... (at most 150 allowed)")).kind
         == "storm"
     )
+    assert first_failing(Check("fast retransmit", False, "packet 9 resent ... after only 2")).kind == "early-resend"
     assert first_failing(Check("printed", False, "x")).kind == "printed"
     assert first_failing(Check("paths", False, "x")).kind == "one-path"
     assert (

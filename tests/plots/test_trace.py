@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from harness.plots.capture import Capture, Copy, read
-from harness.plots.trace import load
+from harness.plots.trace import early_fast_retransmits, load
 from harness.procs import UsageError
 
 pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
@@ -201,3 +201,35 @@ def test_a_window_resent_right_after_duplicates_is_a_timeout():
     assert [p.cause for p in tr.sent() if p.retransmission] == ["timeout"] * 3
     assert tr.timeouts == [pytest.approx(0.0935)]
     assert tr.counts()["fast_retransmits"] == 0
+
+
+def test_a_resend_after_fewer_duplicates_than_k_is_early():
+    # packet 1 overtaken by 2 and 3 (no loss): ACK 0 (the sender sends 4 on it), then two
+    # duplicates; 1 resent at once
+    c = [data(0, 0.000), data(1, 0.001), data(2, 0.002), data(3, 0.003)]
+    c += [ack(0, 0.010), data(4, 0.0101), ack(0, 0.011), ack(0, 0.012), data(1, 0.0121), ack(4, 0.016)]
+    tr = transfer(c, ack="cumulative")
+    [resent] = [p for p in tr.sent() if p.retransmission]
+    assert resent.dups == 2
+    assert early_fast_retransmits(tr, 3) == [resent]
+    assert early_fast_retransmits(tr, 2) == []  # at k = 2 it is on time
+    # with no send since the new ACK, the new ACK may have prompted it: not held against it
+    del c[5]
+    tr = transfer(c, ack="cumulative")
+    assert [p.dups for p in tr.sent() if p.retransmission] == [0] and early_fast_retransmits(tr, 3) == []
+
+
+def test_a_resend_a_new_ack_or_a_timer_prompted_is_not_early():
+    # NewReno: the partial ACK 2 (and the link's copy of it, a duplicate) prompt the resend of 3
+    c = [data(i, i * 0.001) for i in range(6)]
+    c += [ack(0, 0.010), data(6, 0.0101)] + [ack(0, 0.011 + i * 0.001) for i in range(3)] + [data(1, 0.0135)]
+    c += [ack(2, 0.030), Copy("reverse", 0, struct.pack(">H", 2), 0.025, 0.0301, "delivered", duplicate=True)]
+    c += [data(3, 0.0305), ack(5, 0.05)]
+    tr = transfer(c, ack="cumulative")
+    assert [(p.seq, p.dups) for p in tr.sent() if p.retransmission] == [(1, 3), (3, 0)]
+    assert early_fast_retransmits(tr, 3) == []
+    # a timer: no ACK since the sender's last send
+    c = [data(0, 0.0), data(1, 0.001), ack(0, 0.010), ack(0, 0.011), data(2, 0.012), data(1, 0.5), ack(2, 0.52)]
+    tr = transfer(c, ack="cumulative")
+    assert [p.dups for p in tr.sent() if p.retransmission] == [None]
+    assert early_fast_retransmits(tr, 3) == []
