@@ -22,6 +22,7 @@ import time
 
 from bench._own_cpu import OwnCpu
 from bench.calibrate import corpus_of, load_corpus, seeded_copy
+from bench.planted_pictures import PictureClock
 
 
 def cpu_s() -> float:
@@ -39,6 +40,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", default="1,2,6", help="comma-separated pool sizes (default 1,2,6)")
     p.add_argument("--seed", type=int, default=1, help="the class's seed (its submissions' digests)")
     p.add_argument("--backend", default="netns")
+    p.add_argument(
+        "--pictures",
+        action="store_true",
+        help="write the feedback with the failing runs' pictures, and say their share of the grading",
+    )
     return p
 
 
@@ -56,9 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         subs = [Submission(m.name, seeded_copy(m, args.seed, tmp)) for m in members]
         for jobs in [int(j) for j in args.jobs.split(",")]:
             reference_runs.clear()  # each pass runs its own reference runs, as a class's first grading does
-            with OwnCpu() as own:
+            out = tempfile.mkdtemp(prefix=f"out-{jobs}-", dir=tmp) if args.pictures else None
+            with OwnCpu() as own, PictureClock() as drawing:
                 began, cpu = time.monotonic(), cpu_s()
-                results = grade_all(subs, battery, None, Options(backend=args.backend, pcaps=False), jobs=jobs)
+                results = grade_all(subs, battery, out, Options(backend=args.backend, pcaps=bool(out)), jobs=jobs)
                 wall, used = time.monotonic() - began, cpu_s() - cpu
             tree = "the whole tree's" if own.seconds is not None else "the grader's own, its jailed programs missed"
             used = own.seconds if own.seconds is not None else used
@@ -70,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"{again} scenario(s) graded again alone",
                 flush=True,
             )
+            if out:
+                own_time = sum(r["execution_time"] for r in results)
+                print(
+                    f"  the failing runs' pictures: {drawing.seconds:.0f} s, {100 * drawing.seconds / own_time:.1f}% "
+                    f"of the submissions' own {own_time:.0f} s",
+                    flush=True,
+                )
             spent: dict = {}
             for r in results:
                 for sc in r["scenarios"]:

@@ -32,9 +32,10 @@ SEED = 1
 MAX_PAGE = 2 << 20  # a page of failures, pictures embedded (pcaps aside)
 # each <h3> of the feedback's "Replay a failure": the scenario, its symptom, its images
 SECTIONS = """[...document.querySelectorAll('h3')].map(h => {
-  const out = {name: h.textContent, symptom: '', images: []};
+  const out = {name: h.textContent, symptom: '', images: [], nopicture: ''};
   for (let e = h.nextElementSibling; e && e.tagName !== 'H3'; e = e.nextElementSibling) {
     if (e.textContent.startsWith('What went wrong: ')) out.symptom = e.textContent.slice(17);
+    if (e.classList.contains('nopicture')) out.nopicture = e.textContent;
     e.querySelectorAll('img').forEach(i => out.images.push([i.alt, i.complete && i.naturalWidth > 0]));
   }
   return out;
@@ -127,12 +128,18 @@ def check_assignment(assignment: str, jobs: int, out: str) -> tuple[list[list[st
             pictured = shown == ["your run", "the reference, same link and seed"]
             symptom = (section or {}).get("symptom", "")
             listed = r["student"] in failed_in.get(s["name"], set())
+            # no run to draw (skipped after earlier hangs), or one too big to trace, said on the page
+            excused = ""
+            if (s.get("symptom") or {}).get("kind") == "skipped":
+                excused = "not run"
+            elif (section or {}).get("nopicture"):
+                excused = "too big, said"
             rows.append(
-                [assignment, m.name, s["name"], symptom or "-", "both" if pictured else " + ".join(shown) or "none"]
-                + [f"{size / 1024:.0f} KiB"]
+                [assignment, m.name, s["name"], symptom or "-"]
+                + ["both" if pictured else excused or " + ".join(shown) or "none", f"{size / 1024:.0f} KiB"]
             )
             problems = [
-                *(["no picture of the run and the reference"] if not pictured else []),
+                *(["no picture of the run and the reference"] if not (pictured or excused) else []),
                 *(["no symptom named"] if not symptom else []),
                 *(["not in class.csv under its scenario"] if not listed else []),
                 *([f"console: {page['errors']}"] if page["errors"] else []),
@@ -164,9 +171,9 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     width = max(len(r[1]) for r in every) if every else 10
-    print(f"\n{'assignment':18} {'bug':{width}} {'scenario':24} {'pictures':8} {'page':>8}  symptom")
+    print(f"\n{'assignment':18} {'bug':{width}} {'scenario':26} {'pictures':14} {'page':>8}  symptom")
     for a, bug, scenario, symptom, pictures, size in every:
-        print(f"{a:18} {bug:{width}} {scenario:24} {pictures:8} {size:>8}  {symptom}")
+        print(f"{a:18} {bug:{width}} {scenario:26} {pictures:14} {size:>8}  {symptom}")
     print(f"\nfeedback folders and screenshots in {out}")
     for line in wrong:
         print(f"WRONG: {line}", file=sys.stderr)

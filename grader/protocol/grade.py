@@ -410,6 +410,10 @@ def _pictures(
     reference's on the same link and seed (the run a check compared with, else one made
     now); the traces of the runs are not kept."""
     try:
+        if found is not None and folder is not None and runs and not any(traces):
+            big = max(scenario.size_of(k) for k in range(len(runs)))
+            if big > pictures.MAX_BYTES:  # said on the page, where the picture would be
+                return {"none": pictures.too_big(big)}
         if found is None or folder is None or not any(traces):
             return None
         k = next((i for i, r in enumerate(runs) if not r.ok), 0)

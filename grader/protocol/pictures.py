@@ -31,6 +31,15 @@ def trace_folder() -> str:
     return _traces[0]
 
 
+def too_big(size: int) -> str:
+    """Why a failing run has no picture: its transfer was too large to trace."""
+    return (
+        f"No picture of this run: it carried {size / (1 << 20):.0f} MiB, and runs over "
+        f"{MAX_BYTES >> 20} MiB are not traced (too many packets to draw). The replay line "
+        "below runs it again on the same link and seed."
+    )
+
+
 def mark_of(kind: str | None, tr) -> tuple[float, str] | None:
     """(time in ms, label) where a symptom shows in a transfer, or None."""
     data = [p for p in tr.packets if p.kind == "data" and p.t is not None and not p.copy.duplicate]
