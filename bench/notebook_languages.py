@@ -8,8 +8,9 @@ to the last cell's end, and the cells that raised.
 Each language gets a student's copy of the release (the reference answers typed in) with
 its programs in place of the starters: Python, the reference's; the others, the
 languages' fixtures (tests/fixtures/languages/). `make lab`'s JupyterLab serves it
-(assignments/lab.py), and the rounds alternate the languages so the machine's drift
-falls on each alike. The first Java round includes javac (the lab then keeps the build).
+(assignments/lab.py), a fresh copy each round (the lab keeps what it measured and
+built), and the rounds alternate the languages so the machine's drift falls on each
+alike. Java's time includes javac.
 """
 
 from __future__ import annotations
@@ -131,12 +132,13 @@ def main(argv: list[str] | None = None) -> int:
     bad = 0
     with tempfile.TemporaryDirectory(prefix="rdt-nb-languages-") as tmp:
         course = make_course(tmp)
-        folders = {x: folder_for(course, x, os.path.join(tmp, x, "comn")) for x in languages}
         for k in range(args.rounds):
             for x in languages if k % 2 == 0 else languages[::-1]:
+                # a fresh copy each round: the lab keeps what it measured (and built) in its folder
+                folder = folder_for(course, x, os.path.join(tmp, f"{x}-{k}", "comn"))
                 shot = os.path.join(REPO, "out", "bench", f"notebook-{x}-{k + 1}.png")
                 os.makedirs(os.path.dirname(shot), exist_ok=True)
-                seconds, ran, raised = run_all(folders[x], args.mode, os.path.join(tmp, f"profile-{x}-{k}"), shot)
+                seconds, ran, raised = run_all(folder, args.mode, os.path.join(tmp, f"profile-{x}-{k}"), shot)
                 times[x].append(seconds)
                 bad += raised
                 print(f"  {x} round {k + 1}: {seconds:.0f} s, {ran} cells ran, {raised} raised", flush=True)
