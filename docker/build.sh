@@ -92,11 +92,10 @@ host_parts() {
     if [ "$(cat "$WHEELS/.stamp" 2>/dev/null)" != "$stamp" ]; then
         rm -rf "$WHEELS" && mkdir -p "$WHEELS"
         cp build/docker/requirements.txt build/docker/constraints.txt "$WHEELS"/
-        platforms="--platform manylinux2014_x86_64"
-        for v in $(seq 17 36); do platforms="$platforms --platform manylinux_2_${v}_x86_64"; done
+        . docker/wheels.sh
         # shellcheck disable=SC2086
-        "$PY" -m pip download -q --dest "$WHEELS" --only-binary=:all: --python-version 3.11.2 \
-            --implementation cp $platforms -r "$WHEELS/requirements.txt" -c "$WHEELS/constraints.txt"
+        "$PY" -m pip download -q --dest "$WHEELS" $WHEELS_FOR_IMAGES \
+            -r "$WHEELS/requirements.txt" -c "$WHEELS/constraints.txt"
         echo "$stamp" >"$WHEELS/.stamp"
     fi
     step "assignment releases"

@@ -22,16 +22,14 @@ for image in "$BASE" "rdtlab/lab:$TAG" "rdtlab/grader:$TAG"; do
 done
 mkdir -p "$OUT"
 
-# Wheels for the image's Python (Debian bookworm's 3.11.2 on glibc 2.36), not the host's.
-platforms="--platform manylinux2014_x86_64"
-for v in $(seq 17 36); do platforms="$platforms --platform manylinux_2_${v}_x86_64"; done
+. docker/wheels.sh   # WHEELS_FOR_IMAGES: for the image's Python, not the host's
 wheels() {   # wheels DEST [-c CONSTRAINTS]: the requirements' wheels into DEST
     dest=$1; shift
     # sdist-only packages (pure Python): built here into wheels first
     "$PY" -m pip wheel -q --no-deps -w "$dest" onetimepass "$@"
     # shellcheck disable=SC2086
-    "$PY" -m pip download -q --dest "$dest" --find-links "$dest" --only-binary=:all: --python-version 3.11.2 \
-        --implementation cp $platforms -r docker/hub/requirements.txt "$@"
+    "$PY" -m pip download -q --dest "$dest" --find-links "$dest" $WHEELS_FOR_IMAGES \
+        -r docker/hub/requirements.txt "$@"
 }
 if [ "${1:-}" = --lock ]; then
     rm -rf "$OUT/lock" && mkdir -p "$OUT/lock" && wheels "$OUT/lock"
