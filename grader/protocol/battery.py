@@ -48,6 +48,7 @@ SCENARIO_KEYS = {
     "sizes",
     "sent_vs_ref",
     "fast_retransmit_k",
+    "timer_after_sample_ms",
 }
 CONVENTION_KEYS = ("byte_order", "numbering", "first_seq", "eof_value", "ack")
 # What a battery's grader probes per submission ([battery] detect): COMN's open
@@ -105,6 +106,13 @@ class Scenario:
     sent_vs_ref: tuple[float, ...] | None = None  # data messages into the link, those sent into
     # a down path too, <= factor x the reference's + slack
     fast_retransmit_k: int | None = None  # no resend after fewer than k duplicate ACKs (the trace)
+    timer_after_sample_ms: float | None = None  # the first timeout after a clean RTT sample comes
+    # within this of the sender's last activity (the trace)
+
+    @property
+    def reads_trace(self) -> bool:
+        """Whether a check reads the engine's trace of the student's runs."""
+        return self.fast_retransmit_k is not None or self.timer_after_sample_ms is not None
 
     def size_of(self, run: int) -> int:
         """The file size of the scenario's run number `run`."""
@@ -387,6 +395,11 @@ def _scenario(d: dict, programs: dict[int, Programs], source: str, score_beyond:
             sizes=tuple(sizes),
             sent_vs_ref=tuple(float(x) for x in sent) if sent else None,
             fast_retransmit_k=_dup_acks(d.get("fast_retransmit_k"), where),
+            timer_after_sample_ms=(
+                None
+                if d.get("timer_after_sample_ms") is None
+                else float(_positive(d["timer_after_sample_ms"], where, "timer_after_sample_ms"))
+            ),
         )
     except (TypeError, ValueError) as e:
         raise UsageError(f"{where}: {e}") from None

@@ -39,7 +39,44 @@ def evaluate(
         checks.append(path_share(runs, scenario.path_share))
     if scenario.fast_retransmit_k is not None:
         checks.append(fast_retransmit_k(runs, scenario.fast_retransmit_k))
+    if scenario.timer_after_sample_ms is not None:
+        checks.append(timer_after_sample(runs, scenario.timer_after_sample_ms))
     return checks
+
+
+def timer_after_sample(runs: list[TransferResult], bound_ms: float) -> Check:
+    """The first timeout after each clean RTT sample (an ACK newly covering only data sent
+    once) comes within `bound_ms` of the sender's last send or ACK: its RTO then follows
+    the round trip, not an earlier back-off nor a sample that spanned a repair (read
+    from the trace; harness/plots/trace.waits_after_samples). The median over the run."""
+    from statistics import median
+
+    from harness.plots.trace import load, waits_after_samples
+    from harness.procs import UsageError
+
+    seen = []
+    for r in runs:
+        if not r.ok:
+            continue
+        try:
+            waits = [wait for _, wait in waits_after_samples(load(r))]
+        except (UsageError, OSError, ValueError):
+            continue
+        if not waits:
+            continue
+        m = 1000 * median(waits)
+        if m > bound_ms:
+            return Check(
+                "timer",
+                False,
+                f"after a clean round-trip sample the sender still waited a median {m:.0f} ms before its "
+                f"next timeout ({len(waits)} of them; at most {bound_ms:g} ms on this link): its timeout "
+                "does not follow the round trip",
+            )
+        seen.append(m)
+    if not seen:
+        return Check("timer", True, "no timeout after a clean sample")
+    return Check("timer", True, f"a median {seen[0]:.0f} ms before a timeout after a clean sample")
 
 
 def fast_retransmit_k(runs: list[TransferResult], k: int) -> Check:

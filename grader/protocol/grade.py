@@ -325,7 +325,7 @@ def _grade_scenario(
             os.path.join(student_dir, f"{scenario.name}-{seed}.trace.jsonl")
             if student_dir and options.pcaps and scenario.size_of(k) <= pictures.MAX_BYTES
             else os.path.join(pictures.trace_folder(), f"{uuid.uuid4().hex}.trace.jsonl")
-            if scenario.fast_retransmit_k is not None  # a check reads it (removed with the pictures')
+            if scenario.reads_trace  # a check reads it (removed with the pictures')
             else None
         )
         for _ in range(disturbance.TRIES):  # the same seed again while the machine disturbs it

@@ -32,6 +32,7 @@ KINDS = {
     "slow": "slower than the reference",
     "wasteful": "more resends than needed",
     "early-resend": "a fast retransmit before the k-th duplicate ACK",
+    "long-timer": "the timeout stays long once the round trip is measured again",
     "printed": "the sender's last line is not the required one",
     "one-path": "a path left (nearly) unused",
     "skipped": "not run after earlier hangs",
@@ -151,6 +152,8 @@ def diagnose(checks, runs) -> Symptom | None:
         return symptom("storm" if ratio and ratio >= STORM_FACTOR else "wasteful", first.detail)
     if first.name == "fast retransmit":
         return symptom("early-resend", first.detail)
+    if first.name == "timer":
+        return symptom("long-timer", first.detail)
     if first.name == "printed":
         return symptom("printed", first.detail)
     if first.name == "paths":

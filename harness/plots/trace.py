@@ -296,6 +296,36 @@ def detect_ack_meaning(packets: list[Packet]) -> str:
 # ---- the protocol's events -----------------------------------------------------------
 
 
+def waits_after_samples(tr: Transfer) -> list[tuple[float, float]]:
+    """(when, how long) for each timeout that is the first since an ACK every RTO
+    estimator samples (a cumulative ACK newly covering only data sent once): how long
+    the sender had been quiet before it (since its last send or ACK arrival): at most
+    its RTO, which then
+    follows that sample, not an earlier back-off. (A resend an ACK prompted, taken for a
+    timeout, had next to no quiet before it.)"""
+    if tr.ack != "cumulative":
+        return []
+    starts = set(tr.timeouts)
+    events = [(p.t, 1, p) for p in tr.sent() if p.t is not None]
+    events += [(p.t_out, 0, p) for p in tr.acks if p.t_out is not None and p.copy.fate == "delivered"]
+    events.sort(key=lambda e: (e[0], e[1]))
+    times_sent: dict[int, int] = {}
+    cum, sampled, last, waits = -1, False, None, []
+    for t, is_data, p in events:
+        if is_data:
+            if p.cause == "timeout" and p.t in starts:
+                if sampled and last is not None:
+                    waits.append((t, t - last))
+                sampled = False  # the next one may be backed off, as it should
+            times_sent[p.seq] = times_sent.get(p.seq, 0) + 1
+        elif p.seq > cum:
+            covered = [times_sent[s] for s in range(cum + 1, p.seq + 1) if s in times_sent]
+            sampled = sampled or bool(covered) and all(n == 1 for n in covered)
+            cum = p.seq
+        last = t
+    return waits
+
+
 def early_fast_retransmits(tr: Transfer, k: int) -> list[Packet]:
     """Resends a cumulative ACK's duplicates prompted before the k-th in a row: a sender
     with fast retransmit at k duplicate ACKs resends on the k-th, never on fewer."""

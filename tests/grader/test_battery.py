@@ -38,6 +38,7 @@ def test_comn_battery_covers_parts_and_conditions():
         ({"retx_vs_ref": 2}, "retx_vs_ref must be [factor, slack]"),
         ({"retx_vs_losses": [1]}, "retx_vs_losses must be [factor, slack]"),
         ({"fast_retransmit_k": 0}, "fast_retransmit_k must be a number of duplicate ACKs"),
+        ({"timer_after_sample_ms": -5}, "timer_after_sample_ms must be a positive number"),
         ({"reference_env": {"RDT_ENDING": 1}}, "reference_env must be a table of strings"),
     ],
 )

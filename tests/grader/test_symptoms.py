@@ -70,6 +70,7 @@ def test_the_checks_after_delivery_and_scenarios_that_could_not_run():
         == "storm"
     )
     assert first_failing(Check("fast retransmit", False, "packet 9 resent ... after only 2")).kind == "early-resend"
+    assert first_failing(Check("timer", False, "after a clean round-trip sample ...")).kind == "long-timer"
     assert first_failing(Check("printed", False, "x")).kind == "printed"
     assert first_failing(Check("paths", False, "x")).kind == "one-path"
     assert (

@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from harness.plots.capture import Capture, Copy, read
-from harness.plots.trace import early_fast_retransmits, load
+from harness.plots.trace import early_fast_retransmits, load, waits_after_samples
 from harness.procs import UsageError
 
 pytestmark = pytest.mark.unit  # pure code: no root, no network, seconds (tests/conftest.py)
@@ -233,3 +233,18 @@ def test_a_resend_a_new_ack_or_a_timer_prompted_is_not_early():
     tr = transfer(c, ack="cumulative")
     assert [p.dups for p in tr.sent() if p.retransmission] == [None]
     assert early_fast_retransmits(tr, 3) == []
+
+
+def test_the_wait_before_the_first_timeout_after_a_clean_sample():
+    # 0..3 acked at once (each sent once: a sample any estimator takes), then 4 is lost
+    # and its timer resends it: the quiet before that resend is at most the RTO
+    def run(resend_at, resent_before=False):
+        c = [data(i, i * 0.001) for i in range(4)]
+        if resent_before:  # 2 went twice: the ACK covering it is no clean sample
+            c.append(data(2, 0.004))
+        c += [ack(3, 0.025), data(4, 0.026, fate="lost"), data(4, resend_at), ack(4, resend_at + 0.025)]
+        return waits_after_samples(transfer(c, ack="cumulative"))
+
+    assert run(0.086) == [(pytest.approx(0.086), pytest.approx(0.060))]
+    assert run(0.526) == [(pytest.approx(0.526), pytest.approx(0.500))]
+    assert run(0.526, resent_before=True) == []
