@@ -217,7 +217,7 @@ def _questions_html(rows: list[dict]) -> list[str]:
         "<th>below full marks</th></tr>",
     ]
     for q in rows:
-        mean = "" if q["mean"] is None else f"{q['mean']:.2g}"
+        mean = "" if q["mean"] is None else f"{round(q['mean'], 2):g}"
         out.append(
             f"<tr><td>{e(q['notebook'])}</td><td>{e(q['name'])}</td><td>{q['max_score']:g}</td><td>{mean}</td>"
             f"<td>{len(q['full'])}</td><td>{e(', '.join(q['short']))}</td></tr>"
