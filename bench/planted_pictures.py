@@ -2,7 +2,8 @@
 bugs are graded in the jail (one seed) on the scenarios that must catch them, with the
 failing runs' pictures; every feedback page is opened in chromium (a screenshot, the
 console's errors), and the scenario that catches the bug must show the failing run's
-graph and the reference's, both loaded, with the symptom named. The class view of the
+graph and the reference's (a transfer drawn by its end only, the wrap's, its own alone),
+loaded, with the symptom named. The class view of the
 bugs must list each under its scenario. Also what the pictures and the class view cost,
 as a share of the grading's own time.
 
@@ -26,16 +27,17 @@ from bench import calibrate
 from bench._browser import look_at_pages
 from grader.export_class import write_class_view
 from grader.protocol import grade as grade_module
+from grader.protocol.battery import load_battery
+from grader.protocol.pictures import tail_of
 
 ASSIGNMENTS = ["comn", "tcp-like", "multihoming", "gbn-vs-tcp", "stop-and-wait-crc"]
 SEED = 1
 MAX_PAGE = 2 << 20  # a page of failures, pictures embedded (pcaps aside)
 # each <h3> of the feedback's "Replay a failure": the scenario, its symptom, its images
 SECTIONS = """[...document.querySelectorAll('h3')].map(h => {
-  const out = {name: h.textContent, symptom: '', images: [], nopicture: ''};
+  const out = {name: h.textContent, symptom: '', images: []};
   for (let e = h.nextElementSibling; e && e.tagName !== 'H3'; e = e.nextElementSibling) {
     if (e.textContent.startsWith('What went wrong: ')) out.symptom = e.textContent.slice(17);
-    if (e.classList.contains('nopicture')) out.nopicture = e.textContent;
     e.querySelectorAll('img').forEach(i => out.images.push([i.alt, i.complete && i.naturalWidth > 0]));
   }
   return out;
@@ -78,6 +80,7 @@ def parser() -> argparse.ArgumentParser:
 def check_assignment(assignment: str, jobs: int, out: str) -> tuple[list[list[str]], list[str], dict]:
     """(a row per bug, what is wrong, the costs) of one assignment's planted bugs."""
     bugs = [m for m in calibrate.load_corpus(calibrate.corpus_of(assignment)) if m.kind == "bug"]
+    sizes = {sc.name: sc.size_of(0) for sc in load_battery(assignment).scenarios}
     results: dict = {}
     started = time.monotonic()
     with PictureClock() as clock:
@@ -100,7 +103,10 @@ def check_assignment(assignment: str, jobs: int, out: str) -> tuple[list[list[st
     rows, wrong, pages, page_of = [], [], [], {}
     for m in bugs:
         r = results[m.name]
-        caught = [s for s in r["scenarios"] if s["name"] in m.caught_by and not s["passed"]]
+        caught = [s for s in r["scenarios"] if s["name"] in m.caught_by and not s["passed"] and not s.get("ungraded")]
+        for s in r["scenarios"]:
+            if s["name"] in m.caught_by and s.get("ungraded"):  # the machine's doing: no verdict to draw
+                rows.append([assignment, m.name, s["name"], "not graded: the machine disturbed it", "", ""])
         if not caught:
             rows.append([assignment, m.name, ", ".join(m.caught_by), "missed", "", ""])
             if not m.missed_today:
@@ -122,18 +128,16 @@ def check_assignment(assignment: str, jobs: int, out: str) -> tuple[list[list[st
             continue
         r, page = results[m.name], seen[page_of[m.name]]
         size = os.path.getsize(os.path.join(out, r["student"], "feedback.html"))
-        for s in (s for s in r["scenarios"] if s["name"] in m.caught_by and not s["passed"]):
+        for s in (s for s in r["scenarios"] if s["name"] in m.caught_by and not s["passed"] and not s.get("ungraded")):
             section = next((x for x in page["evaluated"] if x["name"] == s["name"]), None)
             shown = [alt for alt, ok in (section or {}).get("images", []) if ok]
-            pictured = shown == ["your run", "the reference, same link and seed"]
+            # a transfer drawn by its end (the wrap's 64 MiB) is shown without the reference's
+            pictured = shown == ["your run", "the reference, same link and seed"] or (
+                shown == ["your run"] and tail_of(sizes[s["name"]]) is not None
+            )
             symptom = (section or {}).get("symptom", "")
             listed = r["student"] in failed_in.get(s["name"], set())
-            # no run to draw (skipped after earlier hangs), or one too big to trace, said on the page
-            excused = ""
-            if (s.get("symptom") or {}).get("kind") == "skipped":
-                excused = "not run"
-            elif (section or {}).get("nopicture"):
-                excused = "too big, said"
+            excused = "not run" if (s.get("symptom") or {}).get("kind") == "skipped" else ""  # nothing to draw
             rows.append(
                 [assignment, m.name, s["name"], symptom or "-"]
                 + ["both" if pictured else excused or " + ".join(shown) or "none", f"{size / 1024:.0f} KiB"]

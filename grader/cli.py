@@ -232,8 +232,7 @@ def _regrade(args, subs, battery, out: str, options, done) -> tuple[list[dict], 
         if was and folder != os.path.join(earlier, sub.student):  # the kept failures' files
             for r in merged["scenarios"]:
                 if r["name"] not in merged["regraded"]:
-                    shown = r.get("pictures") or {}
-                    for name in [r.get("pcap"), shown.get("yours"), shown.get("reference")]:
+                    for name in [r.get("pcap"), *(r.get("pictures") or {}).values()]:
                         if name and os.path.exists(os.path.join(earlier, sub.student, name)):
                             shutil.copy2(os.path.join(earlier, sub.student, name), folder)
         write_outputs(merged, folder)

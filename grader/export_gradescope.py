@@ -27,8 +27,6 @@ def gradescope_results(result: dict, folder: str | None = None) -> dict:
         }
         if not s["passed"]:
             output += f"\nReplay it: {s['replay']}"
-            if (s.get("pictures") or {}).get("none"):
-                output += "\n" + s["pictures"]["none"]
             images = [
                 (caption, embedded(folder, (s.get("pictures") or {}).get(key))) if folder else (caption, None)
                 for key, caption in (("yours", "your run"), ("reference", "the reference, same link and seed"))

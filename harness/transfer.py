@@ -327,6 +327,7 @@ class _Plan:
     schedule: list
     pcap: str | None
     trace: str | None
+    trace_tail: int | None
     stop_receiver_when_done: bool
     verify: bool
     progress: Callable[[dict], None] | None
@@ -499,6 +500,7 @@ def run_transfer(
     schedule: list | None = None,
     pcap: str | None = None,
     trace: str | None = None,
+    trace_tail: int | None = None,
     stop_receiver_when_done: bool = True,
     verify: bool = True,
     progress: Callable[[dict], None] | None = None,
@@ -523,7 +525,8 @@ def run_transfer(
     SIGTERM during the run is handled as Ctrl-C (everything it started is stopped and
     removed, then KeyboardInterrupt) when called from the main thread.
     `pcap` / `trace`: files for the engine's capture of what it delivered / its JSON-lines
-    trace of every packet's fate (harness/plots draws the transfer from either).
+    trace of every packet's fate (harness/plots draws the transfer from either);
+    `trace_tail`: keep only the trace's last this many lines (the end of a long transfer).
     `isolate`: on the local backend, the engine and both programs in a network namespace
     of their own, loopback only (harness/backends/local.py): the programs reach the
     engine and each other, nothing of the host's network. None (the default): wherever
@@ -581,6 +584,8 @@ def _attempt(plan: _Plan) -> tuple[TransferResult, bool]:
         for key in ("pcap", "trace"):
             if getattr(plan, key):
                 config[key] = os.path.abspath(getattr(plan, key))
+        if plan.trace and plan.trace_tail:
+            config["trace_tail"] = int(plan.trace_tail)
         cpu_before = steal.cpu_times()
         with Processes() as procs:
             result, retry = _run(plan, procs, workdir, infile, want, output, config)

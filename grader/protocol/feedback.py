@@ -90,8 +90,6 @@ def markdown(result: dict) -> str:
                 out += [f"What went wrong: **{s['symptom']['title']}**", ""]
             out += [f"Why: {s['reason']}", ""]
             shown = s.get("pictures") or {}
-            if shown.get("none"):
-                out += [shown["none"], ""]
             if shown.get("yours"):
                 out += [
                     f"![your run]({shown['yours']})"
@@ -131,8 +129,6 @@ def _conventions_md(result: dict) -> list[str]:
 def _pictures_html(s: dict, folder: str | None) -> str:
     """The failing run's picture beside the reference's, embedded (readable offline)."""
     shown = s.get("pictures") or {}
-    if shown.get("none"):
-        return f"<p class='nopicture'>{html.escape(shown['none'])}</p>"
     if not folder or not shown.get("yours"):
         return ""
     cells = []

@@ -323,9 +323,9 @@ def _grade_scenario(
         pcap = os.path.join(student_dir, f"{scenario.name}-{seed}.pcap") if student_dir and options.pcaps else None
         trace = (
             os.path.join(student_dir, f"{scenario.name}-{seed}.trace.jsonl")
-            if student_dir and options.pcaps and scenario.size_of(k) <= pictures.MAX_BYTES
+            if student_dir and options.pcaps
             else os.path.join(pictures.trace_folder(), f"{uuid.uuid4().hex}.trace.jsonl")
-            if scenario.reads_trace  # a check reads it (removed with the pictures')
+            if scenario.reads_trace and scenario.size_of(k) <= pictures.MAX_BYTES  # a check reads it whole
             else None
         )
         for _ in range(disturbance.TRIES):  # the same seed again while the machine disturbs it
@@ -334,7 +334,18 @@ def _grade_scenario(
                 if scenario.needs_reference_run
                 else None
             )
-            run = run_pair(scenario, programs, tx, rx, seed, options.backend, pcap=pcap, run=k, trace=trace)
+            run = run_pair(
+                scenario,
+                programs,
+                tx,
+                rx,
+                seed,
+                options.backend,
+                pcap=pcap,
+                run=k,
+                trace=trace,
+                trace_tail=pictures.tail_of(scenario.size_of(k)),
+            )
             if baseline is not None:
                 pending.append(baseline)  # a failed run does not wait for it (grade_submission does)
             ref = None
@@ -408,36 +419,36 @@ def _pictures(
 ) -> dict | None:
     """A failed scenario's pictures (grader/protocol/pictures.py): its first failing run, the
     reference's on the same link and seed (the run a check compared with, else one made
-    now); the traces of the runs are not kept."""
+    now; for a transfer drawn by its end only, only one a check made: a 64 MiB reference
+    run costs more than the picture is worth); the traces of the runs are not kept."""
     try:
-        if found is not None and folder is not None and runs and not any(traces):
-            big = max(scenario.size_of(k) for k in range(len(runs)))
-            if big > pictures.MAX_BYTES:  # said on the page, where the picture would be
-                return {"none": pictures.too_big(big)}
         if found is None or folder is None or not any(traces):
             return None
         k = next((i for i, r in enumerate(runs) if not r.ok), 0)
         seed = runs[k].seed
         # a delivered run's storm is of resends: marked at the first, not where new data stopped
         mark = "wasteful" if runs[k].ok and found.kind == "storm" else found.kind
+        end = " (its last packets)" if pictures.tail_of(scenario.size_of(k)) else ""
         mine = pictures.draw(
             traces[k],
             os.path.join(folder, f"{scenario.name}.png"),
-            f"your run of {scenario.name} (seed {seed}): {found.title}",
+            f"your run of {scenario.name}{end} (seed {seed}): {found.title}",
             mark,
         )
         ref = (
             refs[k]
             if refs[k] is not None and refs[k].trace
+            else None
+            if end
             else _reference_run(scenario, battery, reference, seed, options.backend, k)
         )
         theirs = (
             pictures.draw(
                 ref.trace,
                 os.path.join(folder, f"{scenario.name}-reference.png"),
-                "the reference on the same link and seed",
+                f"the reference on the same link and seed{end}",
             )
-            if ref.trace
+            if ref is not None and ref.trace
             else None
         )
         return {"yours": mine, "reference": theirs} if mine else None
@@ -534,15 +545,19 @@ def _settle(
 ) -> None:
     """Run the reference pair, again while the machine disturbs it; one still disturbed
     is handed to this caller (whose scenario then tries again) but not kept for others."""
-    trace = (
-        os.path.join(pictures.trace_folder(), f"{hashlib.sha256(repr(key).encode()).hexdigest()[:20]}.jsonl")
-        if scenario.size_of(k) <= pictures.MAX_BYTES
-        else None
-    )
+    trace = os.path.join(pictures.trace_folder(), f"{hashlib.sha256(repr(key).encode()).hexdigest()[:20]}.jsonl")
     try:
         for _ in range(disturbance.TRIES):
             run = run_pair(
-                scenario, battery.programs[scenario.part], reference, reference, seed, backend, run=k, trace=trace
+                scenario,
+                battery.programs[scenario.part],
+                reference,
+                reference,
+                seed,
+                backend,
+                run=k,
+                trace=trace,
+                trace_tail=pictures.tail_of(scenario.size_of(k)),
             )
             if not disturbance.why(run):
                 break

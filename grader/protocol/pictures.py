@@ -14,7 +14,15 @@ from harness.procs import UsageError
 
 # a page that fails every scenario stays small: ~25 KB a picture at this size
 FIGSIZE, DPI = (9, 5), 56
-MAX_BYTES = 8 << 20  # larger transfers are not traced (the wrap's 64 MiB: 130,000 packets)
+MAX_BYTES = 8 << 20  # larger transfers are traced by their end only (the wrap's 64 MiB: 130,000 packets)
+TAIL_LINES = 24_000  # the end's trace lines: about 6,000 messages and their ACKs
+
+
+def tail_of(size: int) -> int | None:
+    """How many trace lines to keep of a transfer of `size` bytes: all (None), or its end."""
+    return TAIL_LINES if size > MAX_BYTES else None
+
+
 _traces: list = []
 
 
@@ -29,15 +37,6 @@ def trace_folder() -> str:
         _traces.append(tempfile.mkdtemp(prefix="rdt-reftraces-"))
         atexit.register(shutil.rmtree, _traces[0], True)
     return _traces[0]
-
-
-def too_big(size: int) -> str:
-    """Why a failing run has no picture: its transfer was too large to trace."""
-    return (
-        f"No picture of this run: it carried {size / (1 << 20):.0f} MiB, and runs over "
-        f"{MAX_BYTES >> 20} MiB are not traced (too many packets to draw). The replay line "
-        "below runs it again on the same link and seed."
-    )
 
 
 def mark_of(kind: str | None, tr) -> tuple[float, str] | None:

@@ -132,9 +132,11 @@ def run_pair(
     pcap: str | None = None,
     run: int = 0,
     trace: str | None = None,
+    trace_tail: int | None = None,
 ) -> TransferResult:
     """Run number `run` of the scenario (its seed `seed`) between the two sides; `pcap`,
-    `trace`: where the engine writes its capture and its trace of every packet's fate."""
+    `trace`: where the engine writes its capture and its trace of every packet's fate
+    (`trace_tail`: only its last lines)."""
     sender, receiver = programs_for(scenario, programs, tx, rx)
     return run_transfer(
         sender,
@@ -148,6 +150,7 @@ def run_pair(
         no_progress=scenario.no_progress,
         pcap=pcap,
         trace=trace,
+        trace_tail=trace_tail,
         isolate=isolation(tx, rx),
         ipv6=scenario.ipv6,
         schedule=list(scenario.schedule),

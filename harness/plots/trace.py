@@ -257,16 +257,19 @@ def decode(copies: list[Copy], fmt: str, by_direction: bool) -> list[Packet]:
     directions; a pcap's packets are sorted by what they decode as)."""
     order = "<" if fmt in ("comn-le", "mh-le") else ">"
     bits = 32 if fmt == "ext" or fmt.startswith("mh") else 16
-    highest, out = 0, []
-    for c in copies:
+
+    def fields(c: Copy):
         if fmt == "ext":
-            f = _ext_fields(c.head)
-        elif fmt.startswith("mh"):
-            f = _mh_fields(c.head, order)
-            f = f and (*f, ())
-        else:
-            f = _comn_fields(c.head, order)
-            f = f and (*f, ())
+            return _ext_fields(c.head)
+        f = _mh_fields(c.head, order) if fmt.startswith("mh") else _comn_fields(c.head, order)
+        return f and (*f, ())
+
+    # numbers unwrap from the first data message's (0 from a whole transfer; a trace's
+    # tail begins where the transfer was)
+    highest = next((f[1] for c in copies if (f := fields(c)) and f[0] == "data"), 0)
+    out = []
+    for c in copies:
+        f = fields(c)
         want = None if not by_direction else ("data" if c.direction == "forward" else "ack")
         if f is None or (want and f[0] != want):
             out.append(Packet(c, "other"))

@@ -248,3 +248,11 @@ def test_the_wait_before_the_first_timeout_after_a_clean_sample():
     assert run(0.086) == [(pytest.approx(0.086), pytest.approx(0.060))]
     assert run(0.526) == [(pytest.approx(0.526), pytest.approx(0.500))]
     assert run(0.526, resent_before=True) == []
+
+
+def test_a_tail_unwraps_from_where_the_transfer_was():
+    # the end of a long transfer: numbers from 65,000 across the wrap, nothing before
+    seqs = list(range(65000, 65536)) + list(range(0, 11))
+    tr = transfer([data(s, i * 0.001) for i, s in enumerate(seqs)] + [ack(10, 0.6)], fmt="comn-be")
+    assert [p.seq for p in tr.data] == list(range(65000, 65547))
+    assert tr.acks[0].seq == 65546

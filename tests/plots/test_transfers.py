@@ -252,3 +252,29 @@ def test_tcp_like_fast_retransmit(tmp_path):
     k = min(p.seq for p in tr.data if p.copy.fate == "lost")
     assert [p.cause for p in tr.sent() if p.seq == k and p.retransmission][0] == "fast"
     assert "fast retransmit (3 dup ACKs)" in labels(draw(tr))
+
+
+def test_a_trace_tail_keeps_the_end_of_the_transfer_and_draws(tmp_path):
+    """`trace_tail`: a transfer too long to trace whole is traced by its last lines (the
+    engine keeps them and writes them when it stops); the graph draws that end."""
+    sender = Program(f"python3 {REF}/Sender3.py {{receiver_host}} {{receiver_port}} {{file}} 200 {W}")
+    receiver = Program(f"python3 {REF}/Receiver3.py {{listen_port}} {{output}}")
+    res = run_transfer(
+        sender,
+        receiver,
+        Link("delay 5ms rate 10mbit"),
+        size=200 << 10,
+        seed=3,
+        backend="local",
+        trace=str(tmp_path / "tail.trace"),
+        trace_tail=120,
+    )
+    assert res.ok, res.error
+    with open(res.trace) as f:
+        assert len(f.readlines()) == 1 + 120  # the start line and the tail
+    tr = load(res)
+    data = [p.seq for p in tr.sent()]
+    assert data and max(data) == 199 and min(data) > 150, "the last messages of the 200, not the first"
+    assert not [p for p in tr.packets if p.kind == "ack" and p.t_in is None], "no out line without its in line"
+    draw(tr, save=str(tmp_path / "tail.png"))
+    assert (tmp_path / "tail.png").stat().st_size > 5000

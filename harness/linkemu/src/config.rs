@@ -91,6 +91,9 @@ pub struct Config {
     pub pcap: Option<PathBuf>,
     /// JSON-lines event trace of every packet's fate (trace.rs).
     pub trace: Option<PathBuf>,
+    /// Keep only the trace's last this many lines (config key `trace_tail`): the end of a
+    /// transfer too long to trace whole, written when the engine stops.
+    pub trace_tail: Option<u64>,
     pub control: Option<PathBuf>,
     pub paths: Vec<PathConfig>,
     pub schedule: Vec<Scheduled>,
@@ -198,6 +201,7 @@ pub fn from_udp_args(args: &[String]) -> Result<Config, ConfigError> {
         stats,
         pcap,
         trace,
+        trace_tail: None,
         control,
         paths: vec![path],
         schedule: vec![],
@@ -349,6 +353,10 @@ pub fn from_json(text: &str) -> Result<Config, ConfigError> {
     let stats = f.string("stats")?.map(PathBuf::from);
     let pcap = f.string("pcap")?.map(PathBuf::from);
     let trace = f.string("trace")?.map(PathBuf::from);
+    let trace_tail = f.u64("trace_tail")?;
+    if trace_tail == Some(0) {
+        return err("config: \"trace_tail\" must be a number of lines, at least 1");
+    }
     let control = f.string("control")?.map(PathBuf::from);
     let paths_v = f.get("paths");
     let schedule_v = f.get("schedule");
@@ -406,6 +414,7 @@ pub fn from_json(text: &str) -> Result<Config, ConfigError> {
         stats,
         pcap,
         trace,
+        trace_tail,
         control,
         paths,
         schedule,

@@ -208,8 +208,15 @@ impl Engine {
             Some(t) => {
                 let names: Vec<String> = cfg.paths.iter().map(|p| p.name.clone()).collect();
                 Some(
-                    Trace::create(t, trace::DEFAULT_MAX_BYTES, cfg.mode.name(), cfg.seed, &names)
-                        .map_err(|e| format!("trace {}: {e}", t.display()))?,
+                    Trace::create(
+                        t,
+                        trace::DEFAULT_MAX_BYTES,
+                        cfg.trace_tail,
+                        cfg.mode.name(),
+                        cfg.seed,
+                        &names,
+                    )
+                    .map_err(|e| format!("trace {}: {e}", t.display()))?,
                 )
             }
             None => None,

@@ -21,8 +21,12 @@
 //! - `repeat`: the payload was seen before in this direction (the stats' `repeats`).
 //!
 //! Bounded like the pcap: past `max_bytes` lines are left out and counted
-//! (`trace_skipped` in the stats).
+//! (`trace_skipped` in the stats). With a tail (config `trace_tail`), only the last
+//! lines are kept, in memory, and written after the start line when the engine stops:
+//! the end of a transfer too long to trace whole; the lines before it are counted as
+//! skipped, and an `out` line whose `in` line was not kept is read as nothing.
 
+use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -41,6 +45,8 @@ pub struct Trace {
     max_bytes: u64,
     pub skipped: u64,
     line: String,
+    /// The last lines, kept to be written at the end (`trace_tail`), and how many.
+    tail: Option<(VecDeque<String>, usize)>,
 }
 
 fn dir_name(dir: usize) -> &'static str {
@@ -61,7 +67,15 @@ fn fate_name(f: Fate) -> (&'static str, bool, bool) {
 
 impl Trace {
     /// Create the file and write the start line naming the paths (their index is `path`).
-    pub fn create(path: &Path, max_bytes: u64, mode: &str, seed: u64, paths: &[String]) -> io::Result<Trace> {
+    /// `tail`: keep only the last this many lines after the start line.
+    pub fn create(
+        path: &Path,
+        max_bytes: u64,
+        tail: Option<u64>,
+        mode: &str,
+        seed: u64,
+        paths: &[String],
+    ) -> io::Result<Trace> {
         let out = BufWriter::new(File::create(path)?);
         let mut t = Trace {
             out,
@@ -69,10 +83,12 @@ impl Trace {
             max_bytes,
             skipped: 0,
             line: String::with_capacity(256),
+            tail: None,
         };
         let start = serde_json::json!({"ev": "start", "mode": mode, "seed": seed, "paths": paths});
         t.line = start.to_string();
         t.emit();
+        t.tail = tail.map(|n| (VecDeque::new(), n.max(1) as usize));
         Ok(t)
     }
 
@@ -141,6 +157,18 @@ impl Trace {
     }
 
     fn emit(&mut self) {
+        if let Some((kept, most)) = &mut self.tail {
+            if kept.len() == *most {
+                kept.pop_front();
+                self.skipped += 1;
+            }
+            kept.push_back(self.line.clone());
+            return;
+        }
+        self.write_line();
+    }
+
+    fn write_line(&mut self) {
         let n = self.line.len() as u64 + 1;
         if self.written + n > self.max_bytes {
             self.skipped += 1;
@@ -158,7 +186,14 @@ impl Trace {
         self.written += n;
     }
 
+    /// Write what is buffered: the kept tail, once the engine stops.
     pub fn flush(&mut self) {
+        if let Some((kept, _)) = self.tail.take() {
+            for line in kept {
+                self.line = line;
+                self.write_line();
+            }
+        }
         let _ = self.out.flush();
     }
 }
@@ -179,7 +214,7 @@ mod tests {
     #[test]
     fn lines_are_json_with_every_fate() {
         let path = std::env::temp_dir().join(format!("linkemu-trace-test-{}", std::process::id()));
-        let mut t = Trace::create(&path, DEFAULT_MAX_BYTES, "udp", 7, &["p\"0".into()]).unwrap();
+        let mut t = Trace::create(&path, DEFAULT_MAX_BYTES, None, "udp", 7, &["p\"0".into()]).unwrap();
         let queued = Fate::Queued {
             corrupted: true,
             reordered: false,
@@ -238,7 +273,7 @@ mod tests {
     #[test]
     fn file_is_bounded() {
         let path = std::env::temp_dir().join(format!("linkemu-trace-bound-{}", std::process::id()));
-        let mut t = Trace::create(&path, 200, "udp", 1, &["p0".into()]).unwrap();
+        let mut t = Trace::create(&path, 200, None, "udp", 1, &["p0".into()]).unwrap();
         for i in 0..5 {
             t.departure(i, 0, 0, i as u32, false, "delivered", false);
         }
@@ -246,6 +281,23 @@ mod tests {
         assert!(t.skipped >= 3);
         assert_eq!(lines(&path).len() as u64, 6 - t.skipped);
         assert!(std::fs::metadata(&path).unwrap().len() <= 200);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_tail_keeps_the_start_and_the_last_lines() {
+        let path = std::env::temp_dir().join(format!("linkemu-trace-tail-{}", std::process::id()));
+        let mut t = Trace::create(&path, DEFAULT_MAX_BYTES, Some(3), "udp", 1, &["p0".into()]).unwrap();
+        for i in 0..10 {
+            t.departure(i, 0, 0, i as u32, false, "delivered", false);
+        }
+        assert_eq!(lines(&path).len(), 0, "the tail is written when the engine stops");
+        t.flush();
+        let v = lines(&path);
+        assert_eq!(v[0]["ev"], "start");
+        let kept: Vec<u64> = v[1..].iter().map(|l| l["t"].as_u64().unwrap()).collect();
+        assert_eq!(kept, vec![7, 8, 9]);
+        assert_eq!(t.skipped, 7);
         std::fs::remove_file(&path).unwrap();
     }
 }
