@@ -80,11 +80,13 @@ def timer_after_sample(runs: list[TransferResult], bound_ms: float) -> Check:
 
 
 def fast_retransmit_k(runs: list[TransferResult], k: int) -> Check:
-    """No resend prompted by fewer than k duplicate ACKs in a row, read from the engine's
-    trace of each run (harness/plots/trace.py): reordering and duplicated ACKs make one
-    or two duplicates often, and a sender must wait for the k-th. A run with no trace
-    to read is not held against the student."""
-    from harness.plots.trace import early_fast_retransmits, load
+    """Fast retransmit at k, read from the engine's trace of each run
+    (harness/plots/trace.py): no resend prompted by fewer than k duplicate ACKs in a row
+    (reordering and duplicated ACKs make one or two often, and a sender must wait for
+    the k-th); and where k in a row came twice or more, at least one resend they
+    prompted (not a timer's every time). A run with no trace to read is not held
+    against the student."""
+    from harness.plots.trace import early_fast_retransmits, fast_retransmit_use, load
     from harness.procs import UsageError
 
     read = 0
@@ -105,6 +107,14 @@ def fast_retransmit_k(runs: list[TransferResult], k: int) -> Check:
                 f"packet {p.seq} resent {1000 * p.t:.0f} ms in, right after only {p.dups} duplicate "
                 f"ACK{'s' if p.dups != 1 else ''} in a row (fast retransmit waits for {k}); "
                 f"{len(early)} such resend{'s' if len(early) != 1 else ''} in all",
+            )
+        signalled, resent = fast_retransmit_use(tr, k)
+        if signalled >= 2 and not resent:
+            return Check(
+                "fast retransmit",
+                False,
+                f"{k} duplicate ACKs in a row reached the sender {signalled} times and it never resent at "
+                "once: every loss waited for its timer",
             )
     if not read:
         return Check("fast retransmit", True, "no trace of the runs to read")

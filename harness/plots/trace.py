@@ -27,9 +27,10 @@ What is inferred, and how (nothing here comes from what a program prints):
   timeout: a GBN sender resending its whole window is one timeout, an SR sender
   resending one packet another, a stop-and-wait sender resending the same packet twice
   two.
-- a resend's `dups` (cumulative ACKs): when only duplicate ACKs reached the sender since
-  its previous send, how many had arrived in a row (they prompted it); 0 when a new ACK
-  did (as NewReno resends on a partial ACK); None when no ACK did (a timer).
+- a resend's `dups` (cumulative ACKs): when ACKs reached the sender since its previous
+  send and the last came within the fast retransmit's bound above (they prompted it),
+  how many duplicates had arrived in a row, or 0 when a new ACK was among them (as
+  NewReno resends on a partial ACK); None when no ACK prompted it (a timer).
   `early_fast_retransmits` finds resends after fewer than k duplicates, which a sender
   with fast retransmit at k must never send;
 - the *window* at a moment is the packets sent and not yet acknowledged (outstanding),
@@ -335,6 +336,24 @@ def early_fast_retransmits(tr: Transfer, k: int) -> list[Packet]:
     return [p for p in tr.sent() if p.retransmission and p.dups is not None and 0 < p.dups < k]
 
 
+def fast_retransmit_use(tr: Transfer, k: int) -> tuple[int, int]:
+    """(how many times k duplicate ACKs in a row reached the sender, how many resends
+    they prompted): a sender with fast retransmit resends on them; one that waits for
+    its timer never does."""
+    if tr.ack != "cumulative":
+        return 0, 0
+    got = sorted((p.t_out, p.seq) for p in tr.acks if p.t_out is not None and p.copy.fate == "delivered")
+    signalled, last, dups = 0, None, 0
+    for _, seq in got:
+        if seq == last:
+            dups += 1
+            signalled += dups == k
+        elif last is None or seq > last:
+            last, dups = seq, 0
+    resent = sum(1 for p in tr.sent() if p.retransmission and p.dups is not None and p.dups >= k)
+    return signalled, resent
+
+
 def analyse(tr: Transfer, burst_gap: float) -> None:
     """Mark retransmissions and their cause, find timeouts, follow the window, in one
     sweep over sends (data in) and ACK arrivals (ACKs out), in time order."""
@@ -348,6 +367,7 @@ def analyse(tr: Transfer, burst_gap: float) -> None:
     cum, top = -1, -1  # highest cumulative ACK, highest packet sent
     last_ack, dups, fast_done, third_dup_t = None, 0, None, None
     new_since = False  # a new cumulative ACK reached the sender since its last send
+    last_ack_t = 0.0  # when the last ACK reached the sender
     prev_resend = None  # the last send, if a resend after a timeout
     fast = None  # the last send, if a fast retransmit (so far)
     acks_since = 0  # ACKs the sender received since its last send
@@ -367,7 +387,8 @@ def analyse(tr: Transfer, burst_gap: float) -> None:
             fast = None
             if resend:
                 p.retransmission = True
-                if tr.ack == "cumulative" and acks_since:
+                prompt = max(burst_gap, FAST_SHARE * (t - last_sent[p.seq]))
+                if tr.ack == "cumulative" and acks_since and t - last_ack_t <= prompt:
                     p.dups = 0 if new_since else dups
                 if (
                     tr.ack == "cumulative"
@@ -394,6 +415,7 @@ def analyse(tr: Transfer, burst_gap: float) -> None:
                 heapq.heappush(lows, p.seq)
         else:
             acks_since += 1
+            last_ack_t = t
             if p.seq == last_ack:
                 dups += 1
                 if dups == DUP_ACKS:
