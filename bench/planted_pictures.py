@@ -3,9 +3,9 @@ bugs are graded in the jail (one seed) on the scenarios that must catch them, wi
 failing runs' pictures; every feedback page is opened in chromium (a screenshot, the
 console's errors), and the scenario that catches the bug must show the failing run's
 graph and the reference's (a transfer drawn by its end only, the wrap's, its own alone),
-loaded, with the symptom named. The class view of the
-bugs must list each under its scenario. Also what the pictures and the class view cost,
-as a share of the grading's own time.
+loaded, with the symptom named. The class view of the bugs must list each under its
+scenario. Also what the pictures and the class view cost, as a share of the grading's
+own time.
 
     python -m bench.planted_pictures [--assignment NAME ...] [--jobs N] [--out DIR]
 
