@@ -97,6 +97,8 @@ def fast_retransmit_k(runs: list[TransferResult], k: int) -> Check:
             tr = load(r)
         except (UsageError, OSError, ValueError):
             continue
+        if not tr.sent():  # no data message in the format the trace reads: nothing to judge
+            continue
         read += 1
         early = early_fast_retransmits(tr, k)
         if early:
