@@ -18,6 +18,17 @@ CHROMIUM_ARGS = [
 ]
 
 
+def launch(playwright, profile: str, width: int = 1100, height: int = 900):
+    """Debian's chromium, headless, in the new profile `profile` (a persistent context)."""
+    return playwright.chromium.launch_persistent_context(
+        profile,
+        executable_path=CHROMIUM,
+        headless=True,
+        args=CHROMIUM_ARGS,
+        viewport={"width": width, "height": height},
+    )
+
+
 def look_at(url: str, profile: str, screenshot: str, width: int = 1100) -> dict:
     """Open `url`, wait for it to load, save a full-page screenshot; what a person would
     check: the console's errors, the images and whether each loaded, the page's text."""
@@ -31,13 +42,7 @@ def look_at_pages(pages: list[tuple[str, str]], profile: str, width: int = 1100,
 
     seen = []
     with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            profile,
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": width, "height": 900},
-        )
+        browser = launch(p, profile, width)
         try:
             for url, screenshot in pages:
                 page = browser.new_page()

@@ -28,7 +28,7 @@ import time
 import urllib.request
 
 from assignments.course_copy import BIN, NOTEBOOK, REPO, env, make_course, student_folder
-from bench._browser import CHROMIUM, CHROMIUM_ARGS
+from bench._browser import launch
 from bench._ports import free_port
 
 LANGUAGES = os.path.join(REPO, "tests", "fixtures", "languages")
@@ -89,9 +89,7 @@ def run_all(folder: str, mode: str, profile: str, shot: str) -> tuple[float, int
                     raise SystemExit(f"JupyterLab did not start: see {log.name}")
                 time.sleep(1)
         with sync_playwright() as p:
-            browser = p.chromium.launch_persistent_context(
-                profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-            )
+            browser = launch(p, profile, 1280, 720)
             try:
                 page = browser.new_page()
                 page.goto(url.group(0))
