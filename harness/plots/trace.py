@@ -303,10 +303,9 @@ def detect_ack_meaning(packets: list[Packet]) -> str:
 def waits_after_samples(tr: Transfer) -> list[tuple[float, float]]:
     """(when, how long) for each timeout that is the first since an ACK every RTO
     estimator samples (a cumulative ACK newly covering only data sent once): how long
-    the sender had been quiet before it (since its last send or ACK arrival): at most
-    its RTO, which then
-    follows that sample, not an earlier back-off. (A resend an ACK prompted, taken for a
-    timeout, had next to no quiet before it.)"""
+    the sender had been quiet before it (since its last send or ACK arrival), at most
+    its RTO, which then follows that sample, not an earlier back-off. (A resend an ACK
+    prompted, taken for a timeout, had next to no quiet before it.)"""
     if tr.ack != "cumulative":
         return []
     starts = set(tr.timeouts)
