@@ -32,6 +32,7 @@ from bench._browser import launch
 from bench._ports import free_port
 
 LANGUAGES = os.path.join(REPO, "tests", "fixtures", "languages")
+RUN_LIMIT_S = 1800  # a notebook still running then is stuck: the benchmark stops there
 # how many code cells of the open notebook ran, and how many run or wait
 PROMPTS = """() => {
   const p = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')].map(e => e.textContent);
@@ -99,8 +100,12 @@ def run_all(folder: str, mode: str, profile: str, shot: str) -> tuple[float, int
                 started = time.monotonic()
                 page.click('.lm-Menu-itemLabel:text-is("Run All Cells")')
                 while page.evaluate(PROMPTS)["busy"] == 0:  # until the run has begun
+                    if time.monotonic() - started > 60:
+                        raise SystemExit(f"Run All Cells started nothing in 60 s ({folder})")
                     page.wait_for_timeout(200)
                 while page.evaluate(PROMPTS)["busy"] > 0:
+                    if time.monotonic() - started > RUN_LIMIT_S:
+                        raise SystemExit(f"the notebook still ran after {RUN_LIMIT_S} s ({folder})")
                     page.wait_for_timeout(500)
                 seconds = time.monotonic() - started
                 page.keyboard.press("Control+s")
