@@ -44,6 +44,20 @@ def evaluate(
     return checks
 
 
+def _traces(runs: list[TransferResult]):
+    """The engine's trace of each delivered run, decoded (harness/plots/trace.py); a run
+    whose trace is missing or unreadable is left out, never held against the student."""
+    from harness.plots.trace import load
+    from harness.procs import UsageError
+
+    for r in runs:
+        if r.ok:
+            try:
+                yield load(r)
+            except (UsageError, OSError, ValueError):
+                continue
+
+
 def timer_after_sample(runs: list[TransferResult], bound_ms: float) -> Check:
     """The first timeout after each clean RTT sample (an ACK newly covering only data sent
     once) comes within `bound_ms` of the sender's last send or ACK: its RTO then follows
@@ -51,17 +65,11 @@ def timer_after_sample(runs: list[TransferResult], bound_ms: float) -> Check:
     from the trace; harness/plots/trace.waits_after_samples). The median over the run."""
     from statistics import median
 
-    from harness.plots.trace import load, waits_after_samples
-    from harness.procs import UsageError
+    from harness.plots.trace import waits_after_samples
 
     seen = []
-    for r in runs:
-        if not r.ok:
-            continue
-        try:
-            waits = [wait for _, wait in waits_after_samples(load(r))]
-        except (UsageError, OSError, ValueError):
-            continue
+    for tr in _traces(runs):
+        waits = [wait for _, wait in waits_after_samples(tr)]
         if not waits:
             continue
         m = 1000 * median(waits)
@@ -86,17 +94,10 @@ def fast_retransmit_k(runs: list[TransferResult], k: int) -> Check:
     the k-th); and where k in a row came twice or more, at least one resend they
     prompted (not a timer's every time). A run with no trace to read is not held
     against the student."""
-    from harness.plots.trace import early_fast_retransmits, fast_retransmit_use, load
-    from harness.procs import UsageError
+    from harness.plots.trace import early_fast_retransmits, fast_retransmit_use
 
     read = 0
-    for r in runs:
-        if not r.ok:
-            continue
-        try:
-            tr = load(r)
-        except (UsageError, OSError, ValueError):
-            continue
+    for tr in _traces(runs):
         if not tr.sent():  # no data message in the format the trace reads: nothing to judge
             continue
         read += 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import os
 
-from harness.plots.trace import DUP_ACKS, waits_after_samples
+from harness.plots.trace import DUP_ACKS, early_fast_retransmits, waits_after_samples
 from harness.procs import UsageError
 
 # a page that fails every scenario stays small: ~25 KB a picture at this size
@@ -59,9 +59,9 @@ def mark_of(kind: str | None, tr) -> tuple[float, str] | None:
         if damaged:
             return min(damaged) * 1000, "first damaged message delivered"
     if kind == "early-resend":
-        early = [p.t for p in data if p.retransmission and p.dups is not None and 0 < p.dups < DUP_ACKS]
+        early = early_fast_retransmits(tr, DUP_ACKS)
         if early:
-            return min(early) * 1000, "first resend after too few duplicate ACKs"
+            return min(p.t for p in early) * 1000, "first resend after too few duplicate ACKs"
     if kind == "long-timer":
         longest = max(waits_after_samples(tr), key=lambda tw: tw[1], default=None)
         if longest:
