@@ -181,30 +181,33 @@ def _plots(view: dict) -> tuple[str, str]:
     axes[0][0].set_ylabel("students", fontsize=8)
     scores = _png(fig)
     rows = [r for r in view["scenarios"].values() if r["pass_rate"] is not None]
-    fig, ax = plt.subplots(figsize=(7, 0.22 * len(rows) + 0.8))
-    ax.barh(
-        [r["name"] for r in rows][::-1],
-        [100 * r["pass_rate"] for r in rows][::-1],
-        color=["#cc6677" if r["pass_rate"] < 0.5 else "#44aa99" for r in rows][::-1],
-    )
+    rates = _percent_bars([(r["name"], 100 * r["pass_rate"]) for r in rows], "% of the class passing")
+    return scores, rates
+
+
+def _percent_bars(bars: list[tuple[str, float]], xlabel: str) -> str:
+    """One horizontal bar per (name, percent), top to bottom in the order given, 0-100%,
+    those under half in red, as an embedded PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names, values = [n for n, _ in bars][::-1], [v for _, v in bars][::-1]
+    fig, ax = plt.subplots(figsize=(7, 0.22 * len(names) + 0.8))
+    ax.barh(names, values, color=["#cc6677" if v < 50 else "#44aa99" for v in values])
     ax.set_xlim(0, 100)
-    ax.set_xlabel("% of the class passing", fontsize=8)
+    ax.set_xlabel(xlabel, fontsize=8)
     ax.tick_params(labelsize=7)
-    return scores, _png(fig)
+    return _png(fig)
 
 
 def _questions_plot(rows: list[dict]) -> str:
     """The class's mean per notebook question, as a share of its points."""
-    import matplotlib.pyplot as plt
-
     rows = [q for q in rows if q["mean"] is not None and q["max_score"]]
-    fig, ax = plt.subplots(figsize=(7, 0.22 * len(rows) + 0.8))
-    shares = [100 * q["mean"] / q["max_score"] for q in rows][::-1]
-    ax.barh([q["name"] for q in rows][::-1], shares, color=["#cc6677" if v < 50 else "#44aa99" for v in shares])
-    ax.set_xlim(0, 100)
-    ax.set_xlabel("the class's mean, % of the question's points", fontsize=8)
-    ax.tick_params(labelsize=7)
-    return _png(fig)
+    return _percent_bars(
+        [(q["name"], 100 * q["mean"] / q["max_score"]) for q in rows], "the class's mean, % of the question's points"
+    )
 
 
 def _questions_html(rows: list[dict]) -> list[str]:
