@@ -100,10 +100,12 @@ def check_assignment(assignment: str, jobs: int, out: str) -> tuple[list[list[st
     with open(os.path.join(out, "class.csv")) as f:
         failed_in = {r["scenario"]: set(r["failed_students"].split()) for r in csv.DictReader(f)}
 
-    rows, wrong, pages, page_of = [], [], [], {}
+    rows, wrong, pages, page_of, caught_in = [], [], [], {}, {}
     for m in bugs:
         r = results[m.name]
-        caught = [s for s in r["scenarios"] if s["name"] in m.caught_by and not s["passed"] and not s.get("ungraded")]
+        caught = caught_in[m.name] = [
+            s for s in r["scenarios"] if s["name"] in m.caught_by and not s["passed"] and not s.get("ungraded")
+        ]
         for s in r["scenarios"]:
             if s["name"] in m.caught_by and s.get("ungraded"):  # the machine's doing: no verdict to draw
                 rows.append([assignment, m.name, s["name"], "not graded: the machine disturbed it", "", ""])
@@ -128,7 +130,7 @@ def check_assignment(assignment: str, jobs: int, out: str) -> tuple[list[list[st
             continue
         r, page = results[m.name], seen[page_of[m.name]]
         size = os.path.getsize(os.path.join(out, r["student"], "feedback.html"))
-        for s in (s for s in r["scenarios"] if s["name"] in m.caught_by and not s["passed"] and not s.get("ungraded")):
+        for s in caught_in[m.name]:
             section = next((x for x in page["evaluated"] if x["name"] == s["name"]), None)
             shown = [alt for alt, ok in (section or {}).get("images", []) if ok]
             # a transfer drawn by its end (the wrap's 64 MiB) is shown without the reference's
