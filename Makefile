@@ -148,6 +148,7 @@ bench: setup
 	for a in tcp-like multihoming gbn-vs-tcp stop-and-wait-crc; do \
 	  $(PY) -m bench.calibrate --assignment $$a --seeds 1,2,3 --jobs 2 --allow-expected || exit 1; done
 	$(PY) -m bench.classes --assignment gbn-vs-tcp --jobs 1,2,6    # a class's rate, the same grades at each
+	$(PY) -m bench.classes --class tests/fixtures/class_comn --jobs 1,2,6   # seven COMN students who fail as real ones do
 	$(PY) -m bench.planted_pictures                                # every planted bug's feedback in chromium
 	$(PY) -m bench.notebook_languages --languages python,java      # the quick notebook in JupyterLab, side by side
 	# the course hub: 20 students' servers at once (root; the hub's images)
