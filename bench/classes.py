@@ -14,8 +14,9 @@ tree's: the grader, the jailed programs, the link engines; bench/_own_cpu.py), h
 scenarios the pool left to be graded again alone and how long that last pass took, the
 scenarios' time by how they ended (passed, stopped at a time limit or for no progress,
 other failures, beyond the spec), the scenarios the class spent most time in, and the
-scores that differ from the first --jobs' (none, for a fair grader). Exit status 1 if
-any differ.
+points that differ from the first --jobs' in a scenario graded both times (none, for a
+fair grader; a scenario the machine disturbed on every try is left ungraded, not
+compared). Exit status 1 if any differ.
 """
 
 from __future__ import annotations
@@ -65,11 +66,27 @@ class AloneClock:
         self._module.regrade_ungraded = self._regrade
 
 
+def graded_points(result: dict) -> dict[str, float]:
+    """A result's points per scenario it graded: one the machine disturbed on every try is
+    not a grade (it is left for a quieter machine), so no comparison counts it."""
+    return {sc["name"]: sc["score"] for sc in result["scenarios"] if not sc.get("ungraded")}
+
+
+def differing(was: dict[str, float], now: dict[str, float]) -> str:
+    """The scenarios graded both times whose points differ, in words ('' if none)."""
+    return ", ".join(
+        f"{n} {was[n]:g} at the first --jobs, {now[n]:g} here" for n in was if n in now and was[n] != now[n]
+    )
+
+
 def how_it_ended(scenario: dict) -> str:
-    """What a graded scenario's time was spent on: beyond the spec, a pass, a run stopped
-    at its time limit or for no progress, a failure of another kind, or not run."""
+    """What a graded scenario's time was spent on: beyond the spec, left ungraded (disturbed
+    on every try), a pass, a run stopped at its time limit or for no progress, a failure of
+    another kind, or not run."""
     if scenario.get("beyond_spec"):
         return "beyond the spec"
+    if scenario.get("ungraded"):
+        return "left ungraded"
     if scenario.get("passed"):
         return "passed"
     kinds = {run.get("error_kind") for run in scenario.get("runs", [])}
@@ -128,12 +145,14 @@ def main(argv: list[str] | None = None) -> int:
                 wall, used = time.monotonic() - began, cpu_s() - cpu
             tree = "the whole tree's" if own.seconds is not None else "the grader's own, its jailed programs missed"
             used = own.seconds if own.seconds is not None else used
-            scores = {r["student"]: r["score"] for r in results}
+            scores = {r["student"]: graded_points(r) for r in results}
+            left = sum(len(r["ungraded"]) for r in results)
             again = sum(len(r.get("graded_again", [])) for r in results)
             print(
                 f"{args.assignment}: {len(subs)} submissions at --jobs {jobs}: {wall:.0f} s, "
                 f"{3600 * len(subs) / wall:.0f} an hour, {used / len(subs):.1f} CPU-s a submission ({tree}), "
-                f"{again} scenario(s) graded again alone ({alone.seconds:.0f} s at the end)",
+                f"{again} scenario(s) graded again alone ({alone.seconds:.0f} s at the end), "
+                f"{left} left ungraded (disturbed on every try: for a quieter machine)",
                 flush=True,
             )
             if again:
@@ -181,19 +200,18 @@ def main(argv: list[str] | None = None) -> int:
                         print(
                             "\n".join(
                                 [
-                                    f"  {r['student']}: {r['score']:g} of {r['max_score']:g} in {r['execution_time']:.0f} s, "
-                                    f"{r['execution_time'] - sum(sc.get('seconds', 0.0) for sc in r['scenarios']):.0f} s "
-                                    "of them outside its scenarios (the build, the conventions' probe runs)",
+                                    f"  {r['student']}: {r['score']:g} of {r['max_score']:g} in {r['execution_time']:.0f} s",
                                     *lost,
                                 ]
                             ),
                             flush=True,
                         )
                 continue
-            moved = {s: (first[s], scores[s]) for s in scores if scores[s] != first[s]}
+            moved = {s: differing(first[s], scores[s]) for s in scores}
+            moved = {s: m for s, m in moved.items() if m}
             differ += len(moved)
-            for student, (was, now) in sorted(moved.items()):
-                print(f"  {student}: {was:g} at the first --jobs, {now:g} here", flush=True)
+            for student, m in sorted(moved.items()):
+                print(f"  {student}: {m}", flush=True)
     return 1 if differ else 0
 
 

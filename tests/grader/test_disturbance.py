@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import os
 import shutil
+from dataclasses import replace
 
 import pytest
 
@@ -122,6 +123,24 @@ def test_disturbed_in_the_pool_is_graded_again_alone_at_the_end(tmp_path, monkey
     assert sum(budget == 2 for _, budget in calls) == 2 * disturbance.TRIES
     assert sum(budget == 1 for _, budget in calls) == 2
     assert "UNGRADED" not in (out / "s0" / "feedback.md").read_text()
+
+
+def test_a_scenario_the_course_does_not_score_runs_once_however_disturbed(tmp_path, monkeypatch):
+    """Beyond the spec and not scored, a scenario only reports: a failure on a disturbed
+    run, or in a crowded pool, is neither run again nor graded again alone (which costs a
+    class its time for no point), and its reason says the machine may have caused it."""
+    calls = script(monkeypatch, lambda n, run: True)
+    unscored = replace(
+        battery(), scenarios=[replace(s, beyond_spec=True, scored=False, points=0.0) for s in battery().scenarios]
+    )
+    results = grade_all(
+        [writing_nothing(s) for s in class_of(tmp_path)], unscored, None, Options(backend="netns", pcaps=False), jobs=2
+    )
+    assert len(calls) == 2  # one run each, in the pool
+    for r in results:
+        [s] = r["scenarios"]
+        assert r["ungraded"] == [] and not r.get("graded_again") and s["score"] == 0 and not s["passed"]
+        assert "not scored, so not run again" in s["reason"] and "3.2 ms late" in s["reason"], s["reason"]
 
 
 def test_a_program_that_crashes_before_its_first_packet_is_not_graded_again(tmp_path):
