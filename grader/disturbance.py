@@ -16,6 +16,9 @@ time (the quietest the machine can be). What is still disturbed then stays ungra
 0 points, said as such in the feedback, the class CSV and the grader's output, for the
 instructor to grade again on a quieter machine.
 
+A scenario the course does not score (beyond the spec) only reports: its one run stands,
+disturbed or not, and a failure the machine may have caused says so (grade.py).
+
 The engine runs at a higher priority than the programs (harness/engine.py), so a
 student's own busy loop does not disturb the link it is graded on.
 
