@@ -304,8 +304,11 @@ impl Engine {
     /// Serve until SIGTERM/SIGINT; then write the stats file and flush the pcap.
     pub fn run(&mut self) -> Result<(), String> {
         let mut tokens = Vec::with_capacity(64);
-        'serve: loop {
+        loop {
             self.epoll.wait(&mut tokens).map_err(|e| format!("epoll_wait: {e}"))?;
+            // A stop is served after the rest of its batch: what waited on a socket beside
+            // it was put into the link before the stop and counts (grader.disturbance).
+            let mut stop = false;
             for &t in &tokens {
                 let (kind, path, index) = untoken(t);
                 match kind {
@@ -313,13 +316,16 @@ impl Engine {
                         self.timer.acknowledge();
                         self.spin_until_due();
                     }
-                    K_SIGNAL if self.signals.take() => break 'serve,
+                    K_SIGNAL => stop |= self.signals.take(),
                     K_CONTROL => self.accept_control(),
                     K_CONTROL_CONN => self.serve_control(index),
                     K_UDP_LISTEN | K_UDP_UPSTREAM | K_TUN => self.drain(kind, path, index as usize),
                     _ => {}
                 }
                 self.release_due(sys::now_ns());
+            }
+            if stop {
+                break;
             }
             self.timer
                 .arm(self.next_deadline().map(|d| d.saturating_sub(self.spin_ns)));
