@@ -63,14 +63,23 @@ def jail_scratch(prefix: str, size: int):
 
 def grade(path, battery="tiny", names=None, out=None, **options) -> dict:
     """One submission graded as `rdtlab grade` grades it (grader.parallel.grade_all): a
-    scenario the machine disturbed on every try is graded again once the rest is done."""
+    scenario the machine disturbed on every try is graded again once the rest is done,
+    and again up to AGAIN times, as an instructor grades it again later: a VM's host
+    steals CPU time in bursts."""
     b = load_battery(TINY if battery == "tiny" else battery)
     if names:
         b = b.select(names=names)
     sub = Submission(Path(path).name, str(path))
     opts = Options(backend="netns", **options)
     result = grade_submission(sub, b, str(out) if out else None, opts)
-    return regrade_ungraded(sub, b, str(out) if out else None, opts, result)
+    for _ in range(AGAIN):
+        if not result["ungraded"]:
+            break
+        result = regrade_ungraded(sub, b, str(out) if out else None, opts, result)
+    return result
+
+
+AGAIN = 3
 
 
 def lost_points(verdicts) -> dict[str, str]:
