@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench._clock import Stopwatch
 from bench._own_cpu import OwnCpu
 from bench.calibrate import Member, corpus_of, load_corpus, seeded_copy
 from bench.planted_pictures import PictureClock
@@ -40,30 +41,13 @@ def cpu_s() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-class AloneClock:
+def AloneClock() -> Stopwatch:
     """The wall seconds of grade_all's last pass, where the scenarios a pool may have
-    disturbed are graded again one submission at a time (its calls run one after another)."""
+    disturbed are graded again one submission at a time (its calls run one after another;
+    a call with nothing ungraded does nothing)."""
+    import grader.parallel
 
-    def __init__(self):
-        import grader.parallel
-
-        self.seconds, self._module = 0.0, grader.parallel
-        self._regrade = grader.parallel.regrade_ungraded
-
-    def __enter__(self):
-        def timed(sub, battery, out_dir, options, result):
-            t = time.monotonic()
-            try:
-                return self._regrade(sub, battery, out_dir, options, result)
-            finally:
-                if result.get("ungraded"):
-                    self.seconds += time.monotonic() - t
-
-        self._module.regrade_ungraded = timed
-        return self
-
-    def __exit__(self, *exc):
-        self._module.regrade_ungraded = self._regrade
+    return Stopwatch(grader.parallel, "regrade_ungraded", lambda *args: bool(args[-1].get("ungraded")))
 
 
 def graded_points(result: dict) -> dict[str, float]:
@@ -173,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
             for r in results:
                 for sc in r["scenarios"]:
                     spent[sc["name"]] = spent.get(sc["name"], 0.0) + sc.get("seconds", 0.0)
-                    ended[how_it_ended(sc)] = ended.get(how_it_ended(sc), 0.0) + sc.get("seconds", 0.0)
+                    how = how_it_ended(sc)
+                    ended[how] = ended.get(how, 0.0) + sc.get("seconds", 0.0)
             whole = sum(ended.values()) or 1.0
             print(
                 "  the scenarios' time by how they ended: "

@@ -20,11 +20,11 @@ import csv
 import os
 import sys
 import tempfile
-import threading
 import time
 
 from bench import calibrate
 from bench._browser import look_at_pages
+from bench._clock import Stopwatch
 from grader.export_class import write_class_view
 from grader.protocol import grade as grade_module
 from grader.protocol.battery import load_battery
@@ -44,29 +44,10 @@ SECTIONS = """[...document.querySelectorAll('h3')].map(h => {
 })"""
 
 
-class PictureClock:
+def PictureClock() -> Stopwatch:
     """The seconds spent drawing the failing runs' pictures (the reference runs they make
     included), summed over the pool's threads."""
-
-    def __init__(self):
-        self.seconds = 0.0
-        self._lock = threading.Lock()
-        self._draw = grade_module._pictures
-
-    def __enter__(self):
-        def timed(*args, **kwargs):
-            t = time.monotonic()
-            try:
-                return self._draw(*args, **kwargs)
-            finally:
-                with self._lock:
-                    self.seconds += time.monotonic() - t
-
-        grade_module._pictures = timed
-        return self
-
-    def __exit__(self, *exc):
-        grade_module._pictures = self._draw
+    return Stopwatch(grade_module, "_pictures")
 
 
 def parser() -> argparse.ArgumentParser:
