@@ -1,10 +1,11 @@
 """No grade from a disturbed run.
 
 The engine knows when the machine disturbed a run: it measures how late each packet
-left against its due time, and a p99 lag above a millisecond (harness/transfer.py,
-LAG_WARN_US) means the link's timing was not the battery's. A student's protocol graded
-on such a run can time out, resend or fall behind the reference for the machine's sake,
-not its own; a reference run so disturbed would skew every comparison with it.
+left against its due time, and a p99 lag above a millisecond, or above 2% of the round
+trip on a longer one (harness/transfer.py, lag_bar_us), means the link's timing was not
+the battery's. A student's protocol graded on such a run can time out, resend or fall
+behind the reference for the machine's sake, not its own; a reference run so disturbed
+would skew every comparison with it.
 
 A pass on a disturbed run of the student's stands, and so does a failure lag cannot
 cause, such as wrong bytes or a hang (`unsettled`: a pass is never a lost point). Any other

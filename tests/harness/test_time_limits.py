@@ -99,3 +99,19 @@ def test_the_grader_window_counts_more_rounds_above_a_lower_floor_in_whole_secon
     assert tl.no_progress_window("delay 5ms", "delay 5ms", {"timeout": 20}, tl.GRADER_WINDOW) == 5
     # 100 ms +- 20 ms, 500 ms timeout: 8 x (0.2 + 0.12 + 0.5) = 6.56 -> 7
     assert tl.no_progress_window("delay 100ms 20ms", "delay 100ms 20ms", {"timeout": 500}, tl.GRADER_WINDOW) == 7
+
+
+def test_a_late_packet_disturbs_a_run_in_proportion_to_its_round_trip():
+    """1 ms on short round trips; 2% of the shortest round trip of the run's paths above
+    50 ms, so one burst of a VM host's steal does not unsettle a 300 ms scenario."""
+    from harness.transfer import LAG_WARN_US, lag_bar_us
+
+    def path(forward, reverse=None):
+        return {"forward": forward, "reverse": forward if reverse is None else reverse}
+
+    assert lag_bar_us([path("delay 5ms rate 10mbit")]) == LAG_WARN_US
+    assert lag_bar_us([path("")]) == LAG_WARN_US
+    assert lag_bar_us([path("delay 150ms rate 10mbit")]) == pytest.approx(6000)
+    assert lag_bar_us([path("delay 150ms", "delay 50ms")]) == pytest.approx(4000)
+    # multi-homed: the shortest path's round trip sets the bar
+    assert lag_bar_us([path("delay 150ms"), path("delay 40ms")]) == pytest.approx(1600)
