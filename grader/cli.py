@@ -115,7 +115,8 @@ def grade_add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--gradescope-package",
         metavar="ZIP",
-        help="write a Gradescope autograder package (setup.sh, run_autograder) and stop",
+        help="write a Gradescope autograder package (setup.sh, run_autograder) and stop; with --part or "
+        "--scenario, it grades only those scenarios",
     )
 
 
@@ -123,7 +124,10 @@ def grade_main(args: argparse.Namespace) -> int:
     if args.gradescope_package:
         from grader.export_gradescope_package import write_package
 
-        write_package(args.gradescope_package, args.assignment, args.battery)
+        chosen = None
+        if args.part is not None or args.scenario:
+            chosen = [s.name for s in _battery(args).scenarios]
+        write_package(args.gradescope_package, args.assignment, args.battery, chosen)
         print(f"wrote {args.gradescope_package}")
         return 0
     if not args.submissions:

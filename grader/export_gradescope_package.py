@@ -11,6 +11,7 @@ when it is built here (same Linux x86-64 ABI), else setup.sh builds it with carg
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import stat
 import zipfile
@@ -52,21 +53,30 @@ export RDTLAB_LINKEMU="${RDTLAB_LINKEMU:-$KIT/harness/linkemu/target/release/lin
 mkdir -p "$ROOT/results"
 cd "$KIT"
 if ! "$PY" -m grader.protocol.job "$ROOT/submission" --assignment %(assignment)s --battery "$ROOT/source/battery.toml" \\
-     --student submission --backend local --no-sandbox --results "$ROOT/results/results.json" 2>"$ROOT/results/error.txt"; then
+     %(only)s--student submission --backend local --no-sandbox --results "$ROOT/results/results.json" 2>"$ROOT/results/error.txt"; then
   why="$(tail -n 1 "$ROOT/results/error.txt" | sed 's/\\\\/\\\\\\\\/g; s/"/\\\\"/g')"
   printf '{"score": 0, "output": "The autograder could not grade this submission: %%s"}\\n' "$why" > "$ROOT/results/results.json"
 fi
 """
 
 
-def write_package(zip_path: str, assignment: str, battery: str | None = None) -> None:
-    """The package for `assignment` (its battery, or the TOML file `battery`)."""
-    source = load_battery(battery or assignment).source  # checked before anything is written
+def write_package(
+    zip_path: str, assignment: str, battery: str | None = None, scenarios: list[str] | None = None
+) -> None:
+    """The package for `assignment` (its battery, or the TOML file `battery`); with
+    `scenarios`, its run_autograder grades only those (a course that hands out one part)."""
+    loaded = load_battery(battery or assignment)  # checked before anything is written
+    source = loaded.source
+    if scenarios is not None:
+        unknown = sorted(set(scenarios) - {s.name for s in loaded.scenarios})
+        if unknown or not scenarios:
+            raise UsageError(f"no scenario {', '.join(unknown)} in battery {loaded.name}" if unknown else "no scenario")
+    only = "".join(f"--scenario {shlex.quote(name)} " for name in scenarios or ())
     tmp = zip_path + ".part"
     try:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
             _add_text(z, "setup.sh", SETUP, executable=True)
-            _add_text(z, "run_autograder", RUN % {"assignment": assignment}, executable=True)
+            _add_text(z, "run_autograder", RUN % {"assignment": assignment, "only": only}, executable=True)
             z.write(source, "battery.toml")
             for top in KIT:
                 _add_tree(z, os.path.join(REPO, top), os.path.join("rdtlab", top))

@@ -140,8 +140,9 @@ def test_check_on_the_starter_says_what_is_not_written_yet(name):
 
 @pytest.mark.parametrize("name", NEW)
 def test_the_gradescope_package_grades_the_reference_at_full_marks(name, tmp_path):
-    """`rdtlab grade --gradescope-package` for the assignment; its run_autograder in a
-    scratch root laid out as Gradescope's, on the local backend as there."""
+    """`rdtlab grade --gradescope-package` for the assignment, packaged with its public
+    scenarios and interop only (the whole battery is graded in the jail above); its
+    run_autograder in a scratch root laid out as Gradescope's, on the local backend as there."""
     import jsonschema
     from grader.export_gradescope_package import unpack_package
     from tests.support.grading import SCHEMA, gradescope_verdicts, run_autograder
@@ -155,6 +156,7 @@ def test_the_gradescope_package_grades_the_reference_at_full_marks(name, tmp_pat
             str(package),
             "--assignment",
             name,
+            *(arg for scenario in quick(name) for arg in ("--scenario", scenario)),
         ],
         capture_output=True,
         text=True,
@@ -167,5 +169,6 @@ def test_the_gradescope_package_grades_the_reference_at_full_marks(name, tmp_pat
     reference_submission(str(root / "submission"), programs_of(name), package=Path(b.reference).name)
     results = run_autograder(root)
     jsonschema.validate(results, SCHEMA)
-    assert len(results["tests"]) == len(b.scenarios) and results["extra_data"]["battery"] == name
+    assert sorted(t["name"].split(": ", 1)[1] for t in results["tests"]) == sorted(quick(name))
+    assert results["extra_data"]["battery"] == name
     assert lost_points(gradescope_verdicts(results)) == {}
