@@ -18,6 +18,7 @@ from grader.protocol.planted import plant, reference_submission
 from harness.engine import REPO
 
 from tests.support import TESTS
+from tests.support.grading import grade_class_cli
 from bench._browser import look_at
 
 pytestmark = pytest.mark.netns
@@ -32,28 +33,11 @@ def test_the_class_view_names_each_bugs_symptom_and_renders(tmp_path):
         bugs = tomllib.load(f)["bug"]
     for name in BUGS:
         plant(str(GBN / bugs[name]["from"]), {**bugs[name], "name": name}, str(subs / name))
-    out = tmp_path / "graded"
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "rdtlab"),
-            "grade",
-            str(subs),
-            "--assignment",
-            "gbn-vs-tcp",
-            "--backend",
-            "netns",
-            "--jobs",
-            "2",
-            "--out",
-            str(out),
-            "--scenario",
-            "gv-clean",
-            "--scenario",
-            "gv-corrupt-data",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    done, out = grade_class_cli(
+        subs,
+        tmp_path / "graded",
+        *("--assignment", "gbn-vs-tcp", "--backend", "netns", "--jobs", "2"),
+        *("--scenario", "gv-clean", "--scenario", "gv-corrupt-data"),
     )
     assert done.returncode == 0, done.stderr
     rows = {r["scenario"]: r for r in csv.DictReader(open(out / "class.csv"))}

@@ -82,6 +82,29 @@ def grade(path, battery="tiny", names=None, out=None, **options) -> dict:
 AGAIN = 3
 
 
+def grade_class_cli(submissions, out, *args: str, timeout: float = 600) -> tuple[subprocess.CompletedProcess, Path]:
+    """`rdtlab grade SUBMISSIONS --out OUT ARGS...`, then, while it warns that the machine
+    left scenarios ungraded, `--compare` with the last grading into OUT-again-N, up to
+    AGAIN times, as its warning tells an instructor to. The last run and its folder."""
+    rdtlab = str(Path(sys.executable).parent / "rdtlab")
+    done = subprocess.run(
+        [rdtlab, "grade", str(submissions), *args, "--out", str(out)], capture_output=True, text=True, timeout=timeout
+    )
+    last = Path(out)
+    for n in range(1, AGAIN + 1):
+        if done.returncode != 0 or "not graded, the machine disturbed every try" not in done.stderr:
+            break
+        again = Path(f"{out}-again-{n}")
+        done = subprocess.run(
+            [rdtlab, "grade", str(submissions), *args, "--compare", str(last), "--out", str(again)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        last = again
+    return done, last
+
+
 def lost_points(verdicts) -> dict[str, str]:
     """{scenario: reason} of the (name, passed, reason) `verdicts` of a correct
     submission (or a notebook's test cells) that lost points for its own sake. One the
