@@ -223,3 +223,18 @@ def test_a_failure_in_a_crowded_pool_is_graded_again_alone(tmp_path, monkeypatch
         results[1]["graded_again"] == [s["name"]] and f"Graded again alone, after the others: {s['name']}" in feedback
     )
     assert not results[0].get("graded_again")
+
+
+def test_rdtlab_check_checks_again_what_the_machine_disturbed_on_every_try(tmp_path, monkeypatch, capsys):
+    """A student's machine has quiet spells: `rdtlab check` grades a scenario disturbed on
+    every try again (here, the first grading's three tries), and says so, before it says
+    it could not tell."""
+    from rdtlab.cli import main
+
+    calls = script(monkeypatch, lambda n, run: n <= disturbance.TRIES)
+    [sub] = [writing_nothing(s) for s in class_of(tmp_path, 1)]
+    code = main(["check", "--battery", TINY, "--scenario", "t-clean", "--backend", "netns", sub.path])
+    printed = capsys.readouterr()
+    assert "the machine disturbed every try of t-clean: checking again" in printed.err
+    assert code == 1 and len(calls) == disturbance.TRIES + 1  # graded on its first quiet try
+    assert "not graded" not in printed.out and "t-clean" in printed.out
