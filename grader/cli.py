@@ -20,7 +20,7 @@ from grader.collect import find_submissions
 from grader.export_class import write_class_view
 from grader.export_csv import write_class_csv
 from grader.protocol.feedback import markdown
-from grader.protocol.grade import Options, grade_submission, regrade_ungraded
+from grader.protocol.grade import Options, grade_again_alone, grade_submission
 from grader.parallel import DEFAULT_JOBS, NOTEBOOK_JOBS, grade_all
 from grader.jail.sandbox import available
 
@@ -311,12 +311,6 @@ def _autograde_notebooks(args: argparse.Namespace, students: list[str]) -> None:
 # ---- rdtlab check -------------------------------------------------------------------
 
 
-# A student's own machine, a laptop or a VM whose host steals CPU time in bursts, has
-# quiet spells: what it disturbed on every try is checked again, up to this many times,
-# before `rdtlab check` says it could not tell.
-CHECK_AGAIN = 2
-
-
 def check_add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("folder", nargs="?", default=".", metavar="DIR", help="your programs' folder (default: here)")
     _common(p)
@@ -339,16 +333,16 @@ def check_main(args: argparse.Namespace) -> int:
             flush=True,
         )
         options = _options(args, [])
-        result = grade_submission(sub, battery, None, options)
-        for _ in range(CHECK_AGAIN):
-            if not result["ungraded"]:
-                break
-            print(
-                f"the machine disturbed every try of {', '.join(result['ungraded'])}: checking again",
-                file=sys.stderr,
-                flush=True,
-            )
-            result = regrade_ungraded(sub, battery, None, options, result)
+        result = grade_again_alone(
+            sub,
+            battery,
+            None,
+            options,
+            grade_submission(sub, battery, None, options),
+            lambda names: print(
+                f"the machine disturbed every try of {', '.join(names)}: checking again", file=sys.stderr, flush=True
+            ),
+        )
     print(markdown(result), end="")
     return 0 if result["score"] == result["max_score"] else 1
 

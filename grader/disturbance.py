@@ -13,7 +13,9 @@ disturbed run is run again with the same seed (the engine draws the same link
 decisions: the replay command still reproduces what is graded), up to TRIES times. A
 scenario still disturbed after that is not scored: it is marked `ungraded`, and once the
 class's pool has finished, grade_all grades those scenarios again one submission at a
-time (the quietest the machine can be). What is still disturbed then stays ungraded:
+time (the quietest the machine can be), up to AGAIN_ALONE times, since a VM's host
+steals CPU time in bursts (`rdtlab check` does the same for a student). What is still
+disturbed then stays ungraded:
 0 points, said as such in the feedback, the class CSV and the grader's output, for the
 instructor to grade again on a quieter machine.
 
@@ -49,6 +51,7 @@ import time
 from harness.monitor import ErrorKind
 
 TRIES = 3
+AGAIN_ALONE = 3  # gradings alone of what stayed disturbed on every try (grade.grade_again_alone)
 
 
 def why(run) -> str | None:

@@ -17,7 +17,7 @@ from typing import Callable
 from grader.protocol.battery import Battery
 from grader.collect import Submission
 from grader.protocol import grade as grade_module
-from grader.protocol.grade import Options, grade_submission, regrade_ungraded
+from grader.protocol.grade import Options, grade_again_alone, grade_submission
 
 DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
 # Notebooks at once, at most: each starts only while the machine has room
@@ -39,7 +39,8 @@ def grade_all(
 ) -> list[dict]:
     """Results in the order of `subs`; `done(result)` as each finishes. Scenarios the
     machine disturbed on every try, or that failed while the pool crowded the machine
-    (grader/disturbance.py), are graded again at the end, one submission at a time.
+    (grader/disturbance.py), are graded again at the end, one submission at a time (up to
+    disturbance.AGAIN_ALONE times while the machine still disturbs them).
     `battery_of(sub)`: a submission's own selection of scenarios (the calibration's
     planted bugs), `battery` for every one if not given."""
     battery_of = battery_of or (lambda sub: battery)
@@ -64,7 +65,7 @@ def grade_all(
     try:
         for k, sub in enumerate(subs):
             if results[k]["ungraded"]:
-                results[k] = regrade_ungraded(sub, battery_of(sub), out_dir, options, results[k])
+                results[k] = grade_again_alone(sub, battery_of(sub), out_dir, options, results[k])
                 if done:
                     done(results[k])
     finally:

@@ -20,7 +20,7 @@ from grader.protocol.battery import load_battery
 from grader.collect import Submission
 from grader.disturbance import UNGRADED
 from grader.notebook.remeasure import NOT_GRADED
-from grader.protocol.grade import Options, allocate_uid, grade_submission, regrade_ungraded
+from grader.protocol.grade import Options, allocate_uid, grade_again_alone, grade_submission
 from grader.jail.sandbox import UID_BASE, kill_uid, mount_scratch, unmount_scratch
 from tests.support import TESTS
 
@@ -63,20 +63,16 @@ def jail_scratch(prefix: str, size: int):
 
 def grade(path, battery="tiny", names=None, out=None, **options) -> dict:
     """One submission graded as `rdtlab grade` grades it (grader.parallel.grade_all): a
-    scenario the machine disturbed on every try is graded again once the rest is done,
-    and again up to AGAIN times, as an instructor grades it again later: a VM's host
-    steals CPU time in bursts."""
+    scenario the machine disturbed on every try is graded again alone once the rest is
+    done (grader.disturbance.AGAIN_ALONE times at most)."""
     b = load_battery(TINY if battery == "tiny" else battery)
     if names:
         b = b.select(names=names)
     sub = Submission(Path(path).name, str(path))
     opts = Options(backend="netns", **options)
-    result = grade_submission(sub, b, str(out) if out else None, opts)
-    for _ in range(AGAIN):
-        if not result["ungraded"]:
-            break
-        result = regrade_ungraded(sub, b, str(out) if out else None, opts, result)
-    return result
+    return grade_again_alone(
+        sub, b, str(out) if out else None, opts, grade_submission(sub, b, str(out) if out else None, opts)
+    )
 
 
 AGAIN = 3
