@@ -70,7 +70,11 @@ def write_package(
     if scenarios is not None:
         unknown = sorted(set(scenarios) - {s.name for s in loaded.scenarios})
         if unknown or not scenarios:
-            raise UsageError(f"no scenario {', '.join(unknown)} in battery {loaded.name}" if unknown else "no scenario")
+            raise UsageError(
+                f"no scenario {', '.join(unknown)} in battery {loaded.name}"
+                if unknown
+                else "the package would grade no scenario"
+            )
     only = "".join(f"--scenario {shlex.quote(name)} " for name in scenarios or ())
     tmp = zip_path + ".part"
     try:
