@@ -5,24 +5,26 @@ import json
 import shlex
 import shutil
 import subprocess
-import sys
 import tarfile
-from pathlib import Path
 
 import jsonschema
 import pytest
 
 from grader.protocol.planted import load_bugs, plant
 
-from tests.support.grading import FIXTURES, GRADER_TESTS, STUDENT, TINY, gradescope_verdicts, lost_points
+from tests.support.grading import (
+    FIXTURES,
+    GRADER_TESTS,
+    RDTLAB,
+    STUDENT,
+    TINY,
+    gradescope_verdicts,
+    lost_points,
+    rdtlab,
+)
 
 pytestmark = pytest.mark.netns
-RDTLAB = str(Path(sys.executable).parent / "rdtlab")
 SCHEMA = json.loads((GRADER_TESTS / "gradescope_schema.json").read_text())
-
-
-def rdtlab(*args, cwd=None, timeout=300):
-    return subprocess.run([RDTLAB, *args], capture_output=True, text=True, cwd=cwd, timeout=timeout)
 
 
 def test_grade_a_class_writes_results_feedback_csv_and_a_replay_that_replays(tmp_path):

@@ -4,25 +4,17 @@ kit from the package, on the local backend, into a results.json of Gradescope's 
 
 import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import jsonschema
 
 from grader.export_gradescope_package import unpack_package
 
-from tests.support.grading import SCHEMA, STUDENT, TINY, gradescope_verdicts, lost_points, run_autograder
+from tests.support.grading import SCHEMA, STUDENT, TINY, gradescope_verdicts, lost_points, rdtlab, run_autograder
 
 
 def test_run_autograder_in_a_gradescope_layout(tmp_path):
     package = tmp_path / "comn.zip"
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "rdtlab"), "grade", "--gradescope-package", str(package), "--battery", TINY],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = rdtlab("grade", "--gradescope-package", package, "--battery", TINY, timeout=60)
     assert done.returncode == 0, done.stderr
     root = tmp_path / "autograder"
     unpack_package(str(package), str(root / "source"))
@@ -44,25 +36,14 @@ def test_run_autograder_in_a_gradescope_layout(tmp_path):
 
 
 def test_a_package_of_one_part_grades_only_it_and_an_unknown_scenario_is_named(tmp_path):
-    rdtlab = str(Path(sys.executable).parent / "rdtlab")
     package = tmp_path / "p2.zip"
-    done = subprocess.run(
-        [rdtlab, "grade", "--gradescope-package", str(package), "--battery", TINY, "--part", "2"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = rdtlab("grade", "--gradescope-package", package, "--battery", TINY, "--part", "2", timeout=60)
     assert done.returncode == 0, done.stderr
     unpack_package(str(package), str(tmp_path / "source"))
     run = (tmp_path / "run_autograder").read_text()
     assert "--scenario t-clean --scenario t-sender " in run and "t-gbn-loss" not in run, run  # tiny's part 2
 
     wrong = tmp_path / "wrong.zip"
-    done = subprocess.run(
-        [rdtlab, "grade", "--gradescope-package", str(wrong), "--battery", TINY, "--scenario", "t-nope"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = rdtlab("grade", "--gradescope-package", wrong, "--battery", TINY, "--scenario", "t-nope", timeout=60)
     assert done.returncode == 2 and not wrong.exists(), done.stderr
     assert done.stderr.strip().count("\n") == 0 and "t-nope" not in done.stdout, done.stderr

@@ -69,35 +69,31 @@ def grade(path, battery="tiny", names=None, out=None, **options) -> dict:
     if names:
         b = b.select(names=names)
     sub = Submission(Path(path).name, str(path))
-    opts = Options(backend="netns", **options)
-    return grade_again_alone(
-        sub, b, str(out) if out else None, opts, grade_submission(sub, b, str(out) if out else None, opts)
-    )
+    opts, out_dir = Options(backend="netns", **options), str(out) if out else None
+    return grade_again_alone(sub, b, out_dir, opts, grade_submission(sub, b, out_dir, opts))
 
 
 AGAIN = 3
+
+
+RDTLAB = str(Path(sys.executable).parent / "rdtlab")  # the installed command
+
+
+def rdtlab(*args, cwd=None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The installed `rdtlab ARGS...`, its output captured as text."""
+    return subprocess.run([RDTLAB, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=timeout)
 
 
 def grade_class_cli(submissions, out, *args: str, timeout: float = 600) -> tuple[subprocess.CompletedProcess, Path]:
     """`rdtlab grade SUBMISSIONS --out OUT ARGS...`, then, while it warns that the machine
     left scenarios ungraded, `--compare` with the last grading into OUT-again-N, up to
     AGAIN times, as its warning tells an instructor to. The last run and its folder."""
-    rdtlab = str(Path(sys.executable).parent / "rdtlab")
-    done = subprocess.run(
-        [rdtlab, "grade", str(submissions), *args, "--out", str(out)], capture_output=True, text=True, timeout=timeout
-    )
-    last = Path(out)
+    done, last = rdtlab("grade", submissions, *args, "--out", out, timeout=timeout), Path(out)
     for n in range(1, AGAIN + 1):
         if done.returncode != 0 or "not graded, the machine disturbed every try" not in done.stderr:
             break
         again = Path(f"{out}-again-{n}")
-        done = subprocess.run(
-            [rdtlab, "grade", str(submissions), *args, "--compare", str(last), "--out", str(again)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        last = again
+        done, last = rdtlab("grade", submissions, *args, "--compare", last, "--out", again, timeout=timeout), again
     return done, last
 
 
