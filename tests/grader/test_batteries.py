@@ -10,8 +10,6 @@ starter folder saying what is not written yet."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,7 +22,7 @@ from grader.protocol.planted import plant, reference_submission
 from harness.engine import REPO
 
 from tests.support import TESTS
-from tests.support.grading import grade, lost_points, verdicts
+from tests.support.grading import grade, lost_points, rdtlab, verdicts
 
 CORPORA = TESTS / "fixtures" / "batteries"
 NEW = ["gbn-vs-tcp", "multihoming", "stop-and-wait-crc", "tcp-like"]
@@ -135,19 +133,8 @@ def test_a_hostile_sender_scores_zero_where_it_runs_and_the_receiver_keeps_its_m
 def test_check_on_the_starter_says_what_is_not_written_yet(name):
     entry = assignments.get(name)
     todo = entry and __import__(entry.package, fromlist=["STARTER_TODO"]).STARTER_TODO[0]
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "rdtlab"),
-            "check",
-            "--assignment",
-            name,
-            "--backend",
-            "netns",
-            str(Path(REPO) / "assignments" / "source" / name),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    done = rdtlab(
+        "check", "--assignment", name, "--backend", "netns", Path(REPO) / "assignments" / "source" / name, timeout=600
     )
     assert done.returncode == 1, done.stderr  # not full marks, and no crash
     assert "Traceback" not in done.stdout + done.stderr
@@ -164,20 +151,8 @@ def test_the_gradescope_package_grades_the_reference_at_full_marks(name, tmp_pat
     from tests.support.grading import SCHEMA, gradescope_verdicts, run_autograder
 
     package = tmp_path / f"{name}.zip"
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "rdtlab"),
-            "grade",
-            "--gradescope-package",
-            str(package),
-            "--assignment",
-            name,
-            *(arg for scenario in quick(name) for arg in ("--scenario", scenario)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    scenarios = (arg for scenario in quick(name) for arg in ("--scenario", scenario))
+    done = rdtlab("grade", "--gradescope-package", package, "--assignment", name, *scenarios, timeout=60)
     assert done.returncode == 0, done.stderr
     root = tmp_path / "autograder"
     unpack_package(str(package), str(root / "source"))
