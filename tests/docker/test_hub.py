@@ -13,6 +13,7 @@ hub-down` then leaves no container and keeps the volumes.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -26,6 +27,7 @@ import time
 
 import pytest
 
+from assignments.comn.sheet import link_model
 from harness.statistics import summarize
 from tests.support import course as C
 from bench._browser import CHROMIUM, CHROMIUM_ARGS
@@ -400,15 +402,13 @@ def test_a_class_on_the_hub(hub, tmp_path):
 def test_a_students_sheet_on_the_hub_matches_the_netns_backend(hub_images, tmp_path):
     """Q1 of the quick COMN sheet with a student's programs, in a student's server as the
     hub starts it (the local backend: no capability; the hub's CPU, memory and task
-    limits) and on this host's netns backend with the hub's CPU share: each cell's 95%
-    intervals of goodput and retransmissions overlap. (Below the round trip, a stop-and-
-    wait sender resends as often as its timer wakes, so its retransmissions count the CPU
-    it gets: with both cores, the host's sheet once resent a fifth more at 5 ms.)"""
-    from grader.jail import cgroups
-    from grader.jail.sandbox import GroupLimits
-    from grader.protocol.grade import allocate_uid
-
-    assert cgroups.available() is None, cgroups.available()
+    limits) and on this host's netns backend: each cell's 95% intervals of goodput overlap,
+    and of retransmissions where the timer is at least the round trip. Below it, a stop-
+    and-wait sender resends as often as its timer wakes, so its count measures the CPU it
+    gets, not the link: the host's sheet once resent a fifth more at 5 ms with both cores,
+    and under a cgroup of the hub's share, where the engine loses its real-time priority
+    and the host's interpreters use more CPU than the image's, it lost a quarter of its
+    goodput."""
     settings = tomllib.loads((HUB / "settings.toml").read_text())
     programs = REPO / "tests" / "fixtures" / "students"
     work = tmp_path / "work"
@@ -449,28 +449,21 @@ def test_a_students_sheet_on_the_hub_matches_the_netns_backend(hub_images, tmp_p
     )
     assert hub_run.returncode == 0, hub_run.stderr[-2000:]
     assert "backend local" in hub_run.stderr + hub_run.stdout
-    share, group = GroupLimits(cpus=float(settings["cpu_limit"])), allocate_uid()
-    try:
-        host_run = run(
-            os.path.join(os.path.dirname(sys.executable), "rdtlab"),
-            *sheet[1:],
-            "--impl",
-            str(work / "progs"),
-            "--backend",
-            "netns",
-            "--out",
-            str(tmp_path / "host"),
-            timeout=900,
-            check=False,
-            preexec_fn=lambda: cgroups.join(group, share),  # the sheet, its engine and programs
-        )
-    finally:
-        cgroups.remove(group)
+    host_run = run(
+        os.path.join(os.path.dirname(sys.executable), "rdtlab"),
+        *sheet[1:],
+        "--impl",
+        str(work / "progs"),
+        "--backend",
+        "netns",
+        "--out",
+        str(tmp_path / "host"),
+        timeout=900,
+        check=False,
+    )
     assert host_run.returncode == 0, host_run.stderr[-2000:]
 
     def cells(path):
-        import csv
-
         rows = list(csv.DictReader(open(path)))
         assert rows and all(r["ok"] == "True" for r in rows), path
         return {
@@ -483,9 +476,13 @@ def test_a_students_sheet_on_the_hub_matches_the_netns_backend(hub_images, tmp_p
 
     on_hub, on_host = cells(work / "out" / "comn" / "q1.csv"), cells(tmp_path / "host" / "comn" / "q1.csv")
     assert on_hub.keys() == on_host.keys()
+    rows = list(csv.DictReader(open(tmp_path / "host" / "comn" / "q1.csv")))
+    round_trip_ms = 1000 * link_model({"delay": float(rows[0]["delay"]), "loss": float(rows[0]["loss"])}).rtt
     apart = []
     for timeout in sorted(on_hub, key=int):
         for metric, a in on_hub[timeout].items():
+            if metric == "retransmissions" and int(timeout) < round_trip_ms:
+                continue
             b = on_host[timeout][metric]
             line = (
                 f"timeout {timeout} ms {metric}: hub {a.mean:.1f} [{a.ci_low:.1f}, {a.ci_high:.1f}], "
