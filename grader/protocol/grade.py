@@ -19,7 +19,8 @@ import threading
 import time
 import uuid
 from concurrent.futures import Future, wait as wait_futures
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from harness.procs import UsageError
@@ -44,6 +45,7 @@ from grader.jail.sandbox import (
     unmount_runs,
     unmount_scratch,
 )
+from grader.protocol.lanes import copy_built, grade_lanes, lanes_of
 from grader.protocol.scenario import Side, pairing, reference_side, replay_command, run_pair, scenario_seed
 from grader.protocol.score import reason, scenario_points
 
@@ -66,6 +68,9 @@ class Options:
     runner_isolates_network: bool = False
 
 
+# A grading process's jail uids, taken in turn: a submission's and its lanes', a
+# notebook's; one is taken again only after this many others.
+UIDS_PER_PROCESS = 1000
 _uids = itertools.count()
 _uid_lock = threading.Lock()
 _swept = False  # this process has swept the jail groups of graders gone
@@ -84,12 +89,12 @@ def allocate_uid() -> int:
             if cgroups.available() is None:
                 cgroups.sweep_orphans(uid_owner)
             sweep_scratch()
-        return UID_BASE + (os.getpid() % 100_000) * 100 + next(_uids) % 100
+        return UID_BASE + (os.getpid() % 100_000) * UIDS_PER_PROCESS + next(_uids) % UIDS_PER_PROCESS
 
 
 def uid_owner(uid: int) -> int:
     """The pid, modulo 100000, of the grader that allocated jail `uid`."""
-    return (uid - UID_BASE) // 100
+    return (uid - UID_BASE) // UIDS_PER_PROCESS
 
 
 def grade_submission(
@@ -122,7 +127,7 @@ def grade_submission(
         os.makedirs(student_dir, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix=f"rdt-grade-{os.getpid()}-")  # whose it is, for the tests and a sweep
     uid = allocate_uid()
-    mounted = False
+    mounted, pristine = False, None  # pristine: the built submission before any scenario ran, for lanes
     pending: list[Future] = []  # reference runs started beside the student's
     BUDGET.take()
     try:
@@ -147,14 +152,18 @@ def grade_submission(
         if jail:  # nothing the probe's runs started outlives them
             kill_uid(uid)
             unmount_runs(uid)
-        records, timeouts = [], {}
-        for scenario in battery.scenarios:
+        lanes = lanes_of(battery.scenarios)
+        budget = BUDGET if BUDGET.pooled and len(lanes) > 1 else None  # lanes side by side in a pool
+        if jail and budget:
+            pristine = copy_built(folder, tempfile.mkdtemp(prefix=f"rdt-grade-{os.getpid()}-"))
+
+        def grade_one(scenario: Scenario, side: Side, timeouts: dict) -> dict:
             began = time.monotonic()
-            records.append(
-                _grade_scenario(
+            try:
+                record = _grade_scenario(
                     scenario,
                     battery,
-                    student,
+                    side,
                     reference,
                     digest,
                     options,
@@ -163,14 +172,19 @@ def grade_submission(
                     pending,
                     detected.get(scenario.part),
                 )
-            )
-            records[-1]["seconds"] = round(time.monotonic() - began, 2)
-            if jail:
-                kill_uid(uid)
-                unmount_runs(uid)
+            finally:
+                if side.sandbox is not None:  # nothing a scenario started outlives it
+                    kill_uid(side.sandbox.uid)
+                    unmount_runs(side.sandbox.uid)
+            return {**record, "seconds": round(time.monotonic() - began, 2)}
+
+        graded = grade_lanes(lanes, grade_one, student, lambda: _lane_jail(student, folder, pristine, options), budget)
+        records = [graded[scenario.name] for scenario in battery.scenarios]
     finally:
         BUDGET.give()
         wait_futures(pending)  # no reference run outlives the submission's grading
+        if pristine is not None:
+            shutil.rmtree(os.path.dirname(pristine), ignore_errors=True)
         if jail:
             kill_uid(uid)
             unmount_runs(uid)
@@ -197,6 +211,32 @@ def grade_submission(
     if student_dir and write_results:
         write_outputs(result, student_dir)
     return result
+
+
+@contextmanager
+def _lane_jail(student: Side, folder: str, pristine: str | None, options: Options):
+    """The student's side in a jail of a lane's own (grader/protocol/lanes.py): a uid, a
+    scratch tmpfs, a copy of the built submission `pristine`, the programs' paths moved
+    from `folder` there; without a jail, the student's side itself."""
+    if student.sandbox is None or pristine is None:
+        yield student
+        return
+    uid, scratch, mounted = allocate_uid(), tempfile.mkdtemp(prefix=f"rdt-grade-{os.getpid()}-"), False
+    try:
+        mount_scratch(scratch, options.limits.scratch_bytes)
+        mounted = True
+        lane_folder = copy_built(pristine, scratch, uid)
+        programs = {
+            n: [w.replace(folder, lane_folder) for w in p] if isinstance(p, list) else p
+            for n, p in student.programs.items()
+        }
+        yield Side(student.label, programs, replace(student.sandbox, uid=uid, scratch=lane_folder))
+    finally:
+        kill_uid(uid)
+        unmount_runs(uid)
+        if mounted:
+            unmount_scratch(scratch)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def regrade_ungraded(sub: Submission, battery: Battery, out_dir: str | None, options: Options, result: dict) -> dict:
@@ -504,24 +544,35 @@ def _not_graded(record: dict, disturbed: str, why: str) -> dict:
 
 class Budget:
     """How many transfers this process runs at once (`--jobs`). A submission's job takes
-    one while it is graded (the pool already bounds them); the reference run a check
-    compares with starts beside the student's run only on a spare one, so a full pool
-    adds no load and its tail, or a lone submission, finishes sooner."""
+    one while it is graded, waiting for it if the pool's spares are out; the reference
+    run a check compares with starts beside the student's run, and a submission's next
+    lane beside its others (grader/protocol/lanes.py), only on a spare one no job is
+    waiting for, so a full pool adds no load and its tail, or a lone submission,
+    finishes sooner."""
 
     def __init__(self, size: int):
-        self.size, self.used, self._lock = size, 0, threading.Lock()
+        self.size, self.used, self.waiting = size, 0, 0
+        self._free = threading.Condition()
         self.pooled = False  # grade_all's pool is grading several at once (grader.disturbance.crowding)
 
     def take(self, spare_only: bool = False) -> bool:
-        with self._lock:
-            if spare_only and self.used >= self.size:
-                return False
+        with self._free:
+            if spare_only:
+                if self.used >= self.size or self.waiting:
+                    return False
+            else:
+                self.waiting += 1
+                try:
+                    self._free.wait_for(lambda: self.used < self.size)
+                finally:
+                    self.waiting -= 1
             self.used += 1
             return True
 
     def give(self) -> None:
-        with self._lock:
+        with self._free:
             self.used -= 1
+            self._free.notify_all()
 
 
 BUDGET = Budget(os.cpu_count() or 1)  # grade_all sets it to --jobs

@@ -202,11 +202,11 @@ def test_empty_groups_of_graders_killed_hard_are_swept():
     """A grader killed hard leaves its jail groups behind; the next grader's first jail
     sweeps the empty ones whose grader is gone, and keeps a live grader's and any group
     with a process in it (it may be a grader this pid namespace cannot see)."""
-    from grader.protocol.grade import uid_owner
+    from grader.protocol.grade import UIDS_PER_PROCESS, uid_owner
 
     alive = {int(d) % 100_000 for d in os.listdir("/proc") if d.isdigit()}
     gone = next(p for p in range(99_999, 0, -1) if p not in alive)
-    orphan, occupied = UID_BASE + gone * 100 + 7, UID_BASE + gone * 100 + 8
+    orphan, occupied = UID_BASE + gone * UIDS_PER_PROCESS + 7, UID_BASE + gone * UIDS_PER_PROCESS + 8
     mine = allocate_uid()
     sleeper = subprocess.Popen(["sleep", "60"])
     try:
