@@ -2,10 +2,12 @@
 
 A job mostly waits on timers and the link (its programs run as other processes), so
 threads suffice; `jobs` is the CPU budget: how many submissions are graded at once, and
-how many transfers run at once (a job starts the reference run a check compares with
-beside the student's only while fewer jobs than that are running: the pool's tail).
-Every job has its own jail uid, scratch folder and namespaces, so a hostile
-submission cannot disturb the one graded beside it.
+how many transfers run at once. A job starts the reference run a check compares with
+beside the student's, and its next lane beside its others (grader/protocol/lanes.py),
+only on a spare transfer: the pool's tail, where fewer submissions are left than
+`jobs`, or a submission whose programs wait out their time limits, then finishes
+sooner. Every job, and every lane, has its own jail uid, scratch folder and
+namespaces, so a hostile submission cannot disturb the one graded beside it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from grader.collect import Submission
 from grader.protocol import grade as grade_module
 from grader.protocol.grade import Options, grade_again_alone, grade_submission
 
-DEFAULT_JOBS = max(1, min(4, (os.cpu_count() or 1) * 2))
+# A class waits on time limits and the link more than it computes: on two cores every
+# class measured grades sooner at 6 than at 4, with the same grades (BENCHMARKS.md,
+# "Grading"); what crowding fails is graded again alone.
+DEFAULT_JOBS = max(1, min(6, (os.cpu_count() or 1) * 3))
 # Notebooks at once, at most: each starts only while the machine has room
 # (grader.disturbance.Admission: the last start 10 s old, tasks waiting for a CPU under
 # 65% of the last 10 s), so the gate, not this number, sets how many run. At 4 the

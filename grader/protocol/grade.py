@@ -3,7 +3,8 @@ Dask cluster or Gradescope runs (`python -m grader.protocol.job` is its command 
 
 The submission is copied to a private scratch folder (owned by its jail's uid when
 the sandbox is on), built if it has a Makefile, and each scenario's programs meet
-over the emulated link. Whatever the submission does, this returns a result: a
+over the emulated link; in a pool with a spare transfer, its lanes side by side
+(grader/protocol/lanes.py). Whatever the submission does, this returns a result: a
 program that is missing, does not build, crashes, hangs or attacks its jail gets 0
 for the scenarios it breaks, with the reason in one line.
 """
