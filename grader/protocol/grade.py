@@ -545,7 +545,8 @@ def _not_graded(record: dict, disturbed: str, why: str) -> dict:
 
 class Budget:
     """How many transfers this process runs at once (`--jobs`). A submission's job takes
-    one while it is graded, waiting for it if the pool's spares are out; the reference
+    one while it is graded, in grade_all's pool waiting for it while spares are out
+    (other callers, a thread each, are not held back); the reference
     run a check compares with starts beside the student's run, and a submission's next
     lane beside its others (grader/protocol/lanes.py), only on a spare one no job is
     waiting for, so a full pool adds no load and its tail, or a lone submission,
@@ -561,7 +562,7 @@ class Budget:
             if spare_only:
                 if self.used >= self.size or self.waiting:
                     return False
-            else:
+            elif self.pooled:
                 self.waiting += 1
                 try:
                     self._free.wait_for(lambda: self.used < self.size)

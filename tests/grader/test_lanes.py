@@ -102,7 +102,10 @@ def test_a_helpers_failure_is_raised_in_the_submissions_thread_and_no_helper_is_
 
 
 def test_a_job_waits_for_a_transfer_and_a_spare_one_goes_to_no_one_while_a_job_waits():
+    alone = Budget(1)  # outside grade_all's pool (a thread per submission), a job never waits
+    assert alone.take() and alone.take() and alone.used == 2
     budget = Budget(1)
+    budget.pooled = True
     assert budget.take() and not budget.take(spare_only=True)
     started = threading.Event()
     waiter = threading.Thread(target=lambda: (started.set(), budget.take()))
