@@ -39,6 +39,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from grader.jail import cgroups
@@ -272,3 +273,22 @@ def kill_uid(uid: int) -> int:
                 pass
     cgroups.remove(uid)
     return killed
+
+
+@contextmanager
+def jail_scratch(uid: int, kind: str, size: int):
+    """A scratch folder for jail `uid`: a tmpfs of `size` bytes at `rdt-<kind>-PID-...` in
+    the temporary folder (named for sweep_scratch). Afterwards everything the uid started
+    is killed, its runs' mounts and the tmpfs unmounted, and the folder removed."""
+    scratch = tempfile.mkdtemp(prefix=f"rdt-{kind}-{os.getpid()}-")
+    mounted = False
+    try:
+        mount_scratch(scratch, size)
+        mounted = True
+        yield scratch
+    finally:
+        kill_uid(uid)
+        unmount_runs(uid)
+        if mounted:
+            unmount_scratch(scratch)
+        shutil.rmtree(scratch, ignore_errors=True)

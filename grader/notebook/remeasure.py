@@ -47,7 +47,7 @@ from harness.notebook_rules import FAILED, MISSING, Miss, finite, runs_of
 from harness.steal import NOTABLE
 from harness.transfer import LAG_WARN_US
 
-from grader.jail.sandbox import Limits, Sandbox, kill_uid, mount_scratch, prepare_scratch, unmount_runs, unmount_scratch
+from grader.jail.sandbox import Limits, Sandbox, jail_scratch, prepare_scratch
 
 KEY_FILE = ".rdtlab-remeasure.key"  # in the course folder: the kernels never see it
 GRADE_ID = re.compile(r"^test_(\w+)_remeasured$")
@@ -141,19 +141,9 @@ def jailed_copy(folder: str, hidden: list[str], limits: Limits | None = None):
 
     limits = limits or Limits()
     uid = allocate_uid()
-    scratch = tempfile.mkdtemp(prefix=f"rdt-remeasure-{os.getpid()}-")  # whose it is (tests, a sweep)
-    mounted = False
-    try:
-        mount_scratch(scratch, limits.scratch_bytes)
-        mounted = True
+    with jail_scratch(uid, "remeasure", limits.scratch_bytes) as scratch:  # whose it is (tests, a sweep)
         work = prepare_scratch(folder, scratch, uid, ignore=shutil.ignore_patterns(".rdtlab", "*.ipynb"))
         yield Sandbox(uid, work, hidden, limits)
-    finally:
-        kill_uid(uid)
-        unmount_runs(uid)
-        if mounted:
-            unmount_scratch(scratch)
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def jailed(sandbox: Sandbox):

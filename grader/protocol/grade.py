@@ -39,6 +39,7 @@ from grader.jail.sandbox import (
     Limits,
     Sandbox,
     available,
+    jail_scratch,
     kill_uid,
     mount_scratch,
     prepare_scratch,
@@ -222,22 +223,14 @@ def _lane_jail(student: Side, folder: str, pristine: str | None, options: Option
     if student.sandbox is None or pristine is None:
         yield student
         return
-    uid, scratch, mounted = allocate_uid(), tempfile.mkdtemp(prefix=f"rdt-grade-{os.getpid()}-"), False
-    try:
-        mount_scratch(scratch, options.limits.scratch_bytes)
-        mounted = True
+    uid = allocate_uid()
+    with jail_scratch(uid, "grade", options.limits.scratch_bytes) as scratch:
         lane_folder = copy_built(pristine, scratch, uid)
         programs = {
             n: [w.replace(folder, lane_folder) for w in p] if isinstance(p, list) else p
             for n, p in student.programs.items()
         }
         yield Side(student.label, programs, replace(student.sandbox, uid=uid, scratch=lane_folder))
-    finally:
-        kill_uid(uid)
-        unmount_runs(uid)
-        if mounted:
-            unmount_scratch(scratch)
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def regrade_ungraded(sub: Submission, battery: Battery, out_dir: str | None, options: Options, result: dict) -> dict:
