@@ -152,7 +152,12 @@ def wait_for(what, check, timeout, every=1.0):
 
 
 def step(what: str) -> None:
-    print(f"[hub test {time.strftime('%H:%M:%S')}] {what}", flush=True)
+    """Say where the class is; kept in the artifacts too, where a whole run's log has it not."""
+    line = f"[hub test {time.strftime('%H:%M:%S')}] {what}"
+    print(line, flush=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with open(ARTIFACTS / "hub-steps.log", "a") as f:
+        print(line, file=f)
 
 
 def prompts(page) -> dict:
