@@ -35,7 +35,7 @@ from grader.disturbance import Admission, CpuPressure, crowding
 from grader.notebook.notebook_jail import JAIL_ENV, NotebookJail, asked_tcp_cc, compile_kit, write_font_list
 from grader.notebook.gradebook import set_cell_scores
 from grader.notebook.remeasure import remeasure_student, unmeasured
-from grader.jail.sandbox import available, kill_uid, mount_scratch, unmount_scratch
+from grader.jail.sandbox import available, jail_scratch
 
 # One student's autograde, all cells, by the grading mode (RDTLAB_NOTEBOOK_MODE): well
 # above what a comn notebook of that mode takes (BENCHMARKS.md, "Notebooks"). A cell
@@ -228,11 +228,7 @@ def autograde_one(
     """One student's autograde; `jail` says what to hide and share (its uid and scratch are made here)."""
     started = time.monotonic()
     uid = allocate_uid()
-    scratch = tempfile.mkdtemp(prefix=f"rdt-kernel-{os.getpid()}-")  # whose it is (tests, a sweep)
-    mounted = False
-    try:
-        mount_scratch(scratch, jail.limits.scratch_bytes)
-        mounted = True
+    with jail_scratch(uid, "kernel", jail.limits.scratch_bytes) as scratch:
         env = {
             **os.environ,
             JAIL_ENV: replace(jail, uid=uid, scratch=scratch).to_env(),
@@ -243,20 +239,15 @@ def autograde_one(
         status, said = nbgrader_child.autograde(
             [assignment, "--student", student, "--force", *extra_args], course_dir, env, time_limit
         )
-        if status is None:
-            return Autograded(
-                student,
-                False,
-                time.monotonic() - started,
-                f"autograde of {student}'s notebook stopped at its time limit ({time_limit:.0f} s)",
-            )
-        reason = "" if status == 0 else _last_error(said) or f"nbgrader exited with {status}"
-        return Autograded(student, status == 0, time.monotonic() - started, reason)
-    finally:
-        kill_uid(uid)
-        if mounted:
-            unmount_scratch(scratch)
-        shutil.rmtree(scratch, ignore_errors=True)
+    if status is None:
+        return Autograded(
+            student,
+            False,
+            time.monotonic() - started,
+            f"autograde of {student}'s notebook stopped at its time limit ({time_limit:.0f} s)",
+        )
+    reason = "" if status == 0 else _last_error(said) or f"nbgrader exited with {status}"
+    return Autograded(student, status == 0, time.monotonic() - started, reason)
 
 
 _EXCEPTION = re.compile(r"^\s*([\w.]*(Error|Exception|Exit))(: .*)?$")
