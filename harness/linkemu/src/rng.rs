@@ -114,7 +114,13 @@ mod tests {
 
     #[test]
     fn mixed_seeds_differ_in_each_part_and_in_order() {
-        let seeds = [mix(&[1, 2, 3]), mix(&[1, 2, 4]), mix(&[1, 3, 3]), mix(&[2, 2, 3]), mix(&[3, 2, 1])];
+        let seeds = [
+            mix(&[1, 2, 3]),
+            mix(&[1, 2, 4]),
+            mix(&[1, 3, 3]),
+            mix(&[2, 2, 3]),
+            mix(&[3, 2, 1]),
+        ];
         for (i, a) in seeds.iter().enumerate() {
             assert!(seeds[i + 1..].iter().all(|b| a != b), "{seeds:?}");
         }
