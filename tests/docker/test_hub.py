@@ -226,6 +226,7 @@ def test_a_class_on_the_hub(hub, tmp_path):
 
     url = hub["url"]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "hub-steps.log").unlink(missing_ok=True)  # this run's steps only
     # a service on the host's address that no student's server may reach
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
