@@ -410,11 +410,10 @@ def test_a_students_sheet_on_the_hub_matches_the_netns_backend(hub_images, tmp_p
     hub starts it (the local backend: no capability; the hub's CPU, memory and task
     limits) and on this host's netns backend: each cell's 95% intervals of goodput and of
     retransmissions overlap where the timer is at least the round trip. Below it, a stop-
-    and-wait sender resends as often as its timer wakes, so both measure the CPU it gets,
-    not the link: with both cores the host's sheet once resent a fifth more at 5 ms, and
-    the hub's one core, on a host stealing 9% of it, once carried a seventh less at 10 ms.
-    (Under a cgroup of the hub's share the host's sheet is no fairer: its engine loses its
-    real-time priority and its interpreters use more CPU than the image's.)"""
+    and-wait sender resends as often as its timer wakes, so both measure the CPU it gets
+    (the host's two cores against the hub's one), not the link. (Under a cgroup of the
+    hub's share the host's sheet is no fairer: its engine loses its real-time priority
+    and its interpreters use more CPU than the image's.)"""
     settings = tomllib.loads((HUB / "settings.toml").read_text())
     programs = REPO / "tests" / "fixtures" / "students"
     work = tmp_path / "work"
