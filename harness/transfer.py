@@ -938,9 +938,11 @@ def _add_link_figures(result: TransferResult, stats: dict | None, tx: Proc) -> N
         return
     fwd, rev = stats.get("forward") or {}, stats.get("reverse") or {}
     result.link = stats
-    # Like the wire time: the resends before the data had all arrived, not a valid
-    # sender's resends into the void after its receiver left.
-    result.retransmissions = fwd.get("repeats_to_last_fresh")
+    # Like the wire time: the resends before the data had all arrived or that the
+    # receiver still answered, not a valid sender's resends into the void after its
+    # receiver left.
+    to_fresh, to_answer = fwd.get("repeats_to_last_fresh"), fwd.get("repeats_to_last_answer")
+    result.retransmissions = None if to_fresh is None else max(to_fresh, to_answer or 0)
     result.packets = {"forward": fwd.get("packets_in"), "reverse": rev.get("packets_in")}
     result.bytes = {"forward": fwd.get("bytes_in"), "reverse": rev.get("bytes_in")}
     result.delay_us = {"forward": fwd.get("delay_us"), "reverse": rev.get("delay_us")}

@@ -653,10 +653,14 @@ fn ingress(
         .map(|_| data[shown.start..shown.end.min(shown.start + trace::HEAD_BYTES)].to_vec());
     let len = data.len();
     let link = &mut path.links[li];
+    let draw = match mode {
+        Mode::Udp => Some(tun::datagram_draw_key(&data)),
+        Mode::Tun => tun::draw_key(&data),
+    };
     let verdict = if dir == REVERSE {
-        link.enqueue_reverse(now, data, range, tag(id, endpoint, dir))
+        link.enqueue_reverse_keyed(now, data, range, tag(id, endpoint, dir), draw)
     } else {
-        link.enqueue(now, data, range, tag(id, endpoint, dir))
+        link.enqueue_keyed(now, data, range, tag(id, endpoint, dir), draw)
     };
     count_verdict(st, verdict);
     if let (Some(t), Some(head)) = (trace, head) {
@@ -761,6 +765,10 @@ fn deliver(
         {
             st.last_fresh_out_ns = Some(now);
             st.repeats_to_last_fresh = st.repeats;
+        }
+        if dir == REVERSE {
+            let fwd = &mut stats[FORWARD];
+            fwd.repeats_to_last_answer = fwd.repeats;
         }
     }
     if let Some(pc) = out.pcap {

@@ -35,12 +35,19 @@
 //!   per qdisc): the k-th packet each way meets the same draws however the data and ACKs
 //!   interleave, so a host that holds a program up does not reshuffle which of them the
 //!   losses hit (BENCHMARKS.md, "The engine").
+//! - `enqueue_keyed` draws a packet's fate from a generator of its own, seeded by the
+//!   link's seed, what the packet carries (the caller's key) and how many times the
+//!   link has seen that key: the k-th copy of the same bytes meets the same loss,
+//!   duplication, corruption and jitter draws however many other packets came before
+//!   it, so a host that delays a program, or a timer that fires once more, does not
+//!   move which packets are lost. Correlations and the burst-loss models' states still
+//!   carry from packet to packet in arrival order, as in netem.
 
 use crate::dist::{self, Table};
 use crate::loss::Loss;
-use crate::rng::{Correlated, Rng};
+use crate::rng::{mix, Correlated, Rng};
 use crate::spec::{NetemSpec, Rate, Slot, SlotDelay};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ops::Range;
 
 /// Bytes netem on `lo` counts beyond a UDP payload: Ethernet 14 + IPv4 20 + UDP 8.
@@ -49,6 +56,10 @@ pub const WIRE_OVERHEAD_UDP4: u32 = 14 + 20 + 8;
 pub const WIRE_OVERHEAD_UDP6: u32 = 14 + 40 + 8;
 /// TUN mode hands the link whole IP packets; netem on `lo`/veth adds the Ethernet header.
 pub const WIRE_OVERHEAD_IP: u32 = 14;
+
+/// Keys whose copies a link counts before it forgets them all (about 16 MB): only a
+/// flood of distinct packets gets there, and it then draws as a fresh link would.
+const MAX_KEYS: usize = 1 << 20;
 
 /// netem caps jitter to what `tabledist` handles (i32 nanoseconds).
 const MAX_JITTER_NS: u64 = i32::MAX as u64;
@@ -148,6 +159,32 @@ impl Params {
 struct Draws {
     rng: Rng,
     p: Params,
+    keys: Keys,
+}
+
+/// The seed of keyed packets' own generators, and how many copies of each key came.
+struct Keys {
+    seed: u64,
+    copies: HashMap<u64, u64>,
+}
+
+impl Keys {
+    fn new(seed: u64) -> Keys {
+        Keys {
+            seed,
+            copies: HashMap::new(),
+        }
+    }
+
+    /// The generator of the next copy of `key`.
+    fn rng(&mut self, key: u64) -> Rng {
+        if self.copies.len() >= MAX_KEYS && !self.copies.contains_key(&key) {
+            self.copies.clear();
+        }
+        let n = self.copies.entry(key).or_insert(0);
+        *n += 1;
+        Rng::new(mix(&[self.seed, key, *n]))
+    }
 }
 
 /// One netem qdisc: one delay line, fed by `enqueue`, drained by `dequeue`.
@@ -155,6 +192,7 @@ pub struct Link {
     spec: NetemSpec,
     p: Params,
     rng: Rng,
+    keys: Keys,
     /// A shared queue's reverse direction's draws (`enqueue_reverse`); None otherwise.
     reverse: Option<Draws>,
     wire_overhead: u32,
@@ -180,13 +218,15 @@ struct SlotState {
 impl Link {
     /// A link with `spec`; its `seed` option, if any, wins over `seed`.
     pub fn new(spec: NetemSpec, seed: u64) -> Link {
-        let mut rng = Rng::new(spec.seed.unwrap_or(seed));
+        let seed = spec.seed.unwrap_or(seed);
+        let mut rng = Rng::new(seed);
         let p = Params::new(&spec, &mut rng);
         Link {
             spec,
             slot: open_slot(&p),
             p,
             rng,
+            keys: Keys::new(seed),
             reverse: None,
             wire_overhead: 0,
             tfifo: BTreeMap::new(),
@@ -220,11 +260,13 @@ impl Link {
     pub fn set_spec(&mut self, spec: NetemSpec) {
         if let Some(seed) = spec.seed {
             self.rng = Rng::new(seed);
+            self.keys = Keys::new(seed);
         }
         self.p = Params::new(&spec, &mut self.rng);
         if let Some(d) = &mut self.reverse {
             if let Some(seed) = spec.seed {
                 d.rng = Rng::new(reverse_of(seed));
+                d.keys = Keys::new(reverse_of(seed));
             }
             d.p = Params::new(&spec, &mut d.rng);
         }
@@ -240,8 +282,22 @@ impl Link {
 
     /// A packet arrives at `now`. `corrupt_range`: the bytes eligible for the one-bit
     /// flip (clipped to the packet). `tag` is opaque and comes back with the packet.
+    /// Its draws are the link's next ones, in arrival order.
     pub fn enqueue(&mut self, now: u64, data: Vec<u8>, corrupt_range: Range<usize>, tag: u32) -> Verdict {
-        let verdict = self.admit(now, data, &corrupt_range, tag);
+        self.enqueue_keyed(now, data, corrupt_range, tag, None)
+    }
+
+    /// `enqueue`, with the packet's own draws when `key` (what the packet carries, say
+    /// a hash of its payload) is given: see the module doc.
+    pub fn enqueue_keyed(
+        &mut self,
+        now: u64,
+        data: Vec<u8>,
+        corrupt_range: Range<usize>,
+        tag: u32,
+        key: Option<u64>,
+    ) -> Verdict {
+        let verdict = self.admit(now, data, &corrupt_range, tag, key);
         self.refresh_slot(now);
         verdict
     }
@@ -249,19 +305,31 @@ impl Link {
     /// `enqueue` for a shared queue's reverse direction: the same queue, that
     /// direction's own draws (the same as `enqueue` on a link that is not shared).
     pub fn enqueue_reverse(&mut self, now: u64, data: Vec<u8>, corrupt_range: Range<usize>, tag: u32) -> Verdict {
+        self.enqueue_reverse_keyed(now, data, corrupt_range, tag, None)
+    }
+
+    /// `enqueue_keyed` for a shared queue's reverse direction.
+    pub fn enqueue_reverse_keyed(
+        &mut self,
+        now: u64,
+        data: Vec<u8>,
+        corrupt_range: Range<usize>,
+        tag: u32,
+        key: Option<u64>,
+    ) -> Verdict {
         let Some(mut draws) = self.reverse.take() else {
-            return self.enqueue(now, data, corrupt_range, tag);
+            return self.enqueue_keyed(now, data, corrupt_range, tag, key);
         };
         self.swap_draws(&mut draws);
-        let verdict = self.admit(now, data, &corrupt_range, tag);
+        let verdict = self.admit(now, data, &corrupt_range, tag, key);
         self.swap_draws(&mut draws);
         self.reverse = Some(draws);
         self.refresh_slot(now); // slots are the queue's: drawn from the forward generator
         verdict
     }
 
-    /// A new packet's pass through netem_enqueue.
-    fn admit(&mut self, now: u64, data: Vec<u8>, corrupt_range: &Range<usize>, tag: u32) -> Verdict {
+    /// A new packet's pass through netem_enqueue; a keyed one draws from its own generator.
+    fn admit(&mut self, now: u64, data: Vec<u8>, corrupt_range: &Range<usize>, tag: u32, key: Option<u64>) -> Verdict {
         let pkt = Departure {
             data,
             tag,
@@ -270,7 +338,14 @@ impl Link {
             duplicate: false,
             corrupted: false,
         };
-        self.netem_enqueue(now, pkt, corrupt_range, true)
+        let Some(key) = key else {
+            return self.netem_enqueue(now, pkt, corrupt_range, true);
+        };
+        let mut own = self.keys.rng(key);
+        std::mem::swap(&mut self.rng, &mut own);
+        let verdict = self.netem_enqueue(now, pkt, corrupt_range, true);
+        std::mem::swap(&mut self.rng, &mut own);
+        verdict
     }
 
     /// Put `draws` in the place of the forward direction's, and those in `draws`. The
@@ -278,6 +353,7 @@ impl Link {
     fn swap_draws(&mut self, draws: &mut Draws) {
         std::mem::swap(&mut self.rng, &mut draws.rng);
         std::mem::swap(&mut self.p, &mut draws.p);
+        std::mem::swap(&mut self.keys, &mut draws.keys);
     }
 
     /// When the next packet is due out, if any (with `slot`: not before the slot opens;
@@ -470,9 +546,14 @@ impl Link {
 
 impl Draws {
     fn new(spec: &NetemSpec, seed: u64) -> Draws {
-        let mut rng = Rng::new(spec.seed.map_or(seed, reverse_of));
+        let seed = spec.seed.map_or(seed, reverse_of);
+        let mut rng = Rng::new(seed);
         let p = Params::new(spec, &mut rng);
-        Draws { rng, p }
+        Draws {
+            rng,
+            p,
+            keys: Keys::new(seed),
+        }
     }
 }
 

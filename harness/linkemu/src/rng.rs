@@ -13,11 +13,8 @@ impl Rng {
         // splitmix64 spreads any seed (even 0) over the whole state.
         let mut z = seed;
         let mut next = || {
-            z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut x = z;
-            x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            x ^ (x >> 31)
+            z = z.wrapping_add(GOLDEN);
+            splitmix64(z)
         };
         Rng {
             s: [next(), next(), next(), next()],
@@ -51,6 +48,23 @@ impl Rng {
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
+}
+
+const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// splitmix64's finaliser: a bijection of u64 whose every output bit depends on every input bit.
+fn splitmix64(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// A seed made of several values, each mixed in turn: for a generator of one packet's
+/// own draws from (the link's seed, the packet's key, its occurrence).
+pub fn mix(parts: &[u64]) -> u64 {
+    parts
+        .iter()
+        .fold(GOLDEN, |h, &p| splitmix64(h.wrapping_add(GOLDEN) ^ p))
 }
 
 /// netem's correlated random number generator (`struct crndstate`):
@@ -96,6 +110,21 @@ mod tests {
         let xc: Vec<u64> = (0..100).map(|_| c.next_u64()).collect();
         assert_eq!(xa, xb);
         assert_ne!(xa, xc);
+    }
+
+    #[test]
+    fn mixed_seeds_differ_in_each_part_and_in_order() {
+        let seeds = [
+            mix(&[1, 2, 3]),
+            mix(&[1, 2, 4]),
+            mix(&[1, 3, 3]),
+            mix(&[2, 2, 3]),
+            mix(&[3, 2, 1]),
+        ];
+        for (i, a) in seeds.iter().enumerate() {
+            assert!(seeds[i + 1..].iter().all(|b| a != b), "{seeds:?}");
+        }
+        assert_eq!(mix(&[1, 2, 3]), mix(&[1, 2, 3]));
     }
 
     #[test]

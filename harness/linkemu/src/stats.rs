@@ -163,6 +163,10 @@ pub struct DirStats {
     /// `repeats` as it stood at `last_fresh_out_ns`: the resends that came in before the
     /// data stopped arriving, not those into the void after it.
     pub repeats_to_last_fresh: u64,
+    /// `repeats` as it stood at the other direction's last transport delivery: the
+    /// resends its receiver still answered, as Go-Back-N's resent tail, which brings
+    /// the link nothing fresh but the receiver what it had discarded.
+    pub repeats_to_last_answer: u64,
     /// Packets the engine could not take in or hand on: oversized or truncated reads,
     /// clients beyond the limit, send errors (e.g. ECONNREFUSED from the target).
     pub io_errors: u64,
@@ -208,6 +212,7 @@ impl DirStats {
         self.down_drops += o.down_drops;
         self.repeats += o.repeats;
         self.repeats_to_last_fresh += o.repeats_to_last_fresh;
+        self.repeats_to_last_answer += o.repeats_to_last_answer;
         self.io_errors += o.io_errors;
         self.first_in_ns = opt_min(self.first_in_ns, o.first_in_ns);
         self.last_in_ns = self.last_in_ns.max(o.last_in_ns);
@@ -233,6 +238,7 @@ impl DirStats {
             "down_drops": self.down_drops,
             "repeats": self.repeats,
             "repeats_to_last_fresh": self.repeats_to_last_fresh,
+            "repeats_to_last_answer": self.repeats_to_last_answer,
             "io_errors": self.io_errors,
             "first_in_ns": self.first_in_ns,
             "last_in_ns": self.last_in_ns,

@@ -177,6 +177,50 @@ pub fn repeat_key(pkt: &[u8]) -> Option<u64> {
     ]))
 }
 
+/// Key for a packet's own draws on the link (`Link::enqueue_keyed`). A UDP datagram's
+/// is `datagram_draw_key` of its payload, as in UDP-relay mode, so a seed makes the same
+/// decisions on both; a fragment's, its payload bytes (and a later one's offset). None
+/// for TCP, which draws in arrival order: the kernel picks a connection's ports and
+/// first sequence number anew for each run, so a key of them would give every run of a
+/// seed other draws.
+pub fn draw_key(pkt: &[u8]) -> Option<u64> {
+    match checksum::parse(pkt) {
+        Some(t) if t.proto == checksum::PROTO_UDP => Some(datagram_draw_key(&pkt[t.payload])),
+        Some(_) => None,
+        None => match first_fragment_udp(pkt) {
+            Some((_, payload)) => Some(crate::stats::payload_hash(&[b"first", &pkt[payload]])),
+            None => {
+                let (offset, body) = later_fragment(pkt)?;
+                Some(crate::stats::payload_hash(&[&offset.to_be_bytes(), body]))
+            }
+        },
+    }
+}
+
+/// The draw key of a UDP datagram's payload.
+pub fn datagram_draw_key(payload: &[u8]) -> u64 {
+    crate::stats::payload_hash(&[payload])
+}
+
+/// A fragment past the first (IPv4: offset not 0; IPv6: a Fragment header right after
+/// the fixed header, offset not 0): its offset field and the bytes it carries.
+fn later_fragment(pkt: &[u8]) -> Option<(u16, &[u8])> {
+    match pkt.first()? >> 4 {
+        4 if pkt.len() >= 20 => {
+            let ihl = (pkt[0] & 0x0f) as usize * 4;
+            let total = (u16::from_be_bytes([pkt[2], pkt[3]]) as usize).min(pkt.len());
+            let offset = u16::from_be_bytes([pkt[6], pkt[7]]) & 0x1fff;
+            (ihl >= 20 && ihl <= total && offset != 0).then(|| (offset, &pkt[ihl..total]))
+        }
+        6 if pkt.len() >= 48 && pkt[6] == 44 => {
+            let total = (40 + u16::from_be_bytes([pkt[4], pkt[5]]) as usize).min(pkt.len());
+            let offset = u16::from_be_bytes([pkt[42], pkt[43]]) >> 3;
+            (offset != 0).then(|| (offset, &pkt[48..total.max(48)]))
+        }
+        _ => None,
+    }
+}
+
 /// Whether an IP packet is ICMP (IPv4 protocol 1, or IPv6 next header 58 right after
 /// the fixed header): a kernel's error report such as "port unreachable".
 pub fn is_icmp(pkt: &[u8]) -> bool {
@@ -283,6 +327,53 @@ mod fragment_tests {
         assert_eq!((repeat_key(&later), repeat_key(&later_again)), (None, None));
         let (other, _) = fragments4(9, &[1u8; 40]);
         assert_ne!(repeat_key(&first), repeat_key(&other));
+    }
+
+    #[test]
+    fn every_fragment_of_a_resent_datagram_draws_as_its_first_copy_did() {
+        let (first, later) = fragments4(7, b"a datagram larger than the MTU, in two pieces");
+        let (first_again, later_again) = fragments4(8, b"a datagram larger than the MTU, in two pieces");
+        let (_, other_later) = fragments4(7, b"a datagram larger than the MTU, in two places");
+        assert_eq!(draw_key(&first), draw_key(&first_again));
+        assert_eq!(draw_key(&later), draw_key(&later_again));
+        assert!(draw_key(&later).is_some());
+        assert_ne!(draw_key(&later), draw_key(&other_later));
+        assert_ne!(draw_key(&later), draw_key(&first));
+        let later6 = fragment6(5, 0x0008, b"later bytes");
+        assert!(draw_key(&later6).is_some());
+        assert_ne!(draw_key(&later6), draw_key(&fragment6(5, 0x0008, b"other bytes")));
+    }
+
+    #[test]
+    fn a_whole_datagram_draws_by_its_payload_alone_as_in_udp_mode() {
+        let udp = |ident: u16, port: u16, payload: &[u8]| {
+            let total = (28 + payload.len()) as u16;
+            let mut p = vec![0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+            p[2..4].copy_from_slice(&total.to_be_bytes());
+            p[4..6].copy_from_slice(&ident.to_be_bytes());
+            p.extend_from_slice(&port.to_be_bytes());
+            p.extend_from_slice(&[0x07, 0xd0]);
+            p.extend_from_slice(&(8 + payload.len() as u16).to_be_bytes());
+            p.extend_from_slice(&[0, 0]);
+            p.extend_from_slice(payload);
+            p
+        };
+        let (a, b) = (udp(1, 1000, b"hello"), udp(9, 4000, b"hello"));
+        assert_eq!(checksum::parse(&a).map(|t| t.payload.len()), Some(5));
+        assert_eq!(draw_key(&a), Some(datagram_draw_key(b"hello")));
+        assert_eq!(draw_key(&a), draw_key(&b));
+        assert_ne!(draw_key(&a), draw_key(&udp(1, 1000, b"hellp")));
+    }
+
+    #[test]
+    fn a_tcp_segment_draws_in_arrival_order() {
+        let mut p = vec![0x45, 0, 0, 45, 0, 1, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+        p.extend_from_slice(&[
+            0x9c, 0x40, 0x14, 0x51, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x18, 0x20, 0, 0, 0, 0, 0,
+        ]);
+        p.extend_from_slice(b"hello");
+        assert_eq!(checksum::parse(&p).map(|t| t.proto), Some(checksum::PROTO_TCP));
+        assert_eq!(draw_key(&p), None);
     }
 
     #[test]
