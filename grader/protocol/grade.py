@@ -20,7 +20,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import Future, wait as wait_futures
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -41,11 +41,9 @@ from grader.jail.sandbox import (
     available,
     jail_scratch,
     kill_uid,
-    mount_scratch,
     prepare_scratch,
     sweep_scratch,
     unmount_runs,
-    unmount_scratch,
 )
 from grader.protocol.lanes import copy_built, grade_lanes, lanes_of
 from grader.protocol.scenario import Side, pairing, reference_side, replay_command, run_pair, scenario_seed
@@ -127,15 +125,20 @@ def grade_submission(
     student_dir = os.path.join(out_dir, sub.student) if out_dir else None
     if student_dir:
         os.makedirs(student_dir, exist_ok=True)
-    scratch = tempfile.mkdtemp(prefix=f"rdt-grade-{os.getpid()}-")  # whose it is, for the tests and a sweep
     uid = allocate_uid()
-    mounted, pristine = False, None  # pristine: the built submission before any scenario ran, for lanes
+    pristine = None  # the built submission before any scenario ran, for lanes
     pending: list[Future] = []  # reference runs started beside the student's
-    BUDGET.take()
-    try:
+    # undone in reverse: the lanes' copy, the budget, the reference runs, the scratch
+    with ExitStack() as cleanup:
+        if jail:  # (its name says whose it is, for the tests and a sweep)
+            scratch = cleanup.enter_context(jail_scratch(uid, "grade", options.limits.scratch_bytes))
+        else:
+            scratch = tempfile.mkdtemp(prefix=f"rdt-grade-{os.getpid()}-")
+            cleanup.callback(shutil.rmtree, scratch, True)
+        cleanup.callback(wait_futures, pending)  # no reference run outlives the submission's grading
+        BUDGET.take()
+        cleanup.callback(BUDGET.give)
         if jail:
-            mount_scratch(scratch, options.limits.scratch_bytes)
-            mounted = True
             folder = prepare_scratch(sub.path, scratch, uid)
             sandbox = Sandbox(
                 uid, folder, sorted({*options.hidden, *_always_hidden()}), options.limits, own_network=own_network
@@ -158,6 +161,7 @@ def grade_submission(
         budget = BUDGET if BUDGET.pooled and len(lanes) > 1 else None  # lanes side by side in a pool
         if jail and budget:
             pristine = copy_built(folder, tempfile.mkdtemp(prefix=f"rdt-grade-{os.getpid()}-"))
+            cleanup.callback(shutil.rmtree, os.path.dirname(pristine), True)
 
         def grade_one(scenario: Scenario, side: Side, timeouts: dict) -> dict:
             began = time.monotonic()
@@ -182,17 +186,6 @@ def grade_submission(
 
         graded = grade_lanes(lanes, grade_one, student, lambda: _lane_jail(student, folder, pristine, options), budget)
         records = [graded[scenario.name] for scenario in battery.scenarios]
-    finally:
-        BUDGET.give()
-        wait_futures(pending)  # no reference run outlives the submission's grading
-        if pristine is not None:
-            shutil.rmtree(os.path.dirname(pristine), ignore_errors=True)
-        if jail:
-            kill_uid(uid)
-            unmount_runs(uid)
-        if mounted:
-            unmount_scratch(scratch)
-        shutil.rmtree(scratch, ignore_errors=True)
     result = {
         "student": sub.student,
         "name": sub.name,
