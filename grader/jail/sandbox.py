@@ -207,7 +207,7 @@ def prepare_scratch(source: str, scratch: str, uid: int, ignore=None) -> str:
 # its pid: a submission's (grader/protocol/grade.py), a notebook kernel's and the class's kernel
 # TCP runs (grader/notebook/autograde.py), a re-measurement's (grader/notebook/remeasure.py), and a run's
 # (harness/transfer.py, whose receiver folder a jailed run mounts a tmpfs on).
-SCRATCH = re.compile(r"^rdt-(?:grade|kernel|kernel-tcp|remeasure|run)-(\d+)-")
+SCRATCH = re.compile(r"^rdt-(?:grade|kernel|kernel-tcp|remeasure|run|reftraces)-(\d+)-")
 
 
 def sweep_scratch(folder: str | None = None) -> list[str]:

@@ -28,13 +28,15 @@ _traces: list = []
 
 def trace_folder() -> str:
     """This process's folder of traces kept beyond an output folder: the reference runs'
-    (for the pictures), and runs a check reads (removed when it exits)."""
+    (for the pictures), and runs a check reads (removed when it exits; named for
+    sandbox.sweep_scratch, which removes it after a hard kill)."""
     if not _traces:
         import atexit
+        import os
         import shutil
         import tempfile
 
-        _traces.append(tempfile.mkdtemp(prefix="rdt-reftraces-"))
+        _traces.append(tempfile.mkdtemp(prefix=f"rdt-reftraces-{os.getpid()}-"))
         atexit.register(shutil.rmtree, _traces[0], True)
     return _traces[0]
 

@@ -158,7 +158,8 @@ def test_the_scratch_of_a_grader_killed_hard_is_unmounted_and_removed(tmp_path):
     mine = tmp_path / f"rdt-grade-{os.getpid()}-x3"
     run = tmp_path / f"rdt-run-{dead.pid}-x4"  # a jailed run's receiver folder has a tmpfs on it
     other = tmp_path / f"rdt-iperf-{dead.pid}-x5"  # not a grader's
-    for folder in (theirs, kernel, mine, run / "receiver", other):
+    traces = tmp_path / f"rdt-reftraces-{dead.pid}-x6"  # the reference runs' traces, for pictures
+    for folder in (theirs, kernel, mine, run / "receiver", other, traces):
         folder.mkdir(parents=True)
     for folder in (theirs, mine, run / "receiver"):
         mount_scratch(str(folder), 1 << 20)
@@ -166,8 +167,8 @@ def test_the_scratch_of_a_grader_killed_hard_is_unmounted_and_removed(tmp_path):
         (theirs / "sub").mkdir()
         (theirs / "sub" / "left.txt").write_text("left behind")
         assert mounts_under(str(theirs)) == [str(theirs)]
-        assert sweep_scratch(str(tmp_path)) == [str(theirs), str(kernel), str(run)]
-        for folder in (theirs, kernel, run):
+        assert sweep_scratch(str(tmp_path)) == [str(theirs), str(kernel), str(traces), str(run)]
+        for folder in (theirs, kernel, run, traces):
             assert not folder.exists() and mounts_under(str(folder)) == []
         assert mine.exists() and mounts_under(str(mine)) == [str(mine)] and other.exists()
     finally:
