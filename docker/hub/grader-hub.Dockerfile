@@ -13,6 +13,7 @@ RUN useradd --create-home --uid "${GRADER_UID}" --gid 100 --shell /bin/bash grad
 ENV GRADER_UID=${GRADER_UID}
 COPY docker/hub/grader_nbgrader_config.py /etc/jupyter/nbgrader_config.py
 COPY docker/hub/grader-start.sh /usr/local/bin/rdtlab-hub-grader
+COPY docker/hub/drop-to.sh /usr/local/bin/rdtlab-drop-to
 WORKDIR /home/grader/course
 ENTRYPOINT ["tini", "-g", "--", "rdtlab-hub-grader"]
 CMD ["jupyterhub-singleuser", "--ip=0.0.0.0", "--port=8888"]

@@ -29,6 +29,4 @@ chown "$UID_GID" "$EXCHANGE/$RDTLAB_COURSE_ID"
 chmod 0755 "$EXCHANGE/$RDTLAB_COURSE_ID"
 
 cd "$COURSE"
-exec setpriv --reuid="$GRADER_UID" --regid=100 --clear-groups --inh-caps=-all --bounding-set=-all \
-    --no-new-privs -- env HOME=/home/grader USER=grader LOGNAME=grader SHELL=/bin/bash "$@" \
-    --ServerApp.root_dir="$COURSE"
+exec rdtlab-drop-to "$GRADER_UID" 100 grader /home/grader "$@" --ServerApp.root_dir="$COURSE"

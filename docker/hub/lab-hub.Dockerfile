@@ -19,6 +19,7 @@ RUN jupyter server extension enable --sys-prefix nbgrader.server_extensions.assi
 
 COPY docker/hub/student_nbgrader_config.py /etc/jupyter/nbgrader_config.py
 COPY docker/hub/student-start.sh /usr/local/bin/rdtlab-hub-start
+COPY docker/hub/drop-to.sh /usr/local/bin/rdtlab-drop-to
 HEALTHCHECK NONE
 ENTRYPOINT ["tini", "-g", "--", "rdtlab-hub-start"]
 CMD ["jupyterhub-singleuser"]

@@ -26,5 +26,4 @@ chown "$NB_UID:$NB_GID" /home/jovyan "$WORK"
 find /home/jovyan -xdev -path "$WORK" -prune -o ! -user "$NB_UID" -exec chown -h "$NB_UID:$NB_GID" {} +
 
 cd "$WORK"
-exec setpriv --reuid="$NB_UID" --regid="$NB_GID" --clear-groups --inh-caps=-all --bounding-set=-all \
-    --no-new-privs -- env HOME=/home/jovyan USER="$NB_USER" LOGNAME="$NB_USER" SHELL=/bin/bash "$@"
+exec rdtlab-drop-to "$NB_UID" "$NB_GID" "$NB_USER" /home/jovyan "$@"
