@@ -13,19 +13,17 @@ names). Figures go in BENCHMARKS.md ("The course hub").
 from __future__ import annotations
 
 import argparse
-import http.cookiejar
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 import urllib.request
 from bench._ports import free_port
+from rdtlab.hub.signin import log_in, session
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HUB_SH = os.path.join(REPO, "docker", "hub", "hub.sh")
@@ -39,15 +37,9 @@ def docker(*args: str) -> str:
 class Hub:
     def __init__(self, url: str, admin: str, password: str):
         self.url = url
-        jar = http.cookiejar.CookieJar()
-        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-        form = opener.open(f"{url}/hub/login", timeout=10).read().decode()
-        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form).group(1)
-        opener.open(
-            f"{url}/hub/login",
-            urllib.parse.urlencode({"_xsrf": xsrf, "username": admin, "password": password}).encode(),
-            timeout=30,
-        )
+        opener, jar = session()
+        if not log_in(opener, url, admin, password):
+            raise SystemExit(f"bench.hub_spawn: {admin} could not sign in to {url}")
         xsrf = next(c.value for c in jar if c.name == "_xsrf")
         request = urllib.request.Request(
             f"{url}/hub/api/users/{admin}/tokens",

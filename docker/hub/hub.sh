@@ -95,35 +95,6 @@ firewall_on "$hub_ip"
 # The hub answers, then the admin's account (NativeAuthenticator's sign-up; the admin
 # is approved at once), made the first time.
 URL="http://127.0.0.1:$PORT"
-python3 - "$URL" "$ADMIN" "$RDTLAB_ADMIN_PASSWORD" <<'PY' || { docker logs --tail 5 rdtlab-hub >&2; die "the hub did not start (its last lines are above)"; }
-import http.cookiejar, re, sys, time, urllib.parse, urllib.request
-url, admin, password = sys.argv[1:]
-opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
-deadline = time.monotonic() + 60
-while True:
-    try:
-        opener.open(f"{url}/hub/api", timeout=2)
-        break
-    except OSError:
-        if time.monotonic() > deadline:
-            sys.exit("hub: no answer within 60 s")
-        time.sleep(0.2)
-form = opener.open(f"{url}/hub/login", timeout=10).read().decode()
-xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form).group(1)
-login = urllib.parse.urlencode({"_xsrf": xsrf, "username": admin, "password": password}).encode()
-page = opener.open(f"{url}/hub/login", login, timeout=10)
-if "/hub/login" not in page.geturl():
-    sys.exit(0)     # the admin exists and its password is ours
-form = opener.open(f"{url}/hub/signup", timeout=10).read().decode()
-xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form).group(1)
-data = urllib.parse.urlencode({"_xsrf": xsrf, "username": admin, "signup_password": password,
-                               "signup_password_confirmation": password}).encode()
-answer = opener.open(f"{url}/hub/signup", data, timeout=10).read().decode()
-if "signup was successful" not in answer:
-    why = re.sub(r"<[^>]+>|\s+", " ", answer)
-    if "already" in why.lower():
-        sys.exit(f"hub: the admin {admin} exists with another password than the one in secrets.env "
-                 "(made before it was removed?); change it at /hub/change-password, or remove the volume rdtlab-hub-data")
-    sys.exit(f"hub: the admin's sign-up was not accepted: {why[-200:]}")
-PY
+PYTHONPATH="$HERE/../.." python3 -m rdtlab.hub.signin "$URL" "$ADMIN" "$RDTLAB_ADMIN_PASSWORD" ||
+    { docker logs --tail 5 rdtlab-hub >&2; die "the hub did not start, or its admin could not sign in (its last lines are above)"; }
 say "JupyterHub is ready: $URL/hub/  (admin: $ADMIN, password in $STATE/secrets.env)"
