@@ -230,3 +230,70 @@ def test_grading_image_keeps_secrets_and_its_services_out_of_a_jails_reach(image
     assert (out / "calls.txt").read_text() == ""  # the listener ran, and nobody called
     assert not [p for p in out.rglob("*") if p.is_file() and b"planted-image-secret" in p.read_bytes()]
     assert leftovers() == before
+
+
+def test_grading_image_holds_every_hostile_submission_without_control_groups(images, tmp_path):
+    """The hostile suite (tests/grader/test_hostile.py) in the grading image, where the
+    jails get no control group (the container's cgroup mount is read-only): each process's
+    own limits must hold it. Each scores 0 with its reason, a correct submission graded
+    beside them keeps full marks, and nothing is left behind. The endless Makefile is left
+    out: its limit is the build's 120 s, the same code in and out of the image."""
+    from tests.support.grading import HOSTILE_REASONS, STUDENT, laid_over_student
+
+    hostile = FIXTURES / "hostile"
+    class_ = tmp_path / "submitted"
+    class_.mkdir()
+    shutil.copytree(STUDENT, class_ / "good")
+    reads = ["/etc/shadow", "/submissions/good/rdt.py", "/opt/rdtlab/reference/comn/Sender2.py", "/t/tiny.toml"]
+    writes = ["/results/good/results.json", "/results/grades.csv", "/opt/rdtlab/grader/owned.txt"]
+    expect = {name: words for name, words in HOSTILE_REASONS.items() if name != "endless-makefile"}
+    # the image's default limit is 4 GB a process, which the hog fills or its time limit ends
+    expect["memory-hog"] = ("MemoryError", "timed out after 8 s")
+    for name in expect:
+        laid_over_student(hostile / name, class_, writes if name == "write-results" else reads)
+    # hangs meet their 8 s limit, as in the suite on the host
+    (tmp_path / "tiny.toml").write_text(
+        Path(TINY).read_text().replace('name = "t-clean"\n', 'name = "t-clean"\ntime_limit = 8\n', 1)
+    )
+    out = tmp_path / "results"
+    out.mkdir()
+    before = leftovers()
+    done = run(
+        "docker",
+        "run",
+        "--rm",
+        "--label",
+        "rdtlab-test",
+        *GRADER_OPTS,
+        "-v",
+        f"{class_}:/submissions:ro",
+        "-v",
+        f"{tmp_path}:/t:ro",
+        "-v",
+        f"{out}:/results",
+        GRADER,
+        "/submissions",
+        "--battery",
+        "/t/tiny.toml",
+        "--scenario",
+        "t-clean",
+        "--jobs",
+        "2",
+        "--out",
+        "/results",
+        "--backend",
+        "netns",
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv"))}
+    assert set(rows) == {"good", *expect}
+    assert float(rows["good"]["score"]) == float(rows["good"]["max_score"]) > 0
+    for name, words in expect.items():
+        with open(out / name / "results.json") as f:
+            (test,) = json.load(f)["tests"]
+        assert test["score"] == 0, (name, test)
+        assert any(w in test.get("output", "") for w in ((words,) if isinstance(words, str) else words)), (name, test)
+    assert not (REPO / "grader" / "owned.txt").exists()
+    assert leftovers() == before

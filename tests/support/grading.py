@@ -28,6 +28,22 @@ GRADER_TESTS = TESTS / "grader"  # tests/grader: its battery and schema
 FIXTURES = TESTS / "fixtures" / "submissions"
 STUDENT = FIXTURES / "student"
 TINY = str(GRADER_TESTS / "tiny.toml")
+HOSTILE_REASONS = {  # fixtures/submissions/hostile/: what each one's reason must say
+    "fork-bomb": "timed out",
+    "busy-loop": "timed out",
+    "memory-hog": "MemoryError",
+    "disk-filler": "No space left on device",
+    "datagram-flood": "timed out",
+    "outbound-connect": "no outbound connection",
+    "read-hidden": "nothing readable",
+    "write-results": "nothing writable",
+    "kill-parent": "timed out",
+    # its daemon dies with its jail: whether its one EOF-flagged datagram got out first
+    # depends on the load, so either the receiver ended with nothing or it waited for data
+    "leftover-daemon": ("receiver wrote nothing", "receiver did not exit within"),
+    "not-executable": "Sender2 is not executable",
+    "endless-makefile": "the build (make) did not finish within 3 s",
+}
 
 
 def jail_processes() -> list[int]:
