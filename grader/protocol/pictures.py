@@ -32,7 +32,6 @@ def trace_folder() -> str:
     sandbox.sweep_scratch, which removes it after a hard kill)."""
     if not _traces:
         import atexit
-        import os
         import shutil
         import tempfile
 
