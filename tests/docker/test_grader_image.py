@@ -17,6 +17,38 @@ FIXTURES = REPO / "tests" / "fixtures" / "submissions"
 TINY = REPO / "tests" / "grader" / "tiny.toml"
 
 
+def grade_in_image(class_: Path, battery: Path, out: Path, *args: str):
+    """`rdtlab grade` in the grading image (its entry point) on the netns backend, two at
+    a time: the class at /submissions, the battery at /battery.toml, results in `out`."""
+    return run(
+        "docker",
+        "run",
+        "--rm",
+        "--label",
+        "rdtlab-test",
+        *GRADER_OPTS,
+        "-v",
+        f"{class_}:/submissions:ro",
+        "-v",
+        f"{battery}:/battery.toml:ro",
+        "-v",
+        f"{out}:/results",
+        GRADER,
+        "/submissions",
+        "--battery",
+        "/battery.toml",
+        "--jobs",
+        "2",
+        "--out",
+        "/results",
+        "--backend",
+        "netns",
+        *args,
+        timeout=900,
+        check=False,
+    )
+
+
 def test_grading_image_grades_the_reference_full_and_the_broken_one_down(images, tmp_path):
     from grader.protocol.planted import load_bugs, plant, reference_submission
 
@@ -30,32 +62,7 @@ def test_grading_image_grades_the_reference_full_and_the_broken_one_down(images,
     out = tmp_path / "results"
     out.mkdir()
     before = leftovers()
-    done = run(
-        "docker",
-        "run",
-        "--rm",
-        "--label",
-        "rdtlab-test",
-        *GRADER_OPTS,
-        "-v",
-        f"{class_}:/submissions:ro",
-        "-v",
-        f"{tmp_path / 'tiny.toml'}:/battery.toml:ro",
-        "-v",
-        f"{out}:/results",
-        GRADER,
-        "/submissions",
-        "--battery",
-        "/battery.toml",
-        "--jobs",
-        "2",
-        "--out",
-        "/results",
-        "--backend",
-        "netns",
-        timeout=900,
-        check=False,
-    )
+    done = grade_in_image(class_, tmp_path / "tiny.toml", out)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "rdtlab-grader:" not in done.stderr, done.stderr  # the netns backend was possible
     rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv"))}
@@ -244,7 +251,7 @@ def test_grading_image_holds_every_hostile_submission_without_control_groups(ima
     class_ = tmp_path / "submitted"
     class_.mkdir()
     shutil.copytree(STUDENT, class_ / "good")
-    reads = ["/etc/shadow", "/submissions/good/rdt.py", "/opt/rdtlab/reference/comn/Sender2.py", "/t/tiny.toml"]
+    reads = ["/etc/shadow", "/submissions/good/rdt.py", "/opt/rdtlab/reference/comn/Sender2.py", "/battery.toml"]
     writes = ["/results/good/results.json", "/results/grades.csv", "/opt/rdtlab/grader/owned.txt"]
     expect = {name: words for name, words in HOSTILE_REASONS.items() if name != "endless-makefile"}
     # the image's default limit is 4 GB a process, which the hog fills or its time limit ends
@@ -258,34 +265,7 @@ def test_grading_image_holds_every_hostile_submission_without_control_groups(ima
     out = tmp_path / "results"
     out.mkdir()
     before = leftovers()
-    done = run(
-        "docker",
-        "run",
-        "--rm",
-        "--label",
-        "rdtlab-test",
-        *GRADER_OPTS,
-        "-v",
-        f"{class_}:/submissions:ro",
-        "-v",
-        f"{tmp_path}:/t:ro",
-        "-v",
-        f"{out}:/results",
-        GRADER,
-        "/submissions",
-        "--battery",
-        "/t/tiny.toml",
-        "--scenario",
-        "t-clean",
-        "--jobs",
-        "2",
-        "--out",
-        "/results",
-        "--backend",
-        "netns",
-        timeout=900,
-        check=False,
-    )
+    done = grade_in_image(class_, tmp_path / "tiny.toml", out, "--scenario", "t-clean")
     assert done.returncode == 0, done.stderr[-2000:]
     rows = {r["student"]: r for r in csv.DictReader(open(out / "grades.csv"))}
     assert set(rows) == {"good", *expect}
