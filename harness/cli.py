@@ -126,16 +126,17 @@ def run_add_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         type=event_arg,
-        metavar="PATH@MS",
-        help="take a path down MS milliseconds after the start, e.g. p0@1000 (repeatable)",
+        metavar="PATH[:DIR]@MS",
+        help="take a path down MS milliseconds after the first packet, e.g. p0@1000, or one direction "
+        "of it, e.g. p0:reverse@1000 (repeatable)",
     )
     p.add_argument(
         "--up",
         action="append",
         default=[],
         type=event_arg,
-        metavar="PATH@MS",
-        help="bring a path up again, e.g. p0@3000 (repeatable)",
+        metavar="PATH[:DIR]@MS",
+        help="bring a path (or one direction) up again, e.g. p0@3000 (repeatable)",
     )
     p.add_argument("--backend", choices=BACKENDS, default="auto")
     what = p.add_mutually_exclusive_group()
@@ -196,12 +197,25 @@ def run_add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the summary")
 
 
-def event_arg(text: str) -> tuple[str, int]:
-    """PATH@MS: a path's name and a time in milliseconds."""
-    path, sep, ms = text.partition("@")
-    if not sep or not path or not ms.isdigit():
-        raise argparse.ArgumentTypeError(f"expected PATH@MS such as p0@1000, got {text!r}")
-    return path, int(ms)
+DIRECTIONS = ("forward", "reverse")
+
+
+def event_arg(text: str) -> dict:
+    """PATH[:DIRECTION]@MS: a path (or one direction of it) and a time in milliseconds,
+    as a schedule event without its cmd."""
+    where, sep, ms = text.partition("@")
+    path, _, direction = where.partition(":")
+    if not sep or not path or not ms.isdigit() or (direction and direction not in DIRECTIONS):
+        raise argparse.ArgumentTypeError(
+            f"expected PATH@MS or PATH:forward|reverse@MS such as p0@1000 or p0:reverse@1000, got {text!r}"
+        )
+    return {"at_ms": int(ms), "path": path} | ({"direction": direction} if direction else {})
+
+
+def event_words(event: dict) -> list[str]:
+    """A schedule event as the command-line words event_arg reads back."""
+    where = event["path"] + (f":{event['direction']}" if "direction" in event else "")
+    return [f"--{event['cmd']}", f"{where}@{event['at_ms']}"]
 
 
 def topology(args: argparse.Namespace) -> dict:
@@ -209,7 +223,7 @@ def topology(args: argparse.Namespace) -> dict:
     if args.path and (args.link or args.reverse is not None or args.shared_queue):
         raise UsageError("give --link (with --reverse, --shared-queue) or --path, not both")
     schedule = sorted(
-        ({"at_ms": ms, "cmd": cmd, "path": path} for cmd in ("down", "up") for path, ms in getattr(args, cmd)),
+        ({"cmd": cmd} | event for cmd in ("down", "up") for event in getattr(args, cmd)),
         key=lambda e: e["at_ms"],
     )
     if not args.path:

@@ -264,36 +264,39 @@ def _paths(value, where: str) -> tuple:
 
 
 def _schedule(value, n_paths: int, where: str) -> tuple:
-    """`schedule = [{at_ms = 1000, cmd = "down", path = "p0"}, ...]`, checked."""
+    """`schedule = [{at_ms = 1000, cmd = "down", path = "p0"}, ...]`, checked; an event may
+    name one `direction` ("forward" or "reverse") of its path."""
     if not isinstance(value, list):
         raise UsageError(f"{where}: schedule must be a list of {{at_ms, cmd, path}} tables, not {value!r}")
     names = [f"p{k}" for k in range(n_paths)]
     for e in value:
         if not (
             isinstance(e, dict)
-            and set(e) == {"at_ms", "cmd", "path"}
+            and {"at_ms", "cmd", "path"} <= set(e) <= {"at_ms", "cmd", "path", "direction"}
             and isinstance(e["at_ms"], int)
             and e["at_ms"] >= 0
             and e["cmd"] in SCHEDULE_COMMANDS
             and e["path"] in names
+            and e.get("direction", "forward") in ("forward", "reverse")
         ):
             raise UsageError(
                 f"{where}: a schedule event must be {{at_ms = <ms>, cmd = down|up, path = "
-                f"{'|'.join(names)}}}, not {e!r}"
+                f"{'|'.join(names)}}} and may name a direction = forward|reverse, not {e!r}"
             )
     return tuple(dict(e) for e in sorted(value, key=lambda e: e["at_ms"]))
 
 
 def outage_seconds(schedule: tuple) -> float:
-    """How long paths are down in all, by the schedule (a path never brought up: 0, the
-    others carry on)."""
+    """How long paths (or one direction of one) are down in all, by the schedule (a path
+    never brought up: 0, the others carry on)."""
     down: dict = {}
     total = 0.0
     for e in schedule:
+        key = (e["path"], e.get("direction"))
         if e["cmd"] == "down":
-            down.setdefault(e["path"], e["at_ms"])
-        elif e["path"] in down:
-            total += (e["at_ms"] - down.pop(e["path"])) / 1000
+            down.setdefault(key, e["at_ms"])
+        elif key in down:
+            total += (e["at_ms"] - down.pop(key)) / 1000
     return total
 
 

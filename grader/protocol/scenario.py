@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field
 
 from harness import Link, Program, run_transfer
+from harness.cli import event_words
 from harness.engine import REPO
 from harness.transfer import Path
 from harness.transfer import TransferResult
@@ -197,7 +198,7 @@ def replay_command(
         if scenario.shared_queue:
             words.append("--shared-queue")
     for event in scenario.schedule:
-        words += [f"--{event['cmd']}", f"{event['path']}@{event['at_ms']}"]
+        words += event_words(event)
     if scenario.ipv6:
         words.append("--ipv6")
     words += [

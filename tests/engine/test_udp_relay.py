@@ -212,6 +212,23 @@ def test_control_channel_down_up_change_stats(relay):
     assert json.loads(eng.stats_path.read_text())["forward"]["packets_in"] == 4
 
 
+def test_one_direction_goes_down_and_up(relay):
+    """A return path that is down drops the replies while the data still arrives."""
+    eng, client, target = relay()
+    upstream = exchange(client, target, b"1", b"r1")
+    assert eng.control({"cmd": "down", "path": "p0", "direction": "reverse"}) == {"ok": True}
+    client.send(b"2")
+    assert target.recv(100) == b"2"
+    target.sendto(b"r2", upstream)
+    assert drain(client, 0.1) == []
+    paths = eng.control({"cmd": "stats"})["stats"]["paths"]["p0"]
+    assert (paths["up"], paths["forward_up"], paths["reverse_up"]) == (False, True, False)
+    assert eng.control({"cmd": "up", "path": "p0", "direction": "reverse"}) == {"ok": True}
+    exchange(client, target, b"3", b"r3")
+    s = eng.stop()["paths"]["p0"]
+    assert (s["forward"]["down_drops"], s["reverse"]["down_drops"], s["reverse"]["delivered"]) == (0, 1, 2)
+
+
 @pytest.mark.parametrize(
     "request_text, error_part",
     [

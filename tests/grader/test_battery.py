@@ -5,6 +5,7 @@ import tomllib
 import pytest
 
 from grader.protocol.battery import load_battery, parse_battery
+from harness.cli import event_words
 from harness.engine import check_spec
 from harness.procs import UsageError
 
@@ -145,12 +146,26 @@ def test_paths_schedules_ipv6_and_object_sizes_are_checked_where_written():
     assert [e["at_ms"] for e in s.schedule] == [1000, 3000] and [s.size_of(k) for k in range(4)] == [10, 20, 30, 10]
     plain = scenario(paths=["delay 10ms", "delay 60ms"])
     assert s.time_limit >= plain.time_limit + 2  # the outage is in the limit
+    one_way = scenario(
+        paths=["delay 10ms", "delay 60ms"],
+        schedule=[
+            {"at_ms": 1000, "cmd": "down", "path": "p1", "direction": "reverse"},
+            {"at_ms": 4000, "cmd": "up", "path": "p1", "direction": "reverse"},
+        ],
+    )
+    assert one_way.time_limit >= plain.time_limit + 3  # so is an outage of the return path
+    words = [w for e in one_way.schedule for w in event_words(e)]
+    assert words == ["--down", "p1:reverse@1000", "--up", "p1:reverse@4000"]  # the replay line's
     for bad, words in (
         ({"paths": ["delay 1ms"], "link": "delay 1ms"}, "either link"),
         ({"paths": [5]}, "a path must be"),
         (
             {"paths": ["delay 1ms", "delay 1ms"], "schedule": [{"at_ms": 1, "cmd": "down", "path": "p7"}]},
             "schedule event",
+        ),
+        (
+            {"paths": ["delay 1ms"], "schedule": [{"at_ms": 1, "cmd": "down", "path": "p0", "direction": "up"}]},
+            "direction = forward|reverse",
         ),
         ({"path_share": 0.3}, "path_share"),
         ({"sizes": [-1]}, "sizes"),

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from harness.cli import size_arg
+from harness.cli import event_arg, event_words, size_arg
 from rdtlab.cli import main
 from tests.support.runs import FIXTURES, REPO
 
@@ -80,6 +80,8 @@ def test_failed_transfer_exits_1(capsys):
         (["--size", "10XB"], "expected a size like"),
         (["--timeout", "-1"], "expected a positive number of seconds"),
         (["--param", "=3"], "expected KEY=VALUE"),
+        (["--down", "p0:sideways@10"], "PATH:forward|reverse@MS"),
+        (["--up", "p0"], "expected PATH@MS"),
     ],
 )
 def test_bad_usage_exits_2_with_one_line(capsys, args, says):
@@ -89,6 +91,18 @@ def test_bad_usage_exits_2_with_one_line(capsys, args, says):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"cmd": "down", "path": "p1", "at_ms": 2000},
+        {"cmd": "up", "path": "p0", "at_ms": 4000, "direction": "reverse"},
+    ],
+)
+def test_a_schedule_event_reads_back_from_its_words(event):
+    flag, value = event_words(event)
+    assert flag == f"--{event['cmd']}" and {"cmd": event["cmd"]} | event_arg(value) == event
 
 
 def test_unavailable_backend_exits_2(capsys):

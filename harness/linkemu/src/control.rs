@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::config::PathConfig;
+use crate::event::{FORWARD, REVERSE};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -27,12 +28,26 @@ pub enum Command {
         direction: Direction,
         spec: String,
     },
+    /// A path (or one of its directions) drops what arrives and what is on it.
     Down {
         path: String,
+        direction: Direction,
     },
     Up {
         path: String,
+        direction: Direction,
     },
+}
+
+impl Direction {
+    /// The directions (FORWARD, REVERSE indices) this one names.
+    pub fn indices(self) -> &'static [usize] {
+        match self {
+            Direction::Forward => &[FORWARD],
+            Direction::Reverse => &[REVERSE],
+            Direction::Both => &[FORWARD, REVERSE],
+        }
+    }
 }
 
 impl Command {
@@ -49,28 +64,38 @@ impl Command {
                 None => Err(format!("\"{k}\" is required")),
             }
         };
+        let direction = || match obj.get("direction") {
+            None => Ok(Direction::Both),
+            Some(d) => match d.as_str() {
+                Some("forward") => Ok(Direction::Forward),
+                Some("reverse") => Ok(Direction::Reverse),
+                Some("both") => Ok(Direction::Both),
+                _ => Err(format!(
+                    "\"direction\" must be \"forward\", \"reverse\" or \"both\", got {d}"
+                )),
+            },
+        };
         let cmd = text("cmd")?;
         let (command, keys): (Command, &[&str]) = match cmd.as_str() {
             "stats" => (Command::Stats, &["cmd"]),
-            "down" => (Command::Down { path: text("path")? }, &["cmd", "path"]),
-            "up" => (Command::Up { path: text("path")? }, &["cmd", "path"]),
+            "down" => (
+                Command::Down {
+                    path: text("path")?,
+                    direction: direction()?,
+                },
+                &["cmd", "path", "direction"],
+            ),
+            "up" => (
+                Command::Up {
+                    path: text("path")?,
+                    direction: direction()?,
+                },
+                &["cmd", "path", "direction"],
+            ),
             "change" => {
-                let direction = match obj.get("direction") {
-                    None => Direction::Both,
-                    Some(d) => match d.as_str() {
-                        Some("forward") => Direction::Forward,
-                        Some("reverse") => Direction::Reverse,
-                        Some("both") => Direction::Both,
-                        _ => {
-                            return Err(format!(
-                                "\"direction\" must be \"forward\", \"reverse\" or \"both\", got {d}"
-                            ))
-                        }
-                    },
-                };
                 let c = Command::Change {
                     path: text("path")?,
-                    direction,
+                    direction: direction()?,
                     spec: text("spec")?,
                 };
                 (c, &["cmd", "path", "direction", "spec"])
@@ -89,7 +114,7 @@ impl Command {
     pub fn path(&self) -> Option<&str> {
         match self {
             Command::Stats => None,
-            Command::Change { path, .. } | Command::Down { path } | Command::Up { path } => Some(path),
+            Command::Change { path, .. } | Command::Down { path, .. } | Command::Up { path, .. } => Some(path),
         }
     }
 
@@ -252,8 +277,21 @@ mod tests {
         assert_eq!(p(r#"{"cmd":"stats"}"#), Ok(Command::Stats));
         assert_eq!(
             p(r#"{"cmd":"down","path":"p0"}"#),
-            Ok(Command::Down { path: "p0".into() })
+            Ok(Command::Down {
+                path: "p0".into(),
+                direction: Direction::Both
+            })
         );
+        assert_eq!(
+            p(r#"{"cmd":"up","path":"p0","direction":"reverse"}"#),
+            Ok(Command::Up {
+                path: "p0".into(),
+                direction: Direction::Reverse
+            })
+        );
+        assert!(p(r#"{"cmd":"down","path":"p0","direction":"sideways"}"#)
+            .unwrap_err()
+            .contains("direction"));
         assert_eq!(
             p(r#"{"cmd":"change","path":"p0","spec":"loss 1%"}"#),
             Ok(Command::Change {

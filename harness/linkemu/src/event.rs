@@ -85,7 +85,8 @@ enum PathIo {
 
 struct PathRt {
     name: String,
-    up: bool,
+    /// Each direction's: a path can go down one way only.
+    up: [bool; 2],
     shared: bool,
     specs: [String; 2],
     /// One link per direction, or one shared by both.
@@ -276,7 +277,7 @@ impl Engine {
         }
         Ok(PathRt {
             name: pc.name.clone(),
-            up: true,
+            up: [true; 2],
             shared: pc.shared_queue,
             specs,
             links,
@@ -550,8 +551,12 @@ impl Engine {
             return Err(format!("no path named {name:?}; paths are {}", names.join(", ")));
         };
         match cmd {
-            Command::Down { .. } => path.up = false,
-            Command::Up { .. } => path.up = true,
+            Command::Down { direction, .. } | Command::Up { direction, .. } => {
+                let up = matches!(cmd, Command::Up { .. });
+                for &d in direction.indices() {
+                    path.up[d] = up;
+                }
+            }
             Command::Change { direction, spec, .. } => {
                 let parsed = parse_spec(spec)?;
                 if path.shared && *direction != Direction::Both {
@@ -559,12 +564,7 @@ impl Engine {
                         "path {name:?} has a shared queue: change it with direction \"both\""
                     ));
                 }
-                let dirs: &[usize] = match direction {
-                    Direction::Forward => &[FORWARD],
-                    Direction::Reverse => &[REVERSE],
-                    Direction::Both => &[FORWARD, REVERSE],
-                };
-                for &d in dirs {
+                for &d in direction.indices() {
                     path.specs[d] = spec.clone();
                     let li = path.link_of(d);
                     path.links[li].set_spec(parsed.clone());
@@ -584,7 +584,7 @@ impl Engine {
             }
             per_path.insert(
                 p.name.clone(),
-                json!({"up": p.up, "forward_spec": p.specs[FORWARD], "reverse_spec": p.specs[REVERSE],
+                json!({"up": p.up == [true, true], "forward_up": p.up[FORWARD], "reverse_up": p.up[REVERSE], "forward_spec": p.specs[FORWARD], "reverse_spec": p.specs[REVERSE],
                        "forward": p.stats[FORWARD].to_json(), "reverse": p.stats[REVERSE].to_json()}),
             );
         }
@@ -636,7 +636,7 @@ fn ingress(
         Mode::Udp => range.clone(),
         Mode::Tun => tun::head_range(&data),
     };
-    if !path.up {
+    if !path.up[dir] {
         st.down_drops += 1;
         if let Some(t) = trace {
             t.arrival(now, p, dir, id, &data[shown], data.len(), false, None);
@@ -712,7 +712,7 @@ struct Outputs<'a> {
 fn deliver(
     mode: Mode,
     io: &PathIo,
-    up: bool,
+    up: [bool; 2],
     rule: TunCorruption,
     stats: &mut [DirStats; 2],
     delivered_seen: &mut [SeenPayloads; 2],
@@ -728,7 +728,7 @@ fn deliver(
         }
     };
     // A path cut while packets were on it loses them.
-    if !up {
+    if !up[dir] {
         st.down_drops += 1;
         traced(sys::now_ns(), "down_drop");
         return;
