@@ -135,6 +135,7 @@ class Battery:
     conventions: dict = field(default_factory=dict)  # conventions the course fixes ([conventions])
     detect: str = "comn"  # what is probed per submission (DETECT)
     seq_bytes: int = 2  # detect = "byte_order": the sequence number's width
+    build_time_limit: float | None = None  # seconds a submission's build may take (else the grader's)
 
     @property
     def max_score(self) -> float:
@@ -157,6 +158,7 @@ class Battery:
             self.conventions,
             self.detect,
             self.seq_bytes,
+            self.build_time_limit,
         )
 
 
@@ -209,6 +211,13 @@ def parse_battery(data: dict, source: str = "<battery>") -> Battery:
     score_beyond = head.get("score_beyond_spec", False)
     if not isinstance(score_beyond, bool):
         raise UsageError(f"battery {source}, [battery]: score_beyond_spec must be true or false, not {score_beyond!r}")
+    build_limit = head.get("build_time_limit")
+    if build_limit is not None and (
+        isinstance(build_limit, bool) or not isinstance(build_limit, (int, float)) or build_limit <= 0
+    ):
+        raise UsageError(
+            f"battery {source}, [battery]: build_time_limit must be a positive number of seconds, not {build_limit!r}"
+        )
     battery = Battery(
         head.get("name", Path(source).stem),
         head.get("title", ""),
@@ -218,6 +227,7 @@ def parse_battery(data: dict, source: str = "<battery>") -> Battery:
         conventions=_conventions(data.get("conventions", {}), source),
         detect=detect,
         seq_bytes=seq_bytes,
+        build_time_limit=build_limit,
     )
     names = set()
     for raw in data.get("scenario", []):

@@ -147,7 +147,7 @@ def grade_submission(
             folder = shutil.copytree(sub.path, os.path.join(scratch, "sub"), symlinks=True)
             sandbox = None
         names = sorted({p.name(r) for p in battery.programs.values() for r in ("sender", "receiver")})
-        built = prepare(folder, names, sandbox, options.build_time_limit)
+        built = prepare(folder, names, sandbox, battery.build_time_limit or options.build_time_limit)
         build_error = built.error or next(
             (why for why in built.programs.values() if isinstance(why, str) and "compile" in why), None
         )

@@ -177,6 +177,12 @@ def test_paths_schedules_ipv6_and_object_sizes_are_checked_where_written():
         ({"detect": "magic"}, "detect must be"),
         ({"seq_bytes": 3}, "seq_bytes"),
         ({"score_beyond_spec": "yes"}, "score_beyond_spec"),
+        ({"build_time_limit": 0}, "build_time_limit must be a positive number"),
+        ({"build_time_limit": "1m"}, "build_time_limit must be a positive number"),
     ):
         with pytest.raises(UsageError, match=words):
             parse_battery({**base, "battery": {**base["battery"], **head}, "scenario": [{"name": "s", "part": 1}]})
+    slow_builds = parse_battery(
+        {**base, "battery": {**base["battery"], "build_time_limit": 300}, "scenario": [{"name": "s", "part": 1}]}
+    )
+    assert slow_builds.build_time_limit == slow_builds.select(part=1).build_time_limit == 300
