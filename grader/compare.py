@@ -21,11 +21,15 @@ def definition(scenario: Scenario, battery: Battery) -> str:
     """A digest of everything that decides a scenario's verdict."""
     fields = dataclasses.asdict(scenario)
     programs = dataclasses.asdict(battery.programs[scenario.part])
-    text = json.dumps(
-        {"scenario": fields, "programs": programs, "reference": battery.reference, "conventions": battery.conventions},
-        sort_keys=True,
-        default=str,
-    )
+    decides = {
+        "scenario": fields,
+        "programs": programs,
+        "reference": battery.reference,
+        "conventions": battery.conventions,
+    }
+    if battery.build_time_limit is not None:  # whether a build finishes decides every verdict
+        decides["build_time_limit"] = battery.build_time_limit
+    text = json.dumps(decides, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
