@@ -21,7 +21,7 @@ def definition(scenario: Scenario, battery: Battery) -> str:
     """A digest of everything that decides a scenario's verdict."""
     fields = dataclasses.asdict(scenario)
     programs = dataclasses.asdict(battery.programs[scenario.part])
-    decides = {
+    decides: dict[str, object] = {
         "scenario": fields,
         "programs": programs,
         "reference": battery.reference,
