@@ -13,6 +13,7 @@ from pathlib import Path
 
 from reference.comn.conventions import ConventionError, Conventions
 
+from harness.cli import DIRECTIONS
 from harness.procs import UsageError
 
 from grader.jail import limits
@@ -287,7 +288,7 @@ def _schedule(value, n_paths: int, where: str) -> tuple:
             and e["at_ms"] >= 0
             and e["cmd"] in SCHEDULE_COMMANDS
             and e["path"] in names
-            and e.get("direction", "forward") in ("forward", "reverse")
+            and e.get("direction", DIRECTIONS[0]) in DIRECTIONS
         ):
             raise UsageError(
                 f"{where}: a schedule event must be {{at_ms = <ms>, cmd = down|up, path = "
